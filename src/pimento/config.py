@@ -1,0 +1,189 @@
+"""Settings read from ``pimento.toml``.
+
+Each section is a pydantic model that forbids unknown keys, so a typo is an error
+that names the key and suggests the right one, never a silently ignored setting.
+
+Example ``pimento.toml`` (all sections optional)::
+
+    [database]
+    path = "hospital.duckdb"          # or url = "postgresql://user@host/db"
+
+    [privacy]
+    private = ["Patient", "Visit"]   # default: every relation is private
+    root = "Patient"                  # privacy unit of the synthetic database
+
+    [[constraints.foreign_keys]]
+    from = "Prescription.employee_id"
+    to = "Employee.employee_id"
+
+    [[constraints.unique]]
+    columns = "Employee.email"
+
+    [[constraints.functional_dependencies]]
+    lhs = "DxCategory.diagnosis"
+    rhs = "DxCategory.hivstatus"
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pimento.errors import ConfigError
+
+__all__ = [
+    "ConstraintsSettings",
+    "DatabaseSettings",
+    "DeclaredForeignKey",
+    "DeclaredFunctionalDependency",
+    "DeclaredUnique",
+    "LedgerSettings",
+    "LLMSettings",
+    "PrivacySettings",
+    "Settings",
+    "load_settings",
+    "find_settings_file",
+]
+
+CONFIG_FILE_NAME = "pimento.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class DatabaseSettings(_Section):
+    """Where the private database lives."""
+
+    path: str | None = Field(None, description="DuckDB or SQLite file, relative to pimento.toml")
+    url: str | None = Field(None, description="postgresql:// DSN (instead of path)")
+    engine: str | None = Field(None, description="force an engine: duckdb, sqlite, postgres")
+    timeout_s: float | None = Field(60.0, description="per-statement timeout in seconds")
+
+
+class PrivacySettings(_Section):
+    """Which relations are private (DP neighbours change one tuple of one of them)."""
+
+    private: list[str] | None = Field(None, description="private relations; default: all")
+    public: list[str] = Field(default_factory=list, description="relations with no personal data")
+    root: str | None = Field(None, description="root private relation (privacy unit) for synthesis")
+
+
+class DeclaredForeignKey(_Section):
+    from_: str = Field(alias="from", description="Table.column or Table.(c1, c2)")
+    to: str = Field(description="Table.column or Table.(c1, c2)")
+
+
+class DeclaredUnique(_Section):
+    columns: str = Field(description="Table.column or Table.(c1, c2)")
+
+
+class DeclaredFunctionalDependency(_Section):
+    lhs: str = Field(description="Table.column or Table.(c1, c2)")
+    rhs: str = Field(description="Table.column or Table.(c1, c2), same table")
+
+
+class ConstraintsSettings(_Section):
+    """Constraints the database does not declare itself."""
+
+    foreign_keys: list[DeclaredForeignKey] = Field(default_factory=list)
+    unique: list[DeclaredUnique] = Field(default_factory=list)
+    functional_dependencies: list[DeclaredFunctionalDependency] = Field(default_factory=list)
+    validate_on_load: bool = Field(True, description="check declared constraints against the data")
+
+
+class LedgerSettings(_Section):
+    """The privacy-budget ledger."""
+
+    path: str | None = Field(None, description="SQLite ledger file; default: <database>.ledger.sqlite")
+    epsilon_cap: str = Field("10", description="total epsilon per database (exact decimal string)")
+    delta_cap: str = Field("1e-5", description="total delta per database (exact decimal string)")
+    analyst_epsilon_cap: str | None = Field(None, description="epsilon per analyst; default: database cap")
+    analysts: list[str] = Field(default_factory=list, description="known analysts; empty: any name")
+    answer_cache: bool = Field(True, description="identical request returns the same answer at no cost")
+
+
+class LLMSettings(_Section):
+    """An OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, hosted API)."""
+
+    base_url: str | None = Field(None, description="e.g. http://127.0.0.1:8080/v1; env PIMENTO_LLM_URL")
+    model: str | None = Field(None, description="model name; env PIMENTO_LLM_MODEL")
+    api_key_env: str = Field("PIMENTO_LLM_KEY", description="environment variable holding the key")
+    timeout_s: float = 60.0
+    max_retries: int = 2
+    temperature: float = 0.7
+    samples: int = 5
+
+
+class Settings(_Section):
+    """All of pimento.toml."""
+
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    constraints: ConstraintsSettings = Field(default_factory=ConstraintsSettings)
+    ledger: LedgerSettings = Field(default_factory=LedgerSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    extra: dict[str, Any] = Field(default_factory=dict, description="free-form tables of later features")
+    #: Directory of the file the settings came from (paths are relative to it).
+    base_dir: str = Field(".", exclude=True)
+
+    def resolve(self, path: str) -> str:
+        """A path from the file, made relative to the file's own directory."""
+        p = Path(path)
+        return str(p if p.is_absolute() else Path(self.base_dir) / p)
+
+
+def find_settings_file(start: str | Path) -> Path | None:
+    """``pimento.toml`` beside a database file (or in a directory), if there is one."""
+    start = Path(start)
+    folder = start if start.is_dir() else start.parent
+    candidate = folder / CONFIG_FILE_NAME
+    return candidate if candidate.is_file() else None
+
+
+def load_settings(path: str | Path | None) -> Settings:
+    """Read and validate ``pimento.toml``; ``None`` gives the defaults."""
+    if path is None:
+        return Settings()
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"settings file not found: {path}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    return settings_from_dict(data, source=str(path), base_dir=str(path.parent))
+
+
+def settings_from_dict(data: dict[str, Any], *, source: str = "settings", base_dir: str = ".") -> Settings:
+    try:
+        return Settings.model_validate({**data, "base_dir": base_dir})
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, source)) from None
+
+
+def _explain(exc: ValidationError, source: str) -> str:
+    errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    error = errors[0]
+    where = ".".join(str(p) for p in error["loc"])
+    if error["type"] == "extra_forbidden":
+        parent = Settings
+        for part in error["loc"][:-1]:
+            field = parent.model_fields.get(str(part)) if isinstance(part, str) else None
+            annotation = getattr(field, "annotation", None) if field else None
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                parent = annotation
+            else:
+                args = getattr(annotation, "__args__", ()) if annotation else ()
+                models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+                if models:
+                    parent = models[0]
+        known = [f.alias or name for name, f in parent.model_fields.items() if name != "base_dir"]
+        close = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(known)}"
+        return f"{source}: unknown key {where!r}{hint}"
+    return f"{source}: {where}: {error['msg']}"

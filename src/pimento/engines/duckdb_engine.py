@@ -1,0 +1,126 @@
+"""DuckDB: the embedded default engine."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+
+from pimento.errors import DataSourceError, EngineError, QueryTimeout
+from pimento.schema import Catalog, Column, ForeignKey, Table, normalize_type
+
+__all__ = ["DuckDBEngine"]
+
+
+class DuckDBEngine:
+    """A DuckDB database file (or ``:memory:``) behind the Engine protocol."""
+
+    name = "duckdb"
+    dialect = "duckdb"
+
+    def __init__(self, location: str, *, read_only: bool = True, timeout_s: float | None = None, threads: int | None = None):
+        self.location = location
+        self.timeout_s = timeout_s
+        in_memory = location in (":memory:", "")
+        if not in_memory and read_only and not os.path.exists(location):
+            raise DataSourceError(f"database file not found: {location}")
+        self.read_only = bool(read_only and not in_memory)
+        config: dict[str, Any] = {}
+        if threads:
+            config["threads"] = threads
+        try:
+            self._con = duckdb.connect(location or ":memory:", read_only=self.read_only, config=config)
+        except duckdb.Error as exc:
+            raise DataSourceError(f"cannot open DuckDB database {location}: {_first_line(exc)}") from exc
+        self._lock = threading.Lock()
+
+    @property
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        """The raw DuckDB connection (for bulk loading in trusted code such as the demo generator)."""
+        return self._con
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None, *, timeout_s: float | None = None):
+        from pimento.engines.base import Result
+
+        timeout = timeout_s if timeout_s is not None else self.timeout_s
+        timer = None
+        timed_out = threading.Event()
+        if timeout is not None:
+            def _interrupt() -> None:
+                timed_out.set()
+                self._con.interrupt()
+
+            timer = threading.Timer(timeout, _interrupt)
+            timer.daemon = True
+        with self._lock:
+            try:
+                if timer is not None:
+                    timer.start()
+                cursor = self._con.execute(sql, list(params) if params is not None else None)
+                columns = tuple(d[0] for d in cursor.description) if cursor.description else ()
+                rows = tuple(tuple(r) for r in cursor.fetchall()) if cursor.description else ()
+            except duckdb.InterruptException as exc:
+                raise QueryTimeout(
+                    f"statement {'timed out after ' + str(timeout) + ' s' if timed_out.is_set() else 'was cancelled'}"
+                ) from exc
+            except duckdb.Error as exc:
+                raise EngineError(f"DuckDB: {_first_line(exc)}") from exc
+            finally:
+                if timer is not None:
+                    timer.cancel()
+        return Result(columns, rows)
+
+    def cancel(self) -> None:
+        self._con.interrupt()
+
+    def introspect(self) -> Catalog:
+        rows = self.execute(
+            "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns "
+            "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+        ).rows
+        columns: dict[str, list[Column]] = {}
+        for table, column, raw, nullable in rows:
+            columns.setdefault(table, []).append(Column(column, normalize_type(raw), raw, nullable == "YES"))
+        constraints = self.execute(
+            "SELECT table_name, constraint_type, constraint_column_names, referenced_table, referenced_column_names "
+            "FROM duckdb_constraints() WHERE schema_name = current_schema() "
+            "AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY')"
+        ).rows
+        pks: dict[str, tuple[str, ...]] = {}
+        uniques: dict[str, list[tuple[str, ...]]] = {}
+        fks: list[ForeignKey] = []
+        for table, kind, cols, ref_table, ref_cols in constraints:
+            cols = tuple(cols)
+            if kind == "PRIMARY KEY":
+                pks[table] = cols
+            elif kind == "UNIQUE":
+                if cols not in uniques.setdefault(table, []):
+                    uniques[table].append(cols)
+            elif ref_table is not None:
+                fk = ForeignKey(table, cols, ref_table, tuple(ref_cols))
+                if fk not in fks:
+                    fks.append(fk)
+        tables = []
+        for name, cols in columns.items():
+            pk = pks.get(name, ())
+            if pk:
+                cols = [Column(c.name, c.type, c.raw_type, False) if c.name in pk else c for c in cols]
+            tables.append(Table(name, tuple(cols), pk, tuple(uniques.get(name, ())), True))
+        return Catalog(tuple(tables), tuple(fks))
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> DuckDBEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,1 @@
+"""See ARCHITECTURE.md for what this package holds."""
