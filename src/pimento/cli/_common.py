@@ -1,0 +1,98 @@
+"""Helpers shared by every CLI command: error handling, JSON output, opening databases."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from rich.console import Console
+
+from pimento.errors import InternalError, PimentoError, UserError
+
+__all__ = ["console", "err_console", "emit_json", "handle_errors", "open_database"]
+
+console = Console()
+err_console = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 70
+
+
+def _json_default(value: Any) -> Any:
+    from dataclasses import asdict, is_dataclass
+    from fractions import Fraction
+
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, Fraction):
+        return float(value)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, Path):
+        return str(value)
+    return str(value)
+
+
+def emit_json(payload: Any) -> None:
+    """Print one JSON document on stdout (no Rich markup, stable key order)."""
+    sys.stdout.write(json.dumps(payload, default=_json_default, indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()
+
+
+def handle_errors(func: F) -> F:
+    """Turn Pimento errors into one clear line on stderr and a non-zero exit; never a traceback.
+
+    User errors exit with status 2. Anything unexpected is reported as an internal error
+    (status 70) with the traceback hidden unless PIMENTO_DEBUG=1.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import os
+
+        try:
+            return func(*args, **kwargs)
+        except UserError as exc:
+            err_console.print(f"[bold red]error:[/] {exc.one_line()}", highlight=False, soft_wrap=True)
+            raise SystemExit(EXIT_USER_ERROR) from None
+        except (InternalError, PimentoError) as exc:
+            err_console.print(f"[bold red]internal error:[/] {exc.one_line()} (this is a bug in Pimento)", highlight=False, soft_wrap=True)
+            if os.environ.get("PIMENTO_DEBUG"):
+                traceback.print_exc()
+            raise SystemExit(EXIT_INTERNAL_ERROR) from None
+        except KeyboardInterrupt:
+            err_console.print("[bold red]interrupted[/]")
+            raise SystemExit(130) from None
+        except (SystemExit, Exception) as exc:  # noqa: BLE001
+            import click
+
+            if isinstance(exc, (SystemExit, click.exceptions.Exit, click.exceptions.ClickException)):
+                raise
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            err_console.print(
+                f"[bold red]internal error:[/] {type(exc).__name__}: {first} (this is a bug in Pimento; "
+                "set PIMENTO_DEBUG=1 for the traceback)",
+                highlight=False,
+                soft_wrap=True,
+            )
+            if os.environ.get("PIMENTO_DEBUG"):
+                traceback.print_exc()
+            raise SystemExit(EXIT_INTERNAL_ERROR) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def open_database(db: str, *, read_only: bool = True, private: str | None = None, config: str | None = None):
+    """Open ``db`` with its catalog: engine, merged catalog and settings (pimento.toml beside it)."""
+    from pimento.schema.loading import load_database
+
+    return load_database(db, read_only=read_only, private=private.split(",") if private else None, config=config)

@@ -1,0 +1,47 @@
+"""The ``pimento`` command. Each sub-command lives in its own module and registers itself here."""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+from pimento import __version__
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="pimento",
+    help="Private answers to natural-language questions over relational data (DP and contextual integrity).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+#: Modules under pimento.cli that define commands; each exposes ``register(app)``.
+COMMAND_MODULES: tuple[str, ...] = (
+    "cmd_demo",
+    "cmd_catalog",
+    "cmd_parse",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"pimento {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Pimento command line."""
+
+
+for _module in COMMAND_MODULES:
+    importlib.import_module(f"pimento.cli.{_module}").register(app)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,1 @@
+"""The demo hospital database (see docs/demo.md)."""
