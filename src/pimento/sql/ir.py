@@ -127,6 +127,7 @@ class CountQuery:
         if self.count.column is not None and self.count.column.alias not in known:
             raise InternalError(f"count column {self.count.column} names a relation not in the query")
         # Canonical order so that equal queries compare equal.
+        object.__setattr__(self, "relations", tuple(sorted(self.relations, key=lambda r: (r.alias.lower(), r.alias))))
         object.__setattr__(self, "joins", tuple(sorted(set(self.joins), key=lambda j: (j.left, j.right))))
         object.__setattr__(self, "selections", tuple(sorted(self.selections, key=lambda s: s.alias)))
 

@@ -1,0 +1,526 @@
+"""Parse SQL into a :class:`~pimento.sql.ir.CountQuery`, or say precisely why it is outside the class.
+
+The DP-compatible class: ``COUNT(*)``, ``COUNT(col)`` or ``COUNT(DISTINCT col)`` over equi-joins
+(``JOIN ... ON`` / ``USING`` / ``WHERE a.x = b.y``) of distinct tables, with selection predicates
+that each mention a single relation (comparisons, IN lists, BETWEEN, LIKE, IS NULL, AND/OR/NOT).
+
+Everything else raises :class:`~pimento.errors.UnsupportedQuery` whose ``construct`` is one of
+:data:`REJECTION_REASONS` and whose highlight points at the offending text.
+
+Semi-joins: ``x IN (SELECT b.y FROM B WHERE <predicate on B>)`` is rewritten to a join with B when
+the rewrite preserves the count:
+
+* the outer aggregate is ``COUNT(DISTINCT col)``: joining with B can only duplicate rows, and
+  duplicates do not change a distinct count; or
+* the outer query reads a single table with a one-column primary key and counts ``*`` (or a
+  NOT NULL column): it becomes ``COUNT(DISTINCT pk)`` over the join.
+
+Other subqueries (NOT IN, EXISTS, scalar subqueries, nested or multi-table subqueries) are rejected.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from pimento.errors import CatalogError, Highlight, SqlError, UnsupportedQuery
+from pimento.schema import Catalog
+from pimento.sql.ir import Attribute, Count, CountQuery, JoinCondition, Relation, Selection
+
+__all__ = ["REJECTION_REASONS", "parse_count_query"]
+
+#: Stable identifiers of the constructs outside the class, with a human description.
+REJECTION_REASONS: dict[str, str] = {
+    "multiple_statements": "more than one SQL statement",
+    "not_select": "not a SELECT statement",
+    "set_operation": "set operation (UNION / INTERSECT / EXCEPT)",
+    "cte": "common table expression (WITH)",
+    "group_by": "GROUP BY",
+    "having": "HAVING",
+    "order_by": "ORDER BY",
+    "limit": "LIMIT / OFFSET",
+    "select_distinct": "SELECT DISTINCT",
+    "window": "window function",
+    "multiple_outputs": "more than one output column",
+    "not_count": "output is not a COUNT aggregate",
+    "other_aggregate": "aggregate other than COUNT (SUM, AVG, MIN, MAX, ...)",
+    "count_expression": "COUNT over an expression rather than *, a column, or DISTINCT column",
+    "derived_table": "derived table (subquery in FROM)",
+    "table_function": "table function or VALUES in FROM",
+    "outer_join": "outer join (LEFT / RIGHT / FULL)",
+    "natural_join": "NATURAL JOIN",
+    "non_equi_join": "join condition that is not an equality of two columns",
+    "cross_relation_predicate": "predicate spanning several relations (other than an equi-join)",
+    "self_join": "self-join (a table used twice)",
+    "subquery": "subquery in a predicate (EXISTS, scalar, NOT IN, or not rewritable to a join)",
+    "no_from": "no FROM clause",
+}
+
+
+def parse_count_query(sql: str, catalog: Catalog, *, dialect: str | None = None) -> CountQuery:
+    """Parse ``sql`` into a CountQuery resolved against ``catalog``.
+
+    Args:
+        sql: one SELECT statement.
+        catalog: the database's catalog (resolves unqualified columns, table spelling).
+        dialect: sqlglot dialect of ``sql`` (default: sqlglot's generic dialect, which reads
+            DuckDB, SQLite and PostgreSQL counting queries alike).
+
+    Raises:
+        SqlError: the text does not parse, or names an unknown or ambiguous column.
+        CatalogError: an unknown table.
+        UnsupportedQuery: valid SQL outside the DP-compatible class (``.construct`` says which).
+
+    >>> from pimento.schema import Catalog, Table, Column
+    >>> cat = Catalog((Table("t", (Column("a", "integer"),)),))
+    >>> str(parse_count_query("select count(*) from t where a > 1", cat))
+    'SELECT COUNT(*) FROM t WHERE t.a > 1'
+    """
+    return _Parser(sql, catalog, dialect).run()
+
+
+# --------------------------------------------------------------------------- internals
+
+
+@dataclass
+class _Scope:
+    """Relations in FROM, keyed by lower-case alias."""
+
+    relations: dict[str, Relation] = field(default_factory=dict)
+
+    def add(self, relation: Relation) -> None:
+        self.relations[relation.alias.lower()] = relation
+
+
+class _Parser:
+    def __init__(self, sql: str, catalog: Catalog, dialect: str | None):
+        self.sql = sql
+        self.catalog = catalog
+        self.dialect = dialect
+        self.scope = _Scope()
+        self.joins: list[JoinCondition] = []
+        self.selections: dict[str, list[exp.Expression]] = {}
+        self._pending_semi_joins: list[exp.In] = []
+
+    # ------------------------------------------------------------------ errors
+    def _highlight(self, node: exp.Expression | None, keyword: str | None = None) -> Highlight | None:
+        if keyword:
+            match = re.search(keyword, self.sql, flags=re.IGNORECASE)
+            if match:
+                return Highlight(self.sql, match.start(), match.end())
+        if node is None:
+            return None
+        starts, ends = [], []
+        for sub in node.walk():
+            meta = sub.meta if sub is not None else None
+            if meta and "start" in meta and "end" in meta:
+                starts.append(meta["start"])
+                ends.append(meta["end"] + 1)
+        if not starts:
+            return None
+        start, end = min(starts), max(ends)
+        # Extend to a closing parenthesis that belongs to the node (e.g. COUNT(...)).
+        depth = self.sql[start:end].count("(") - self.sql[start:end].count(")")
+        while depth > 0 and end < len(self.sql):
+            if self.sql[end] == ")":
+                depth -= 1
+            elif self.sql[end] == "(":
+                depth += 1
+            end += 1
+        return Highlight(self.sql, start, end)
+
+    def _reject(self, construct: str, node: exp.Expression | None = None, *, keyword: str | None = None, detail: str = "") -> UnsupportedQuery:
+        what = REJECTION_REASONS[construct]
+        message = f"outside the DP-compatible counting class: {what}"
+        if detail:
+            message += f" ({detail})"
+        return UnsupportedQuery(
+            construct,
+            message,
+            highlight=self._highlight(node, keyword),
+            hint="Pimento releases COUNT queries over equi-joins with single-relation filters",
+        )
+
+    # ------------------------------------------------------------------ entry
+    def run(self) -> CountQuery:
+        if not self.sql or not self.sql.strip():
+            raise SqlError("empty SQL text", hint="pass one SELECT COUNT(...) statement")
+        try:
+            statements = [s for s in sqlglot.parse(self.sql, read=self.dialect) if s is not None]
+        except (ParseError, TokenError) as exc:
+            raise self._parse_error(exc) from None
+        if len(statements) != 1:
+            if not statements:
+                raise SqlError("empty SQL text", hint="pass one SELECT COUNT(...) statement")
+            raise self._reject("multiple_statements", statements[1])
+        tree = statements[0]
+        if isinstance(tree, (exp.Union, exp.Intersect, exp.Except)):
+            raise self._reject("set_operation", None, keyword=r"\b(UNION|INTERSECT|EXCEPT)\b")
+        if not isinstance(tree, exp.Select):
+            raise self._reject("not_select", tree, detail=type(tree).__name__.upper())
+        return self._select(tree)
+
+    def _parse_error(self, exc: Exception) -> SqlError:
+        errors = getattr(exc, "errors", None) or []
+        highlight = None
+        message = str(exc).splitlines()[0] if str(exc) else "cannot parse SQL"
+        if errors:
+            first = errors[0]
+            message = first.get("description") or message
+            start = len(first.get("start_context") or "")
+            text = first.get("highlight") or ""
+            offset = self.sql.find((first.get("start_context") or "") + text)
+            if offset >= 0:
+                highlight = Highlight(self.sql, offset + start, offset + start + max(1, len(text)))
+        return SqlError(f"SQL does not parse: {message}", highlight=highlight)
+
+    # ------------------------------------------------------------------ SELECT
+    def _select(self, select: exp.Select) -> CountQuery:
+        args = select.args
+        if args.get("with_") or args.get("with"):
+            raise self._reject("cte", None, keyword=r"\bWITH\b")
+        if args.get("group"):
+            raise self._reject("group_by", args["group"], keyword=r"\bGROUP\s+BY\b")
+        if args.get("having"):
+            raise self._reject("having", args["having"], keyword=r"\bHAVING\b")
+        if args.get("order"):
+            raise self._reject("order_by", args["order"], keyword=r"\bORDER\s+BY\b")
+        if args.get("limit") or args.get("offset") or args.get("fetch"):
+            raise self._reject("limit", None, keyword=r"\b(LIMIT|OFFSET|FETCH)\b")
+        if args.get("distinct"):
+            raise self._reject("select_distinct", None, keyword=r"\bSELECT\s+DISTINCT\b")
+        if select.find(exp.Window):
+            raise self._reject("window", select.find(exp.Window))
+        if not args.get("from_") and not args.get("from"):
+            raise self._reject("no_from", select)
+
+        self._from(select)
+        count_node = self._output(select)
+        where = args.get("where")
+        if where is not None:
+            for conjunct in _conjuncts(where.this):
+                self._condition(conjunct, in_on=False)
+        count = self._count(count_node)
+        count = self._semi_joins(count)
+        return self._build(count)
+
+    def _output(self, select: exp.Select) -> exp.Count:
+        outputs = select.expressions
+        if len(outputs) != 1:
+            raise self._reject("multiple_outputs", outputs[1] if len(outputs) > 1 else select)
+        node = outputs[0]
+        if isinstance(node, exp.Alias):
+            node = node.this
+        if isinstance(node, exp.Count):
+            return node
+        agg = node.find(exp.AggFunc)
+        if agg is not None and not isinstance(agg, exp.Count):
+            raise self._reject("other_aggregate", agg, detail=type(agg).__name__.upper())
+        if agg is not None:
+            raise self._reject("count_expression", node, detail="arithmetic over COUNT")
+        raise self._reject("not_count", node)
+
+    # ------------------------------------------------------------------ FROM
+    def _from(self, select: exp.Select) -> None:
+        from_ = select.args.get("from_") or select.args.get("from")
+        self._add_source(from_.this)
+        for extra in from_.expressions or []:  # old-style comma lists on some versions
+            self._add_source(extra)
+        for join in select.args.get("joins") or []:
+            side = (join.args.get("side") or "").upper()
+            kind = (join.args.get("kind") or "").upper()
+            method = (join.args.get("method") or "").upper()
+            if side in ("LEFT", "RIGHT", "FULL") or kind in ("OUTER", "FULL"):
+                raise self._reject(
+                    "outer_join", join, keyword=r"\b(LEFT|RIGHT|FULL)(\s+OUTER)?\s+JOIN\b", detail=f"{side or kind} JOIN"
+                )
+            if method == "NATURAL" or kind == "NATURAL":
+                raise self._reject("natural_join", join)
+            if kind in ("SEMI", "ANTI", "ASOF", "LATERAL") or side in ("SEMI", "ANTI"):
+                raise self._reject("non_equi_join", join, detail=f"{kind or side} JOIN")
+            before = dict(self.scope.relations)
+            relation = self._add_source(join.this)
+            on = join.args.get("on")
+            using = join.args.get("using")
+            if on is not None:
+                for conjunct in _conjuncts(on):
+                    self._condition(conjunct, in_on=True)
+            if using:
+                for ident in using:
+                    name = ident.name
+                    owners = [r for r in before.values() if self.catalog.table(r.table).has_column(name)]
+                    if len(owners) != 1:
+                        raise SqlError(
+                            f"USING ({name}) matches {len(owners)} earlier relations",
+                            highlight=self._highlight(ident),
+                            hint="write the join as ON a.col = b.col",
+                        )
+                    left = Attribute(owners[0].alias, self.catalog.table(owners[0].table).column(name).name)
+                    right = Attribute(relation.alias, self.catalog.table(relation.table).column(name).name)
+                    self.joins.append(JoinCondition(left, right))
+
+    def _add_source(self, source: exp.Expression) -> Relation:
+        if isinstance(source, exp.Subquery):
+            raise self._reject("derived_table", source)
+        if isinstance(source, (exp.Values, exp.Unnest, exp.Lateral)) or not isinstance(source, exp.Table):
+            raise self._reject("table_function", source)
+        if not isinstance(source.this, exp.Identifier):
+            raise self._reject("table_function", source)
+        try:
+            table = self.catalog.table(source.name)
+        except CatalogError as exc:
+            raise CatalogError(exc.message, hint=exc.hint) from None
+        alias = source.alias or table.name
+        for existing in self.scope.relations.values():
+            if existing.table.lower() == table.name.lower():
+                raise self._reject("self_join", source, detail=f"table {table.name} appears twice")
+        if alias.lower() in self.scope.relations:
+            raise SqlError(f"alias {alias!r} is used twice", highlight=self._highlight(source))
+        relation = Relation(alias, table.name)
+        self.scope.add(relation)
+        return relation
+
+    # ------------------------------------------------------------------ predicates
+    def _resolve(self, column: exp.Column) -> Attribute:
+        name = column.name
+        qualifier = column.table
+        if qualifier:
+            relation = self.scope.relations.get(qualifier.lower())
+            if relation is None:
+                # A qualifier may be the table name of an aliased relation.
+                matches = [r for r in self.scope.relations.values() if r.table.lower() == qualifier.lower()]
+                if len(matches) == 1:
+                    relation = matches[0]
+            if relation is None:
+                raise SqlError(f"unknown relation {qualifier!r} in {column.sql()}", highlight=self._highlight(column))
+            table = self.catalog.table(relation.table)
+            if not table.has_column(name):
+                raise SqlError(
+                    f"relation {relation.alias} ({table.name}) has no column {name!r}",
+                    highlight=self._highlight(column),
+                    hint=_close(name, table.column_names),
+                )
+            return Attribute(relation.alias, table.column(name).name)
+        owners = [r for r in self.scope.relations.values() if self.catalog.table(r.table).has_column(name)]
+        if len(owners) == 1:
+            return Attribute(owners[0].alias, self.catalog.table(owners[0].table).column(name).name)
+        if not owners:
+            raise SqlError(f"unknown column {name!r}", highlight=self._highlight(column))
+        raise SqlError(
+            f"ambiguous column {name!r}: it is in {', '.join(r.alias for r in owners)}",
+            highlight=self._highlight(column),
+            hint="qualify it with a relation alias",
+        )
+
+    def _columns_of(self, node: exp.Expression) -> list[tuple[exp.Column, Attribute]]:
+        """Resolve every column reference in ``node`` (not descending into subqueries)."""
+        out = []
+        for column in list(node.find_all(exp.Column)):
+            if column.find_ancestor(exp.Subquery, exp.Select) not in (None, node.find_ancestor(exp.Select)):
+                continue
+            if isinstance(column.this, exp.Star):
+                continue
+            try:
+                out.append((column, self._resolve(column)))
+            except SqlError:
+                literal = self._double_quoted_string(column)
+                if literal is None:
+                    raise
+                column.replace(literal)
+        return out
+
+    def _double_quoted_string(self, column: exp.Column) -> exp.Literal | None:
+        """SQLite (and MySQL) read an unresolvable "double-quoted" identifier as a string literal."""
+        ident = column.this
+        if column.table or not isinstance(ident, exp.Identifier) or not ident.quoted:
+            return None
+        if self.dialect not in (None, "sqlite", "mysql"):
+            return None
+        return exp.Literal.string(ident.name)
+
+    def _condition(self, node: exp.Expression, *, in_on: bool) -> None:
+        for sub in node.walk():
+            if isinstance(sub, (exp.Subquery, exp.Exists)) or (isinstance(sub, exp.Select) and sub is not node):
+                if isinstance(node, exp.In) and node.args.get("query") is not None and not _has_not_above(node):
+                    self._pending_semi_joins.append(node)
+                    return
+                raise self._reject("subquery", sub)
+            if isinstance(sub, exp.AggFunc):
+                raise self._reject("other_aggregate", sub, detail="aggregate in a predicate")
+        resolved = self._columns_of(node)
+        aliases = {attr.alias for _, attr in resolved}
+        if (
+            isinstance(node, exp.EQ)
+            and isinstance(node.this, exp.Column)
+            and isinstance(node.expression, exp.Column)
+            and len(aliases) == 2
+        ):
+            left = self._resolve(node.this)
+            right = self._resolve(node.expression)
+            self.joins.append(JoinCondition(left, right))
+            return
+        if len(aliases) > 1:
+            column_pair = all(isinstance(c, exp.Column) for c in (node.args.get("this"), node.args.get("expression")))
+            if in_on and column_pair and isinstance(node, (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NEQ)):
+                raise self._reject("non_equi_join", node)
+            construct = "non_equi_join" if (in_on or column_pair) and not isinstance(node, (exp.Or, exp.Not)) else "cross_relation_predicate"
+            raise self._reject(construct, node, detail=f"mentions {', '.join(sorted(aliases))}")
+        target = next(iter(aliases)) if aliases else next(iter(self.scope.relations.values())).alias
+        qualified = node.copy()
+        for column in qualified.find_all(exp.Column):
+            if isinstance(column.this, exp.Star):
+                continue
+            attr = self._resolve(column)
+            column.set("table", exp.to_identifier(attr.alias))
+            column.set("this", exp.to_identifier(attr.column))
+        self.selections.setdefault(target, []).append(qualified)
+
+    # ------------------------------------------------------------------ COUNT
+    def _count(self, node: exp.Count) -> Count:
+        inner = node.this
+        if inner is None or isinstance(inner, exp.Star):
+            return Count()
+        if isinstance(inner, exp.Distinct):
+            exprs = inner.expressions
+            if len(exprs) != 1 or not isinstance(exprs[0], exp.Column):
+                raise self._reject("count_expression", node, detail="DISTINCT over several columns or an expression")
+            return Count(self._resolve(exprs[0]), distinct=True)
+        if isinstance(inner, exp.Column) and isinstance(inner.this, exp.Star):
+            return Count()
+        if isinstance(inner, exp.Column):
+            return Count(self._resolve(inner))
+        raise self._reject("count_expression", node)
+
+    def _semi_joins(self, count: Count) -> Count:
+        for node in self._pending_semi_joins:
+            count = self._semi_join(node, count)
+        return count
+
+    def _semi_join(self, node: exp.In, count: Count) -> Count:
+        query = node.args["query"]
+        sub = query.this if isinstance(query, exp.Subquery) else query
+        if not isinstance(sub, exp.Select):
+            raise self._reject("subquery", node, detail="IN over a set operation")
+        outer = node.this
+        if not isinstance(outer, exp.Column):
+            raise self._reject("subquery", node, detail="IN subquery on an expression")
+        outer_attr = self._resolve(outer)
+        inner_ok = (
+            len(sub.expressions) == 1
+            and isinstance(_unalias(sub.expressions[0]), exp.Column)
+            and not sub.args.get("joins")
+            and not sub.args.get("group")
+            and not sub.args.get("having")
+            and not sub.args.get("limit")
+            and not sub.args.get("order")
+            and isinstance((sub.args.get("from_") or sub.args.get("from")).this, exp.Table)
+        )
+        if not inner_ok:
+            raise self._reject("subquery", node, detail="only IN (SELECT col FROM one_table WHERE ...) is rewritten")
+        single_pk = None
+        if not count.distinct:
+            if len(self.scope.relations) == 1:
+                only = next(iter(self.scope.relations.values()))
+                pk = self.catalog.table(only.table).primary_key
+                if len(pk) == 1 and (count.column is None or count.column.column.lower() == pk[0].lower() or not self.catalog.table(only.table).column(count.column.column).nullable):
+                    single_pk = Attribute(only.alias, self.catalog.table(only.table).column(pk[0]).name)
+            if single_pk is None:
+                raise self._reject(
+                    "subquery",
+                    node,
+                    detail="IN (SELECT ...) is rewritten to a join only under COUNT(DISTINCT) or over one table with a primary key",
+                )
+        # Parse the subquery in its own scope, then merge it as a new relation.
+        inner = _Parser(sub.sql(), self.catalog, None)
+        inner._from(sub)
+        where = sub.args.get("where")
+        if where is not None:
+            for conjunct in _conjuncts(where.this):
+                inner._condition(conjunct, in_on=False)
+        if inner._pending_semi_joins or inner.joins or len(inner.scope.relations) != 1:
+            raise self._reject("subquery", node, detail="nested subquery")
+        inner_rel = next(iter(inner.scope.relations.values()))
+        if inner_rel.alias.lower() in self.scope.relations or any(
+            r.table.lower() == inner_rel.table.lower() for r in self.scope.relations.values()
+        ):
+            new_alias = _fresh_alias(inner_rel.table, self.scope.relations)
+            if any(r.table.lower() == inner_rel.table.lower() for r in self.scope.relations.values()):
+                raise self._reject("self_join", node, detail=f"the subquery reads {inner_rel.table} again")
+            inner = _rename(inner, inner_rel.alias, new_alias)
+            inner_rel = Relation(new_alias, inner_rel.table)
+        inner_col = inner._resolve(_unalias(sub.expressions[0]))
+        self.scope.add(inner_rel)
+        self.joins.append(JoinCondition(outer_attr, Attribute(inner_rel.alias, inner_col.column)))
+        for alias, preds in inner.selections.items():
+            self.selections.setdefault(inner_rel.alias if alias == inner_col.alias else alias, []).extend(preds)
+        if single_pk is not None:
+            return Count(single_pk, distinct=True)
+        return count
+
+    # ------------------------------------------------------------------ build
+    def _build(self, count: Count) -> CountQuery:
+        selections = []
+        for alias, preds in self.selections.items():
+            combined = preds[0] if len(preds) == 1 else exp.and_(*[_paren_or(p) for p in preds])
+            selections.append(Selection(alias, combined.sql()))
+        return CountQuery(
+            relations=tuple(self.scope.relations.values()),
+            joins=tuple(self.joins),
+            selections=tuple(selections),
+            count=count,
+        )
+
+
+def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    while isinstance(node, exp.Paren) and not isinstance(node.this, exp.Tuple):
+        node = node.this
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    return [node]
+
+
+def _paren_or(node: exp.Expression) -> exp.Expression:
+    return exp.paren(node, copy=False) if isinstance(node, exp.Or) else node
+
+
+def _unalias(node: exp.Expression) -> exp.Expression:
+    return node.this if isinstance(node, exp.Alias) else node
+
+
+def _has_not_above(node: exp.Expression) -> bool:
+    return isinstance(node.parent, exp.Not)
+
+
+def _fresh_alias(table: str, taken: dict[str, Relation]) -> str:
+    i = 1
+    while f"{table}_{i}".lower() in taken:
+        i += 1
+    return f"{table}_{i}"
+
+
+def _rename(parser: _Parser, old: str, new: str) -> _Parser:
+    relation = parser.scope.relations.pop(old.lower())
+    parser.scope.add(Relation(new, relation.table))
+    renamed = {}
+    for alias, preds in parser.selections.items():
+        fixed = []
+        for p in preds:
+            p = p.copy()
+            for col in p.find_all(exp.Column):
+                if col.table == old:
+                    col.set("table", exp.to_identifier(new))
+            fixed.append(p)
+        renamed[new if alias == old else alias] = fixed
+    parser.selections = renamed
+    return parser
+
+
+def _close(name: str, candidates: tuple[str, ...]) -> str | None:
+    import difflib
+
+    close = difflib.get_close_matches(name.lower(), [c.lower() for c in candidates], n=1)
+    return f"did you mean {close[0]!r}?" if close else None
