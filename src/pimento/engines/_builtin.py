@@ -16,3 +16,29 @@ register_engine(
     lambda loc: loc == ":memory:" or loc.lower().endswith((".duckdb", ".ddb")),
     _duckdb,
 )
+
+
+def _sqlite(location: str, **kwargs):
+    from pimento.engines.sqlite_engine import SQLiteEngine
+
+    return SQLiteEngine(location, **kwargs)
+
+
+register_engine(
+    "sqlite",
+    lambda loc: loc.lower().endswith((".sqlite", ".sqlite3", ".db")),
+    _sqlite,
+)
+
+
+def _postgres(location: str, **kwargs):
+    from pimento.engines.postgres_engine import PostgresEngine
+
+    return PostgresEngine(location, **kwargs)
+
+
+register_engine(
+    "postgres",
+    lambda loc: loc.lower().startswith(("postgresql://", "postgres://")),
+    _postgres,
+)

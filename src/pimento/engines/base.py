@@ -45,7 +45,7 @@ class Engine(Protocol):
     location: str
 
     def execute(self, sql: str, params: Sequence[Any] | None = None, *, timeout_s: float | None = None) -> Result:
-        """Run one statement with positional ``?``/``%s``-style bound parameters (engine's own style)."""
+        """Run one statement with positional ``?`` placeholders bound to ``params`` (on every engine)."""
         ...
 
     def cancel(self) -> None:

@@ -103,6 +103,15 @@ class DuckDBEngine:
                 fk = ForeignKey(table, cols, ref_table, tuple(ref_cols))
                 if fk not in fks:
                     fks.append(fk)
+        # CREATE UNIQUE INDEX on plain columns is a key too (expression indexes are not).
+        for table, expressions in self.execute(
+            "SELECT table_name, expressions FROM duckdb_indexes() "
+            "WHERE schema_name = current_schema() AND is_unique AND NOT is_primary"
+        ).rows:
+            known = {c.name.lower(): c.name for c in columns.get(table, [])}
+            cols = tuple(known.get(e.lower(), "") for e in _index_expressions(expressions or ""))
+            if cols and all(cols) and cols not in uniques.setdefault(table, []):
+                uniques[table].append(cols)
         tables = []
         for name, cols in columns.items():
             pk = pks.get(name, ())
@@ -119,6 +128,37 @@ class DuckDBEngine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _index_expressions(text: str) -> list[str]:
+    """Split ``duckdb_indexes().expressions`` (``[a, '"B c"', '(d + 1)']``) into unquoted items."""
+    inner = text.strip()
+    if inner.startswith("[") and inner.endswith("]"):
+        inner = inner[1:-1]
+    items, current, quote = [], "", ""
+    for ch in inner:
+        if quote:
+            current += ch
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+            current += ch
+        elif ch == ",":
+            items.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        items.append(current.strip())
+    cleaned = []
+    for item in items:
+        if len(item) >= 2 and item[0] == item[-1] == "'":
+            item = item[1:-1].replace("''", "'")
+        if len(item) >= 2 and item[0] == item[-1] == '"':
+            item = item[1:-1].replace('""', '"')
+        cleaned.append(item)
+    return cleaned
 
 
 def _first_line(exc: BaseException) -> str:

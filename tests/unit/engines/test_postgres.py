@@ -1,0 +1,105 @@
+"""PostgreSQL passes the Engine conformance suite.
+
+Needs ``PIMENTO_PG_DSN``: a superuser DSN to a throwaway database (each test class creates
+and drops its own database beside it). Without it the tests skip, except under ``CI=true``
+where a missing server is a failure, so that CI really runs them.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from pimento.engines.postgres_engine import to_pyformat
+
+from .conformance import EngineConformance
+
+psycopg = pytest.importorskip("psycopg")
+from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: E402
+
+
+def admin_dsn() -> str:
+    """The superuser DSN, or skip (fail under CI=true) when it is not set."""
+    dsn = os.environ.get("PIMENTO_PG_DSN")
+    if not dsn:
+        reason = "PIMENTO_PG_DSN is not set: PostgreSQL tests need a superuser DSN to a throwaway database"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason + " (CI=true, so this is a failure)")
+        pytest.skip(reason)
+    return dsn
+
+
+def _with_dbname(dsn: str, dbname: str) -> str:
+    params = conninfo_to_dict(dsn)
+    params["dbname"] = dbname
+    return make_conninfo(**params)
+
+
+@pytest.mark.postgres
+class TestPostgresConformance(EngineConformance):
+    engine_name = "postgres"
+    dialect = "postgres"
+
+    @classmethod
+    def create_location(cls, tmp_path_factory) -> str:
+        admin = admin_dsn()
+        name = f"pimento_conf_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(admin, autocommit=True) as con:
+            con.execute(f'CREATE DATABASE "{name}"')
+        dsn = _with_dbname(admin, name)
+        # Locations must look like URLs for open_engine to pick PostgreSQL on its own.
+        params = conninfo_to_dict(dsn)
+        user = params.get("user", "")
+        auth = user + (":" + params["password"] if params.get("password") else "")
+        host = params.get("host", "")
+        if host.startswith("/"):
+            return f"postgresql://{auth}@/{name}?host={host}&port={params.get('port', '5432')}"
+        return f"postgresql://{auth}@{host or 'localhost'}:{params.get('port', '5432')}/{name}"
+
+    @classmethod
+    def drop_location(cls, location: str) -> None:
+        name = conninfo_to_dict(location)["dbname"]
+        with psycopg.connect(admin_dsn(), autocommit=True) as con:
+            con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def missing_location(self, tmp_path) -> str:
+        return _with_dbname(admin_dsn(), f"pimento_absent_{uuid.uuid4().hex[:8]}")
+
+    @pytest.mark.parametrize(
+        "statement",
+        [
+            "COMMIT; INSERT INTO dept VALUES (9, 'Surgery', 0)",
+            "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+        ],
+    )
+    def test_scripts_cannot_escape_read_only(self, engine, statement: str) -> None:
+        from pimento.errors import EngineError
+
+        try:
+            engine.execute(statement)
+        except EngineError:
+            pass
+        with pytest.raises(EngineError, match=r"(?i)read.?only"):
+            engine.execute("INSERT INTO dept VALUES (9, 'Surgery', 0)")
+        assert engine.execute("SELECT count(*) FROM dept").scalar() == 3
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected", "count"),
+    [
+        ("SELECT ?", "SELECT %s", 1),
+        ("SELECT '?', ?", "SELECT '?', %s", 1),
+        ("SELECT 'it''s ?', ?", "SELECT 'it''s ?', %s", 1),
+        ("SELECT E'\\'?', ?", "SELECT E'\\'?', %s", 1),
+        ('SELECT "a?b" FROM t WHERE x = ?', 'SELECT "a?b" FROM t WHERE x = %s', 1),
+        ("SELECT 1 -- ?\n, ?", "SELECT 1 -- ?\n, %s", 1),
+        ("SELECT /* ? /* ? */ ? */ ?", "SELECT /* ? /* ? */ ? */ %s", 1),
+        ("SELECT $$?$$, $tag$ ? $tag$, ?", "SELECT $$?$$, $tag$ ? $tag$, %s", 1),
+        ("SELECT 5 % 2, '%', ?", "SELECT 5 %% 2, '%%', %s", 1),
+        ("SELECT $1", "SELECT $1", 0),
+    ],
+)
+def test_to_pyformat(sql: str, expected: str, count: int) -> None:
+    assert to_pyformat(sql) == (expected, count)
