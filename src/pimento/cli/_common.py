@@ -93,6 +93,6 @@ def handle_errors(func: F) -> F:
 
 def open_database(db: str, *, read_only: bool = True, private: str | None = None, config: str | None = None):
     """Open ``db`` with its catalog: engine, merged catalog and settings (pimento.toml beside it)."""
-    from pimento.schema.loading import load_database
+    from pimento.engines.database import load_database
 
     return load_database(db, read_only=read_only, private=private.split(",") if private else None, config=config)

@@ -1,0 +1,261 @@
+"""Open a database with everything Pimento knows about it: engine, merged catalog, settings.
+
+:func:`load_database` opens the engine (read-only by default), introspects it, reads
+``pimento.toml`` beside the file (or the ``config`` given), merges private relations and
+declared constraints into the catalog (:func:`pimento.schema.merge.merge_catalog`), and,
+when ``constraints.validate_on_load`` is on, checks every declared constraint against the
+data with SQL. :func:`validate_constraints` checks all constraints of the catalog on demand
+(SQLite, for one, does not enforce the foreign keys it declares).
+
+    >>> db = load_database("hospital.duckdb")          # doctest: +SKIP
+    >>> db.catalog.private_tables                      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pimento.config import CONFIG_FILE_NAME, Settings, find_settings_file, load_settings
+from pimento.engines.base import Engine, open_engine
+from pimento.errors import ConfigError, ConstraintViolation
+from pimento.schema import Catalog, ForeignKey, FunctionalDependency
+from pimento.schema.merge import declared_constraints, merge_catalog
+
+__all__ = ["Database", "Violation", "load_database", "validate_constraints"]
+
+#: How many offending values a violation reports.
+MAX_EXAMPLES = 3
+
+
+@dataclass(frozen=True)
+class Database:
+    """An open database: its engine, merged catalog, settings and location."""
+
+    engine: Engine
+    catalog: Catalog
+    settings: Settings
+    location: str
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A constraint that fails on the data: how often, and up to three offending values.
+
+    ``kind`` is ``primary_key``, ``unique``, ``foreign_key`` or ``functional_dependency``;
+    ``count`` counts duplicate groups (keys), orphan rows (foreign keys) or left-hand-side
+    groups with more than one right-hand side (functional dependencies).
+    """
+
+    kind: str
+    constraint: str
+    count: int
+    examples: tuple[Any, ...]
+    declared: bool = False
+
+    @property
+    def message(self) -> str:
+        what = {
+            "primary_key": "duplicate or NULL key value(s)",
+            "unique": "duplicate key value(s)",
+            "foreign_key": "row(s) reference a missing parent",
+            "functional_dependency": "left-hand value(s) map to more than one right-hand value",
+        }[self.kind]
+        shown = ", ".join(_show(e) for e in self.examples)
+        origin = "declared " if self.declared else ""
+        return f"{origin}{self.kind.replace('_', ' ')} {self.constraint} fails: {self.count} {what}" + (
+            f", e.g. {shown}" if shown else ""
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "constraint": self.constraint,
+            "count": self.count,
+            "examples": [list(e) if isinstance(e, tuple) else e for e in self.examples],
+            "declared": self.declared,
+            "message": self.message,
+        }
+
+
+def load_database(
+    db: str | Path,
+    *,
+    read_only: bool = True,
+    private: Sequence[str] | None = None,
+    config: str | Path | Settings | None = None,
+    engine: str | None = None,
+) -> Database:
+    """Open ``db`` (DuckDB/SQLite file, ``postgresql://`` DSN, or a folder/pimento.toml naming one).
+
+    Args:
+        db: where the data lives.
+        read_only: private data is opened read-only (the default); writes then fail.
+        private: relation names that are private, overriding ``[privacy]``.
+        config: a pimento.toml path or :class:`Settings`; default: pimento.toml beside ``db``.
+        engine: force a registered engine; default: ``[database] engine`` or the location.
+
+    Raises:
+        ConfigError: pimento.toml is invalid. CatalogError: it names unknown tables/columns.
+        ConstraintViolation: a declared constraint fails on the data (``validate_on_load``).
+        DataSourceError: the database cannot be opened.
+    """
+    location, settings, source = _locate(str(db), config)
+    opened = open_engine(
+        location,
+        engine=engine or settings.database.engine,
+        read_only=read_only,
+        timeout_s=settings.database.timeout_s,
+    )
+    try:
+        introspected = opened.introspect()
+        catalog = merge_catalog(introspected, settings, private=private, source=source)
+        if settings.constraints.validate_on_load:
+            declared = declared_constraints(introspected, settings, source=source)
+            violations = _check(
+                opened,
+                catalog,
+                declared.foreign_keys,
+                declared.unique,
+                declared.functional_dependencies,
+                declared=True,
+            )
+            if violations:
+                first = violations[0]
+                more = f" (and {len(violations) - 1} more declared constraint(s) fail)" if len(violations) > 1 else ""
+                raise ConstraintViolation(
+                    f"{source}: {first.message}{more}",
+                    constraint=first.constraint,
+                    examples=first.examples,
+                    hint="fix the data or the declaration, or set constraints.validate_on_load = false",
+                )
+    except BaseException:
+        opened.close()
+        raise
+    return Database(opened, catalog, settings, opened.location)
+
+
+def validate_constraints(db: Database) -> list[Violation]:
+    """Check every constraint of ``db.catalog`` (engine-declared and pimento.toml) on the data."""
+    catalog = db.catalog
+    keys: list[tuple[str, tuple[str, ...]]] = []
+    for table in catalog.tables:
+        keys.extend((table.name, u) for u in table.unique)
+    engine_fks = tuple(fk for fk in catalog.foreign_keys if not fk.declared)
+    declared_fks = tuple(fk for fk in catalog.foreign_keys if fk.declared)
+    found = _check(db.engine, catalog, engine_fks, tuple(keys), (), declared=False, primary_keys=True)
+    # Functional dependencies only ever come from pimento.toml.
+    found += _check(db.engine, catalog, declared_fks, (), catalog.functional_dependencies, declared=True)
+    return found
+
+
+def _locate(db: str, config: str | Path | Settings | None) -> tuple[str, Settings, str]:
+    """The data's location, the settings that apply, and the settings' name for messages."""
+    if isinstance(config, Settings):
+        settings, source = config, "settings"
+    elif config is not None:
+        settings, source = load_settings(config), str(config)
+    else:
+        found = None if "://" in db else find_settings_file(db)
+        settings = load_settings(found)
+        source = str(found) if found else CONFIG_FILE_NAME
+    if "://" not in db and (Path(db).is_dir() or Path(db).name == CONFIG_FILE_NAME):
+        # A folder or a pimento.toml: the data is named by [database].
+        section = settings.database
+        if section.url:
+            return section.url, settings, source
+        if section.path:
+            return settings.resolve(section.path), settings, source
+        raise ConfigError(f"{source}: [database] names neither path nor url, so {db} does not say where the data is")
+    return db, settings, source
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _cols(alias: str, columns: Sequence[str]) -> str:
+    return ", ".join(f"{alias}.{_q(c)}" for c in columns)
+
+
+def _check(
+    engine: Engine,
+    catalog: Catalog,
+    fks: Sequence[ForeignKey],
+    unique: Sequence[tuple[str, tuple[str, ...]]],
+    fds: Sequence[FunctionalDependency],
+    *,
+    declared: bool,
+    primary_keys: bool = False,
+) -> list[Violation]:
+    found: list[Violation] = []
+    if primary_keys:
+        for table in catalog.tables:
+            if table.primary_key:
+                found += _key_violations(engine, table.name, table.primary_key, "primary_key", declared, nulls=True)
+    for table, columns in unique:
+        found += _key_violations(engine, table, columns, "unique", declared, nulls=False)
+    for fk in fks:
+        child, parent = _q(fk.table), _q(fk.ref_table)
+        not_null = " AND ".join(f"c.{_q(c)} IS NOT NULL" for c in fk.columns)
+        match = " AND ".join(f"p.{_q(r)} = c.{_q(c)}" for c, r in zip(fk.columns, fk.ref_columns, strict=True))
+        where = f"FROM {child} c WHERE {not_null} AND NOT EXISTS (SELECT 1 FROM {parent} p WHERE {match})"
+        count = int(engine.execute(f"SELECT count(*) {where}").scalar())
+        if count:
+            cols = _cols("c", fk.columns)
+            rows = engine.execute(f"SELECT DISTINCT {cols} {where} ORDER BY {cols} LIMIT {MAX_EXAMPLES}").rows
+            found.append(Violation("foreign_key", str(fk), count, _examples(rows), declared))
+    for fd in fds:
+        lhs = ", ".join(_q(c) for c in fd.lhs)
+        rhs = ", ".join(_q(c) for c in fd.rhs)
+        groups = (
+            f"FROM (SELECT DISTINCT {lhs}, {rhs} FROM {_q(fd.table)}) d "
+            f"GROUP BY {lhs} HAVING count(*) > 1"
+        )
+        count = int(engine.execute(f"SELECT count(*) FROM (SELECT {lhs} {groups}) g").scalar())
+        if count:
+            rows = engine.execute(f"SELECT {lhs} {groups} ORDER BY {lhs} LIMIT {MAX_EXAMPLES}").rows
+            found.append(Violation("functional_dependency", str(fd), count, _examples(rows), declared))
+    return found
+
+
+def _key_violations(
+    engine: Engine, table: str, columns: tuple[str, ...], kind: str, declared: bool, *, nulls: bool
+) -> list[Violation]:
+    cols = ", ".join(_q(c) for c in columns)
+    label = f"{table}({', '.join(columns)})"
+    not_null = " AND ".join(f"{_q(c)} IS NOT NULL" for c in columns)
+    groups = f"FROM {_q(table)} WHERE {not_null} GROUP BY {cols} HAVING count(*) > 1"
+    count = int(engine.execute(f"SELECT count(*) FROM (SELECT {cols} {groups}) g").scalar())
+    examples: tuple[Any, ...] = ()
+    if count:
+        examples = _examples(engine.execute(f"SELECT {cols} {groups} ORDER BY {cols} LIMIT {MAX_EXAMPLES}").rows)
+    if nulls:
+        any_null = " OR ".join(f"{_q(c)} IS NULL" for c in columns)
+        null_rows = int(engine.execute(f"SELECT count(*) FROM {_q(table)} WHERE {any_null}").scalar())
+        if null_rows:
+            count += null_rows
+            examples = (examples + (None,))[:MAX_EXAMPLES]
+    return [Violation(kind, label, count, examples, declared)] if count else []
+
+
+def _examples(rows: Sequence[tuple[Any, ...]]) -> tuple[Any, ...]:
+    return tuple(r[0] if len(r) == 1 else tuple(r) for r in rows)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_show(v) for v in value) + ")"
+    return "NULL" if value is None else repr(value)
+
