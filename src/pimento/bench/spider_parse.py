@@ -25,6 +25,7 @@ from pimento.sql import REJECTION_REASONS, parse_count_query
 __all__ = ["SpiderParseReport", "run"]
 
 _COUNT = re.compile(r"\bcount\s*\(", re.IGNORECASE)
+_SEMI_JOIN = re.compile(r"\bIN\s*\(\s*SELECT\b", re.IGNORECASE)
 
 
 @dataclass
@@ -32,6 +33,7 @@ class SpiderParseReport:
     total: int = 0
     count_queries: int = 0
     in_class: int = 0
+    semi_joins_rewritten: int = 0
     count_in_class: int = 0
     round_trip_ok: int = 0
     round_trip_mismatch: list[str] = field(default_factory=list)
@@ -46,6 +48,7 @@ class SpiderParseReport:
             "total": self.total,
             "count_queries": self.count_queries,
             "in_class": self.in_class,
+            "semi_joins_rewritten": self.semi_joins_rewritten,
             "count_in_class": self.count_in_class,
             "round_trip_ok": self.round_trip_ok,
             "round_trip_mismatch": self.round_trip_mismatch,
@@ -86,6 +89,7 @@ def run(spider: Path) -> SpiderParseReport:
             report.crashes.append(f"{db}: {gold} -> {type(exc).__name__}: {exc}")
             continue
         report.in_class += 1
+        report.semi_joins_rewritten += bool(_SEMI_JOIN.search(gold))
         report.count_in_class += is_count
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
@@ -106,7 +110,8 @@ def markdown(report: SpiderParseReport) -> str:
         f"- gold queries parsed: {report.total} (crashes: {len(report.crashes)}, other errors: {len(report.user_errors)})",
         f"- COUNT queries (gold SQL contains `COUNT(`): {report.count_queries}; in the class: {report.count_in_class}",
         f"- all queries in the class: {report.in_class}; round trip equal on SQLite: {report.round_trip_ok}"
-        f" (mismatches: {len(report.round_trip_mismatch)})",
+        f" (mismatches: {len(report.round_trip_mismatch)}); of them rewritten from `IN (SELECT ...)`:"
+        f" {report.semi_joins_rewritten}",
         "",
         "| rejection reason | COUNT queries | all queries |",
         "|---|---:|---:|",

@@ -348,7 +348,13 @@ class _Parser:
                 if isinstance(node, exp.In) and node.args.get("query") is not None and not _has_not_above(node):
                     self._pending_semi_joins.append(node)
                     return
-                raise self._reject("subquery", sub)
+                if isinstance(node, exp.Not) and isinstance(node.this, exp.In):
+                    detail = "NOT IN (SELECT ...) is an anti-join"
+                elif isinstance(sub, exp.Exists) or node.find(exp.Exists):
+                    detail = "EXISTS"
+                else:
+                    detail = "scalar subquery"
+                raise self._reject("subquery", sub, detail=detail)
             if isinstance(sub, exp.AggFunc):
                 raise self._reject("other_aggregate", sub, detail="aggregate in a predicate")
         resolved = self._columns_of(node)
