@@ -74,8 +74,10 @@ def handle_errors(func: F) -> F:
             raise SystemExit(130) from None
         except (SystemExit, Exception) as exc:  # noqa: BLE001
             import click
+            import typer
 
-            if isinstance(exc, (SystemExit, click.exceptions.Exit, click.exceptions.ClickException)):
+            # typer.Exit is not click's Exit in typer >= 0.20: both mean "exit with this status".
+            if isinstance(exc, (SystemExit, typer.Exit, click.exceptions.Exit, click.exceptions.ClickException)):
                 raise
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             err_console.print(
