@@ -235,6 +235,33 @@ class CountQuery:
     def with_count(self, count: Count) -> CountQuery:
         return replace(self, count=count)
 
+    def canonical(self) -> CountQuery:
+        """The same query with every alias renamed to its table name (each table appears once).
+
+        Two formulations that differ only in alias names compare equal after this.
+        """
+        mapping = {r.alias: r.table for r in self.relations}
+        if all(a == t for a, t in mapping.items()):
+            return self
+
+        def attr(a: Attribute) -> Attribute:
+            return Attribute(mapping[a.alias], a.column)
+
+        selections = []
+        for s in self.selections:
+            tree = s.expression()
+            for col in tree.find_all(exp.Column):
+                if col.table in mapping:
+                    col.set("table", exp.to_identifier(mapping[col.table]))
+            selections.append(Selection(mapping[s.alias], tree.sql()))
+        count = Count(attr(self.count.column), self.count.distinct) if self.count.column else self.count
+        return CountQuery(
+            tuple(Relation(r.table, r.table) for r in self.relations),
+            tuple(JoinCondition(attr(j.left), attr(j.right)) for j in self.joins),
+            tuple(selections),
+            count,
+        )
+
     # ----------------------------------------------------------------- rendering
     def to_sql(self, dialect: str = "duckdb", *, pretty: bool = False) -> str:
         """Render as SQL in any sqlglot dialect (joins as ``JOIN ... ON``)."""

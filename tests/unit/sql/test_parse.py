@@ -153,3 +153,17 @@ def test_render_then_parse_round_trips(query, dialect, small_catalog):
 def test_rendering_executes_and_matches_reparsed(query, small_db, small_catalog):
     reparsed = parse_count_query(query.to_sql("duckdb"), small_catalog)
     assert small_db.execute(query.to_sql("duckdb")).scalar() == small_db.execute(reparsed.to_sql("duckdb")).scalar()
+
+
+def test_canonical_renames_aliases_to_tables(small_catalog):
+    aliased = parse_count_query(
+        "SELECT COUNT(DISTINCT r.pat_id) FROM Rx r JOIN Employee e ON r.prescriber_id = e.employee_id WHERE e.specialty = 'Cardiology'",
+        small_catalog,
+    )
+    plain = parse_count_query(
+        "SELECT COUNT(DISTINCT Rx.pat_id) FROM Rx JOIN Employee ON Rx.prescriber_id = Employee.employee_id "
+        "WHERE Employee.specialty = 'Cardiology'",
+        small_catalog,
+    )
+    assert aliased != plain
+    assert aliased.canonical() == plain == plain.canonical()

@@ -1,0 +1,159 @@
+"""Evaluation of completed queries on the synthetic database: execution clusters and sensitivity.
+
+Everything here reads the synthetic engine only. Answers are bucketed into execution clusters
+C_y (distinct queries with the same bucketed answer); each cluster keeps its lowest-RS incumbent.
+RS, its maximisers and the Shapley attribution come from :mod:`pimento.sensitivity` and are cached
+per query, as are answers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pimento.engines import Engine
+from pimento.errors import PimentoError
+from pimento.schema import Catalog
+from pimento.sql.ir import CountQuery
+
+__all__ = ["Clusters", "Evaluation", "QueryEvaluator", "SensitivityInfo", "SensitivityOracle", "bucket"]
+
+
+@dataclass(frozen=True)
+class SensitivityInfo:
+    """RS of a query on the synthetic database and each relation's Shapley share (by alias)."""
+
+    rs: float
+    shapley: dict[str, float]
+
+
+class SensitivityOracle(Protocol):
+    def __call__(self, query: CountQuery) -> SensitivityInfo: ...
+
+
+def residual_oracle(engine: Engine, catalog: Catalog, beta: float) -> SensitivityOracle:
+    """The default oracle: residual sensitivity computed on ``engine`` (the synthetic database)."""
+    from pimento.sensitivity import residual_sensitivity
+
+    def oracle(query: CountQuery) -> SensitivityInfo:
+        result = residual_sensitivity(engine, query, catalog, beta)
+        return SensitivityInfo(float(result.rs), {k: float(v) for k, v in dict(result.shapley).items()})
+
+    return oracle
+
+
+def bucket(answer: int, relative: float) -> int:
+    """Execution-cluster key of an answer: exact when ``relative`` is 0, else log-width buckets."""
+    if relative <= 0 or answer <= 0:
+        return int(answer)
+    return int(round(math.log1p(answer) / math.log1p(relative))) + 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A completed query's outcome: valid or not, its answer, cluster, RS and Shapley credit."""
+
+    query: CountQuery | None
+    valid: bool
+    reason: str = ""
+    answer: int | None = None
+    cluster: int | None = None
+    sensitivity: SensitivityInfo | None = None
+
+
+@dataclass
+class Clusters:
+    """Execution clusters: distinct valid queries grouped by bucketed answer, with incumbents."""
+
+    members: dict[int, list[CountQuery]] = field(default_factory=dict)
+    answers: dict[int, int] = field(default_factory=dict)
+    incumbents: dict[int, tuple[float, CountQuery]] = field(default_factory=dict)
+    first_seen: dict[int, int] = field(default_factory=dict)
+
+    def add(self, key: int, answer: int, query: CountQuery, rs: float | None, order: int) -> None:
+        queries = self.members.setdefault(key, [])
+        if query not in queries:
+            queries.append(query)
+        self.answers.setdefault(key, answer)
+        self.first_seen.setdefault(key, order)
+        if rs is not None and (key not in self.incumbents or rs < self.incumbents[key][0]):
+            self.incumbents[key] = (rs, query)
+
+    @property
+    def valid_queries(self) -> int:
+        return sum(len(v) for v in self.members.values())
+
+    def size(self, key: int) -> int:
+        return len(self.members.get(key, ()))
+
+    def correctness(self, key: int) -> float:
+        """(|C_y| - 1) / (M - 1), and 0 when M <= 1."""
+        m = self.valid_queries
+        return 0.0 if m <= 1 else (self.size(key) - 1) / (m - 1)
+
+    def max_incumbent(self) -> float | None:
+        return max((rs for rs, _ in self.incumbents.values()), default=None)
+
+    def largest(self) -> int | None:
+        """The cluster with most queries; ties go to the one seen first (the best-ranked warm start)."""
+        if not self.members:
+            return None
+        return min(self.members, key=lambda k: (-len(self.members[k]), self.first_seen[k]))
+
+
+class QueryEvaluator:
+    """Runs completed queries on the synthetic engine with caches for answers and sensitivities."""
+
+    def __init__(self, engine: Engine, catalog: Catalog, oracle: SensitivityOracle, *, bucket_relative: float = 0.0, timeout_s: float | None = 30.0):
+        self.engine = engine
+        self.catalog = catalog
+        self.oracle = oracle
+        self.bucket_relative = bucket_relative
+        self.timeout_s = timeout_s
+        self._answers: dict[CountQuery, int | PimentoError] = {}
+        self._sensitivity: dict[CountQuery, SensitivityInfo | PimentoError] = {}
+        self.executions = 0
+        self.rs_computations = 0
+
+    def answer(self, query: CountQuery) -> int:
+        cached = self._answers.get(query)
+        if cached is None:
+            try:
+                self.executions += 1
+                value = self.engine.execute(query.to_sql(self.engine.dialect), timeout_s=self.timeout_s).scalar()
+                cached = int(value or 0)
+            except PimentoError as exc:
+                cached = exc
+            self._answers[query] = cached
+        if isinstance(cached, PimentoError):
+            raise cached
+        return cached
+
+    def sensitivity(self, query: CountQuery) -> SensitivityInfo:
+        cached = self._sensitivity.get(query)
+        if cached is None:
+            try:
+                self.rs_computations += 1
+                cached = self.oracle(query)
+            except PimentoError as exc:
+                cached = exc
+            self._sensitivity[query] = cached
+        if isinstance(cached, PimentoError):
+            raise cached
+        return cached
+
+    def evaluate(self, query: CountQuery | None, *, with_sensitivity: bool = True) -> Evaluation:
+        if query is None:
+            return Evaluation(None, False, "incomplete or disconnected query")
+        try:
+            answer = self.answer(query)
+        except PimentoError as exc:
+            return Evaluation(query, False, f"does not execute: {exc.one_line()}")
+        info = None
+        if with_sensitivity:
+            try:
+                info = self.sensitivity(query)
+            except PimentoError as exc:
+                return Evaluation(query, False, f"no residual sensitivity: {exc.one_line()}")
+        return Evaluation(query, True, "", answer, bucket(answer, self.bucket_relative), info)

@@ -1,0 +1,404 @@
+"""Sensitivity-guided Monte Carlo tree search (Algorithms 1 and 2 of the paper's appendix).
+
+The search object is handed the SYNTHETIC engine only: every answer, containment check and
+residual sensitivity it computes comes from the synthetic database, so the choice of query is
+post-processing of the synthetic release and costs no privacy.
+
+One rollout: select with UCT from the root until a node with fewer than ``k * sqrt(N(v))`` children
+(progressive widening); expand it with the expander (a batch of at most ``expansion_size`` actions,
+excluding relation keys used by siblings, pruning sensitivity-raising AddRelation children after
+``alpha_prune * rollouts`` rollouts); descend into one new child; continue to ``Stop``; evaluate on the
+synthetic database; back up ``R_corr + G_t`` on every edge, ``G_t = -lambda_s * nu(phi_r)`` on edges
+that added relation r (equation "structured backup").
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from pimento.engines import Engine
+from pimento.errors import PimentoError, SearchError
+from pimento.schema import Catalog
+from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, Stop, decompose
+from pimento.search.evaluate import Clusters, Evaluation, QueryEvaluator, SensitivityOracle, residual_oracle
+from pimento.search.expanders import Expander, NodeState, SchemaGraphExpander
+from pimento.search.intent import Intent, intent_of
+from pimento.sql.ir import CountQuery
+
+__all__ = ["SearchConfig", "SearchResult", "SensitivitySearch", "Alternative"]
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Knobs of the search; the defaults follow the paper (10 rollouts, expansion size 5)."""
+
+    rollouts: int = 10
+    expansion_size: int = 5
+    widening_k: float = 1.0
+    exploration_c: float = math.sqrt(2)
+    lambda_s: float = 0.5
+    alpha_prune: float = 0.3
+    bucket_relative: float = 0.0
+    seed: int = 0
+    max_relations: int = 5
+    max_depth: int = 12
+    # Ablations (all True is the full method).
+    warm_start: bool = True
+    pruning: bool = True
+    sensitivity_prior: bool = True
+    sensitivity_reward: bool = True
+    direct_rs_reward: bool = False
+    #: AlphaSQL-style: MCTS without any sensitivity signal (no reward, prior, pruning or RS tie-break).
+    ignore_sensitivity: bool = False
+
+
+@dataclass
+class _Node:
+    state: NodeState
+    parent: _Node | None = None
+    action: Action | None = None
+    children: list[_Node] = field(default_factory=list)
+    visits: int = 0  # N(v)
+    edge_visits: int = 0  # N(parent, action)
+    edge_value: float = 0.0  # Q(parent, action)
+    exhausted: bool = False
+
+    @property
+    def terminal(self) -> bool:
+        return self.state.prefix.stopped
+
+    def child_for(self, action: Action) -> _Node | None:
+        return next((c for c in self.children if c.action == action), None)
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A distinct valid query the search evaluated."""
+
+    sql: str
+    query: CountQuery
+    synthetic_answer: int
+    synthetic_rs: float
+    cluster: int
+    cluster_size: int
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sql": self.sql,
+            "synthetic_answer": self.synthetic_answer,
+            "synthetic_rs": self.synthetic_rs,
+            "cluster": self.cluster,
+            "cluster_size": self.cluster_size,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The chosen query q*, its cluster, and everything the search considered."""
+
+    query: CountQuery
+    sql: str
+    synthetic_rs: float
+    synthetic_answer: int
+    cluster_size: int
+    alternatives: tuple[Alternative, ...]
+    rollouts: int
+    evaluations: int
+    pruned: int
+    invalid: int
+    seconds: float
+    zero_shot_top1: CountQuery | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sql": self.sql,
+            "synthetic_rs": self.synthetic_rs,
+            "synthetic_answer": self.synthetic_answer,
+            "cluster_size": self.cluster_size,
+            "alternatives": [a.to_dict() for a in self.alternatives],
+            "rollouts": self.rollouts,
+            "evaluations": self.evaluations,
+            "pruned": self.pruned,
+            "invalid": self.invalid,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+class SensitivitySearch:
+    """MCTS over DP-compatible actions, evaluated on the synthetic database only."""
+
+    def __init__(
+        self,
+        synthetic: Engine,
+        catalog: Catalog,
+        *,
+        beta: float,
+        config: SearchConfig | None = None,
+        expander: Expander | None = None,
+        oracle: SensitivityOracle | None = None,
+    ):
+        self.synthetic = synthetic
+        self.catalog = catalog
+        self.beta = beta
+        self.config = config or SearchConfig()
+        self.expander = expander or SchemaGraphExpander(catalog, max_relations=self.config.max_relations)
+        self.evaluator = QueryEvaluator(
+            synthetic, catalog, oracle or residual_oracle(synthetic, catalog, beta), bucket_relative=self.config.bucket_relative
+        )
+        self._rng = random.Random(self.config.seed)
+        self.clusters = Clusters()
+        self._sources: dict[CountQuery, str] = {}
+        self._order = 0
+        self._s_ref = 1.0
+        self._pruned = 0
+        self._invalid = 0
+        self._evaluations = 0
+
+    # ------------------------------------------------------------------ public
+    def run(self, candidates: list[CountQuery]) -> SearchResult:
+        """Search from ranked warm-start candidates (best first); return the chosen query."""
+        start = time.perf_counter()
+        if not candidates:
+            raise SearchError("no DP-compatible candidate query to start the search from",
+                              hint="rephrase the question or pass --seed-sql")
+        candidates = [q.canonical() for q in candidates]
+        intents = [intent_of(q) for q in candidates]
+        self.root = _Node(NodeState(PartialQuery(), intents[0]))
+        self._root_intents = intents
+        self._root_turn = 0
+        warm_rs = []
+        for rank, query in enumerate(candidates):
+            evaluation = self._evaluate(query, source=f"warm-start #{rank + 1}")
+            if evaluation.valid and evaluation.sensitivity is not None:
+                warm_rs.append(evaluation.sensitivity.rs)
+        self._s_ref = statistics.median(warm_rs) if warm_rs else 1.0
+        if self.config.warm_start:
+            for query, intent in zip(candidates, intents, strict=True):
+                path = self._insert(query, intent)
+                self._backup(path, self.evaluator.evaluate(query, with_sensitivity=self._uses_sensitivity))
+        for i in range(self.config.rollouts):
+            self._rollout(i)
+        return self._select(candidates, time.perf_counter() - start)
+
+    # ------------------------------------------------------------------ tree
+    @property
+    def _uses_sensitivity(self) -> bool:
+        return not self.config.ignore_sensitivity
+
+    def _insert(self, query: CountQuery, intent: Intent) -> list[_Node]:
+        node, path = self.root, []
+        placed: set[int] = set()
+        for action in decompose(query):
+            child = node.child_for(action)
+            if isinstance(action, AddRelation):
+                placed |= {i for i, f in enumerate(intent.filters) if f.origin_alias == action.relation.alias}
+            if child is None:
+                state = NodeState(node.state.prefix.apply(action), node.state.intent if node is not self.root else intent, frozenset(placed))
+                child = _Node(state, node, action)
+                node.children.append(child)
+            node = child
+            path.append(node)
+        return path
+
+    def _rollout(self, i: int) -> None:
+        node, path = self.root, []
+        for _ in range(self.config.max_depth):
+            if node.terminal:
+                break
+            limit = max(1, math.ceil(self.config.widening_k * math.sqrt(max(1, node.visits))))
+            if len(node.children) < limit and not node.exhausted:
+                new = self._expand(node, min(self.config.expansion_size, limit - len(node.children)), i)
+                if new:
+                    node = self._pick_new(new)
+                    path.append(node)
+                    continue
+                node.exhausted = True
+            if not node.children:
+                break
+            node = self._uct(node)
+            path.append(node)
+        query = node.state.prefix.complete() if node.terminal else None
+        evaluation = self._evaluate(query, source="search") if query is not None else Evaluation(None, False, "dead end")
+        if not evaluation.valid:
+            self._invalid += 1
+        self._backup(path, evaluation)
+
+    def _expand(self, node: _Node, limit: int, rollout: int) -> list[_Node]:
+        if node is self.root:
+            intent = self._root_intents[self._root_turn % len(self._root_intents)]
+            self._root_turn += 1
+            state = NodeState(PartialQuery(), intent)
+        else:
+            state = node.state
+        exclude = frozenset(c.action.key for c in node.children if c.action is not None)
+        proposals = self.expander.propose(state, exclude=exclude, limit=limit)
+        new = []
+        for action, placed in proposals:
+            child_state = NodeState(state.prefix.apply(action), state.intent, state.placed | placed)
+            if isinstance(action, AddRelation) and self._should_prune(state.prefix, child_state, action, rollout):
+                self._pruned += 1
+                continue
+            child = _Node(child_state, node, action)
+            node.children.append(child)
+            new.append(child)
+        return new
+
+    def _pick_new(self, new: list[_Node]) -> _Node:
+        if self.config.sensitivity_prior and self._uses_sensitivity:
+            scored = []
+            for child in new:
+                rs = self._prefix_rs(child.state)
+                scored.append((math.inf if rs is None else rs, self._rng.random(), child))
+            if any(s[0] < math.inf for s in scored):
+                return min(scored, key=lambda s: (s[0], s[1]))[2]
+        return self._rng.choice(new)
+
+    def _uct(self, node: _Node) -> _Node:
+        unvisited = [c for c in node.children if c.edge_visits == 0]
+        if unvisited:
+            return self._rng.choice(unvisited)
+        log_n = math.log(max(1, node.visits))
+        return max(
+            node.children,
+            key=lambda c: c.edge_value / c.edge_visits + self.config.exploration_c * math.sqrt(log_n / c.edge_visits),
+        )
+
+    # ------------------------------------------------------------------ pruning
+    def _completed_prefix(self, state: NodeState) -> CountQuery | None:
+        prefix = state.prefix
+        if prefix.count is None:
+            count_intent = state.intent.count
+            hosts = [r for r in prefix.relations if count_intent.hostable_by(r.table, self.catalog)]
+            if hosts:
+                prefix = prefix.apply(SetCount(count_intent.on(hosts[0].alias, hosts[0].table, self.catalog)))
+        return prefix.complete()
+
+    def _prefix_rs(self, state: NodeState) -> float | None:
+        query = self._completed_prefix(state)
+        if query is None:
+            return None
+        try:
+            return self.evaluator.sensitivity(query).rs
+        except PimentoError:
+            return None
+
+    def _should_prune(self, before: PartialQuery, after: NodeState, action: AddRelation, rollout: int) -> bool:
+        if not (self.config.pruning and self._uses_sensitivity) or not before.relations:
+            return False
+        if rollout < self.config.alpha_prune * self.config.rollouts:
+            return False
+        ceiling = self.clusters.max_incumbent()
+        if ceiling is None or not self._containment(before, action):
+            return False
+        rs = self._prefix_rs(after)
+        return rs is not None and rs > ceiling
+
+    def _containment(self, before: PartialQuery, action: AddRelation) -> bool:
+        """Every join value of the prefix has a match in the new relation (on the synthetic database)."""
+        prefix_query = before.complete()
+        if prefix_query is None or not action.joins:
+            return False
+        join = action.joins[0]
+        inside, outside = (join.left, join.right) if join.left.alias != action.relation.alias else (join.right, join.left)
+        tree = sqlglot.parse_one(prefix_query.to_sql(self.synthetic.dialect), read=self.synthetic.dialect)
+        tree.set("expressions", [exp.Distinct(expressions=[exp.column(inside.column, table=inside.alias, quoted=True)])])
+        values = tree.sql(dialect=self.synthetic.dialect).replace("SELECT DISTINCT(", "SELECT DISTINCT (", 1)
+        table = exp.to_identifier(action.relation.table, quoted=True).sql(dialect=self.synthetic.dialect)
+        column = exp.to_identifier(outside.column, quoted=True).sql(dialect=self.synthetic.dialect)
+        sql = f"SELECT COUNT(*) FROM ({values}) AS p(v) WHERE NOT EXISTS (SELECT 1 FROM {table} AS r WHERE r.{column} = p.v)"
+        try:
+            return int(self.synthetic.execute(sql).scalar()) == 0
+        except PimentoError:
+            return False
+
+    # ------------------------------------------------------------------ evaluation and backup
+    def _evaluate(self, query: CountQuery | None, *, source: str) -> Evaluation:
+        evaluation = self.evaluator.evaluate(query, with_sensitivity=self._uses_sensitivity)
+        self._evaluations += 1
+        if evaluation.valid and evaluation.query is not None:
+            rs = evaluation.sensitivity.rs if evaluation.sensitivity else None
+            self.clusters.add(evaluation.cluster, evaluation.answer, evaluation.query, rs, self._order)
+            self._order += 1
+            self._sources.setdefault(evaluation.query, source)
+        return evaluation
+
+    def _nu(self, x: float) -> float:
+        denom = math.log1p(self._s_ref) if self._s_ref > 0 else 1.0
+        return math.copysign(math.log1p(abs(x)), x) / (denom or 1.0)
+
+    def _backup(self, path: list[_Node], evaluation: Evaluation) -> None:
+        if evaluation.valid:
+            r_corr = self.clusters.correctness(evaluation.cluster)
+        else:
+            r_corr = 0.0
+        info = evaluation.sensitivity if evaluation.valid else None
+        direct = 0.0
+        if info is not None and self.config.direct_rs_reward and self._uses_sensitivity:
+            direct = 1.0 / (1.0 + math.log(max(1.0, info.rs)))
+        for node in path:
+            credit = 0.0
+            if info is not None and self._uses_sensitivity:
+                if self.config.direct_rs_reward:
+                    credit = direct
+                elif self.config.sensitivity_reward and isinstance(node.action, AddRelation):
+                    phi = info.shapley.get(node.action.relation.alias, 0.0)
+                    credit = -self.config.lambda_s * self._nu(phi)
+            node.edge_visits += 1
+            node.edge_value += r_corr + credit
+            if node.parent is not None:
+                node.parent.visits += 1
+
+    # ------------------------------------------------------------------ final selection
+    def _select(self, candidates: list[CountQuery], seconds: float) -> SearchResult:
+        key = self.clusters.largest()
+        if key is None:
+            raise SearchError(
+                "the search found no query that runs on the synthetic database",
+                hint="check the question, or that the synthetic database is not empty",
+            )
+        members = self.clusters.members[key]
+        if self._uses_sensitivity and key in self.clusters.incumbents:
+            rs, chosen = self.clusters.incumbents[key]
+        else:
+            chosen = members[0]
+            rs = self.evaluator.sensitivity(chosen).rs if self._uses_sensitivity else float("nan")
+        alternatives = []
+        for k, queries in self.clusters.members.items():
+            for q in queries:
+                info = self.evaluator._sensitivity.get(q)
+                alternatives.append(
+                    Alternative(
+                        q.to_sql(self.synthetic.dialect),
+                        q,
+                        self.clusters.answers[k],
+                        info.rs if info is not None and not isinstance(info, PimentoError) else float("nan"),
+                        k,
+                        len(queries),
+                        self._sources.get(q, "search"),
+                    )
+                )
+        alternatives.sort(key=lambda a: (-a.cluster_size, a.synthetic_rs))
+        return SearchResult(
+            chosen,
+            chosen.to_sql(self.synthetic.dialect),
+            rs,
+            self.clusters.answers[key],
+            len(members),
+            tuple(alternatives),
+            self.config.rollouts,
+            self._evaluations,
+            self._pruned,
+            self._invalid,
+            seconds,
+            candidates[0] if candidates else None,
+        )

@@ -1,0 +1,113 @@
+"""The search's mechanics on the demo hospital, with a stand-in sensitivity oracle.
+
+Tests with the real residual sensitivity live in tests/system/test_search_demo.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pimento.demo.hospital import DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION, create_demo
+from pimento.engines import open_engine
+from pimento.errors import SearchError
+from pimento.search import PartialQuery, SchemaGraphExpander, SearchConfig, SensitivityInfo, SensitivitySearch, decompose
+from pimento.search.expanders import NodeState
+from pimento.search.intent import intent_of
+from pimento.sql import parse_count_query
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    path = tmp_path_factory.mktemp("demo") / "hospital.duckdb"
+    create_demo(path, patients=800, seed=3)
+    engine = open_engine(str(path))
+    yield engine, engine.introspect()
+    engine.close()
+
+
+def _oracle(high: frozenset[str]):
+    """RS 500 for queries over exactly the tables ``high``, else 10 per relation; equal Shapley shares."""
+
+    calls = []
+
+    def oracle(query):
+        calls.append(query)
+        tables = frozenset(r.table for r in query.relations)
+        rs = 500.0 if tables == high else 10.0 * len(tables)
+        return SensitivityInfo(rs, {a: rs / len(query.aliases) for a in query.aliases})
+
+    oracle.calls = calls
+    return oracle
+
+
+def test_decompose_then_apply_rebuilds_the_query(demo):
+    engine, catalog = demo
+    for sql in (DEMO_SQL_PRESCRIPTION, DEMO_SQL_ORDERS):
+        query = parse_count_query(sql, catalog)
+        prefix = PartialQuery()
+        for action in decompose(query):
+            prefix = prefix.apply(action)
+        assert prefix.complete() == query
+
+
+def test_schema_graph_expander_never_reuses_a_sibling_key(demo):
+    _, catalog = demo
+    query = parse_count_query(DEMO_SQL_PRESCRIPTION, catalog).canonical()
+    expander = SchemaGraphExpander(catalog)
+    state = NodeState(PartialQuery(), intent_of(query))
+    first = expander.propose(state, exclude=frozenset(), limit=50)
+    keys = [a.key for a, _ in first]
+    assert len(keys) == len(set(keys))
+    again = expander.propose(state, exclude=frozenset(keys[:2]), limit=50)
+    assert not {a.key for a, _ in again} & set(keys[:2])
+
+
+def test_search_finds_the_lower_sensitivity_formulation_from_the_other(demo):
+    engine, catalog = demo
+    a = parse_count_query(DEMO_SQL_PRESCRIPTION, catalog)
+    oracle = _oracle(frozenset({"Prescription", "Employee"}))
+    result = SensitivitySearch(engine, catalog, beta=0.1, config=SearchConfig(rollouts=30, seed=1), oracle=oracle).run([a])
+    assert result.synthetic_answer == engine.execute(a.to_sql()).scalar()
+    assert result.synthetic_rs < 500.0
+    tables = {r.table for r in result.query.relations}
+    assert tables != {"Prescription", "Employee"}
+    assert engine.execute(result.sql).scalar() == engine.execute(a.to_sql()).scalar()
+    assert any(alt.source.startswith("warm-start") for alt in result.alternatives)
+
+
+def test_final_selection_prefers_the_largest_cluster_over_lower_sensitivity(demo):
+    engine, catalog = demo
+    a = parse_count_query(DEMO_SQL_PRESCRIPTION, catalog)
+    wrong = parse_count_query("SELECT COUNT(*) FROM Employee WHERE specialty = 'Oncology'", catalog)
+    oracle = _oracle(frozenset({"Prescription", "Employee"}))
+    config = SearchConfig(rollouts=0, warm_start=True)
+    # Two copies of the correct warm start form no bigger cluster (queries are distinct values),
+    # so add a second correct formulation to make its cluster the largest.
+    b = parse_count_query(DEMO_SQL_ORDERS, catalog)
+    result = SensitivitySearch(engine, catalog, beta=0.1, config=config, oracle=oracle).run([wrong, a, b])
+    assert {r.table for r in result.query.relations} == {"MedicationOrders", "Visit", "Employee"}
+    assert result.cluster_size == 2
+
+
+def test_alphasql_ablation_never_computes_sensitivity(demo):
+    engine, catalog = demo
+    a = parse_count_query(DEMO_SQL_PRESCRIPTION, catalog)
+    oracle = _oracle(frozenset())
+    config = SearchConfig(rollouts=5, ignore_sensitivity=True)
+    result = SensitivitySearch(engine, catalog, beta=0.1, config=config, oracle=oracle).run([a])
+    assert oracle.calls == []
+    assert result.pruned == 0
+
+
+def test_no_candidate_is_a_clear_search_error(demo):
+    engine, catalog = demo
+    with pytest.raises(SearchError, match="no DP-compatible candidate"):
+        SensitivitySearch(engine, catalog, beta=0.1, oracle=_oracle(frozenset())).run([])
+
+
+def test_empty_synthetic_database_gives_a_clear_message(tmp_path, demo):
+    _, catalog = demo
+    empty = open_engine(str(tmp_path / "empty.duckdb"), read_only=False)
+    query = parse_count_query("SELECT COUNT(*) FROM Patient", catalog)
+    with pytest.raises(SearchError, match="no query that runs"):
+        SensitivitySearch(empty, catalog, beta=0.1, config=SearchConfig(rollouts=2), oracle=_oracle(frozenset())).run([query])
