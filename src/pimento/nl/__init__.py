@@ -1,1 +1,33 @@
-"""See ARCHITECTURE.md for what this package holds."""
+"""Offline question -> SQL (no LLM): ranked CountQuery candidates for a counting question.
+
+Schema linking by names, lemmas and a curated synonym table; literal values linked to columns
+through a :class:`ValueIndex` read from the SYNTHETIC database; join paths over the foreign-key
+graph. See docs/offline-parser.md.
+
+>>> from pimento.schema import Catalog, Table, Column
+>>> cat = Catalog((Table("Pets", (Column("PetID", "integer"), Column("weight", "real")), ("PetID",)),))
+>>> translate("How many pets weigh more than 10?", cat)[0].sql
+'SELECT COUNT(*) FROM Pets WHERE Pets.weight > 10'
+"""
+
+from __future__ import annotations
+
+from pimento.nl.intent import CountIntent, NotACountingQuestion, detect_intent
+from pimento.nl.joins import JoinEdge, JoinTree, join_edges, join_trees
+from pimento.nl.translate import Candidate, translate
+from pimento.nl.values import NumericRange, ValueHit, ValueIndex
+
+__all__ = [
+    "Candidate",
+    "CountIntent",
+    "JoinEdge",
+    "JoinTree",
+    "NotACountingQuestion",
+    "NumericRange",
+    "ValueHit",
+    "ValueIndex",
+    "detect_intent",
+    "join_edges",
+    "join_trees",
+    "translate",
+]

@@ -1,0 +1,210 @@
+"""Execution accuracy of the offline question -> SQL parser on Spider counting questions.
+
+Run: ``python -m pimento.bench.nl_spider [--split dev|train] [--spider ../shared/data/spider] [--k 5] [--json]``
+
+Questions kept: those whose gold SQL is a DP-compatible count, i.e. ``parse_count_query(gold,
+catalog, dialect=...)`` succeeds (SQLite dialect for dev, MySQL for train, whose gold SQL uses
+backticks). For each question the parser returns up to k candidates; a candidate is correct when
+its SQL, rendered for SQLite, returns the same rows as the gold SQL on the Spider SQLite database.
+Top-1: the first candidate is correct; top-k: any of the first k is.
+
+Values: the parser links literals with a :class:`~pimento.nl.ValueIndex` built from the Spider
+database itself, which stands in for the synthetic database that production uses (Spider ships
+no synthetic copy). Latency is per question, the value index (built once per database) excluded;
+index build time is reported separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sqlite3
+import statistics
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pimento.engines import open_engine
+from pimento.errors import PimentoError
+from pimento.nl import NotACountingQuestion, ValueIndex, translate
+from pimento.sql import parse_count_query
+
+__all__ = ["NlSpiderReport", "load_questions", "run"]
+
+_COUNT = re.compile(r"\bcount\s*\(", re.IGNORECASE)
+
+
+@dataclass
+class _Item:
+    db: str
+    question: str
+    gold: str
+
+
+@dataclass
+class NlSpiderReport:
+    split: str
+    k: int
+    total: int = 0
+    top1: int = 0
+    topk: int = 0
+    no_candidate: int = 0
+    refused: int = 0
+    per_db: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0, 0]))
+    latencies_ms: list[float] = field(default_factory=list)
+    index_seconds: float = 0.0
+    failures: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        lat = sorted(self.latencies_ms)
+        return {
+            "split": self.split,
+            "k": self.k,
+            "questions": self.total,
+            "top1": self.top1,
+            "topk": self.topk,
+            "top1_pct": round(100 * self.top1 / self.total, 1) if self.total else 0.0,
+            "topk_pct": round(100 * self.topk / self.total, 1) if self.total else 0.0,
+            "no_candidate": self.no_candidate,
+            "refused_as_not_counting": self.refused,
+            "latency_ms": {
+                "mean": round(statistics.fmean(lat), 1) if lat else None,
+                "median": round(statistics.median(lat), 1) if lat else None,
+                "p95": round(lat[int(0.95 * (len(lat) - 1))], 1) if lat else None,
+                "max": round(lat[-1], 1) if lat else None,
+            },
+            "value_index_seconds_total": round(self.index_seconds, 2),
+            "per_database": {db: {"questions": v[0], "top1": v[1], "topk": v[2]} for db, v in sorted(self.per_db.items())},
+            "failures": self.failures,
+        }
+
+
+def load_questions(spider: Path, split: str) -> list[_Item]:
+    """The (db, question, gold SQL) triples of a split whose gold SQL contains COUNT(."""
+    if split == "dev":
+        items = json.loads((spider / "dev" / "dev.json").read_text())
+        rows = [_Item(i["db_id"], i["question"], i["query"]) for i in items]
+    else:
+        with open(spider / "train" / "train_queries.csv", newline="") as fh:
+            rows = [_Item(r["database"], r["question"], r["sql"]) for r in csv.DictReader(fh)]
+    return [r for r in rows if _COUNT.search(r.gold)]
+
+
+def _db_path(spider: Path, split: str, db: str) -> Path:
+    return spider / split / "database" / db / f"{db}.sqlite"
+
+
+def run(spider: Path, split: str = "dev", *, k: int = 5, max_values: int = 2000, only_db: str | None = None) -> NlSpiderReport:
+    dialect = "sqlite" if split == "dev" else "mysql"
+    report = NlSpiderReport(split, k)
+    catalogs: dict[str, object] = {}
+    indexes: dict[str, ValueIndex] = {}
+    for item in load_questions(spider, split):
+        if only_db and item.db != only_db:
+            continue
+        path = _db_path(spider, split, item.db)
+        if item.db not in catalogs:
+            engine = open_engine(str(path))
+            catalogs[item.db] = engine.introspect()
+            t0 = time.perf_counter()
+            indexes[item.db] = ValueIndex.from_engine(engine, catalogs[item.db], max_values_per_column=max_values)
+            report.index_seconds += time.perf_counter() - t0
+            engine.close()
+        catalog = catalogs[item.db]
+        try:
+            parse_count_query(item.gold, catalog, dialect=dialect)  # type: ignore[arg-type]
+        except PimentoError:
+            continue
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con.text_factory = lambda b: b.decode("utf-8", "replace")
+        try:
+            gold_rows = con.execute(_to_sqlite(item.gold, dialect)).fetchall()
+            report.total += 1
+            stats = report.per_db[item.db]
+            stats[0] += 1
+            t0 = time.perf_counter()
+            try:
+                candidates = translate(item.question, catalog, values=indexes[item.db], k=k)  # type: ignore[arg-type]
+            except NotACountingQuestion:
+                candidates = []
+                report.refused += 1
+            report.latencies_ms.append(1000 * (time.perf_counter() - t0))
+            if not candidates:
+                report.no_candidate += 1
+            hits = []
+            for c in candidates:
+                try:
+                    hits.append(con.execute(c.query.to_sql("sqlite")).fetchall() == gold_rows)
+                except sqlite3.Error:
+                    hits.append(False)
+            if hits and hits[0]:
+                report.top1 += 1
+                stats[1] += 1
+            if any(hits):
+                report.topk += 1
+                stats[2] += 1
+            if not (hits and hits[0]):
+                report.failures.append(
+                    {
+                        "db": item.db,
+                        "question": item.question,
+                        "gold": item.gold,
+                        "top": candidates[0].sql if candidates else None,
+                        "rank_of_correct": (hits.index(True) + 1) if any(hits) else None,
+                    }
+                )
+        finally:
+            con.close()
+    return report
+
+
+def _to_sqlite(sql: str, dialect: str) -> str:
+    if dialect == "sqlite":
+        return sql
+    import sqlglot
+
+    return sqlglot.transpile(sql, read=dialect, write="sqlite")[0]
+
+
+def markdown(report: NlSpiderReport) -> str:
+    d = report.to_dict()
+    lines = [
+        f"- split: {d['split']}; questions (gold SQL a DP-compatible count): {d['questions']}",
+        f"- top-1: {d['top1']} ({d['top1_pct']}%); top-{d['k']}: {d['topk']} ({d['topk_pct']}%)",
+        f"- no candidate: {d['no_candidate']} (of which refused as not a count: {d['refused_as_not_counting']})",
+        f"- latency per question (ms): mean {d['latency_ms']['mean']}, median {d['latency_ms']['median']}, "
+        f"p95 {d['latency_ms']['p95']}, max {d['latency_ms']['max']}; value indexes built in {d['value_index_seconds_total']} s",
+        "",
+        f"| database | questions | top-1 | top-{d['k']} |",
+        "|---|---:|---:|---:|",
+    ]
+    for db, v in d["per_database"].items():
+        lines.append(f"| {db} | {v['questions']} | {v['top1']} | {v['topk']} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "spider"
+    parser.add_argument("--spider", type=Path, default=default)
+    parser.add_argument("--split", choices=("dev", "train"), default="dev")
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--db", default=None, help="only this database")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--failures", action="store_true", help="print the questions whose top-1 is wrong")
+    args = parser.parse_args()
+    report = run(args.spider, args.split, k=args.k, only_db=args.db)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+        return
+    print(markdown(report))
+    if args.failures:
+        for f in report.failures:
+            print(f"\n[{f['db']}] {f['question']}\n  gold: {f['gold']}\n  top:  {f['top']}\n  correct at rank: {f['rank_of_correct']}")
+
+
+if __name__ == "__main__":
+    main()

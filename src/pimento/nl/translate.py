@@ -1,0 +1,789 @@
+"""Offline question -> ranked CountQuery candidates (no LLM).
+
+Pipeline (each step a small function over plain data):
+
+1. :func:`~pimento.nl.intent.detect_intent`: is it a count, where does the counted phrase start,
+   was "different/distinct" asked;
+2. mentions: quoted strings, numbers, word n-grams linked to stored values
+   (:class:`~pimento.nl.values.ValueIndex`), yes/no columns named by an adjective ("official");
+   each mention gets ranked options ``(column, operator, value)``;
+3. the counted entity: a table (``COUNT(*)``, or ``COUNT(DISTINCT key)`` when a join repeats its
+   rows) or a column (``COUNT(DISTINCT column)``), from the words right after the cue;
+4. join trees over the foreign-key graph connecting the counted table and the tables of the chosen
+   predicates (:func:`~pimento.nl.joins.join_trees`), preferring edges whose column names the
+   question uses ("departing" -> ``source_airport``);
+5. scoring and ranking; structurally different alternatives (other columns for a value, other
+   join paths, other counted entities) are kept, duplicates removed.
+
+The score is a sum of evidence weights (documented in ``docs/offline-parser.md``), not a
+probability; only its order matters.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from sqlglot import exp
+
+from pimento.errors import InternalError
+from pimento.nl.intent import CountIntent, detect_intent
+from pimento.nl.joins import JoinEdge, JoinTree, join_edges, join_trees
+from pimento.nl.text import STOPWORDS, Token, lemma, name_words, number_value, stem, synonyms, tokenize
+from pimento.nl.values import ValueHit, ValueIndex
+from pimento.schema import Catalog
+from pimento.sql.ir import Attribute, Count, CountQuery, JoinCondition, Relation, Selection
+
+__all__ = ["Candidate", "translate"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One ranked formulation: the IR, its SQL, a score (higher is better) and why it was built."""
+
+    query: CountQuery
+    sql: str
+    score: float
+    explanation: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sql": self.sql, "score": round(self.score, 4), "explanation": list(self.explanation)}
+
+
+# --------------------------------------------------------------------------- schema lexicon
+_GENERIC = {"id", "name", "code", "number", "type", "detail", "other", "info", "information", "description", "be", "have"}
+_BOUNDARY = {
+    "be", "have", "do", "that", "who", "which", "whose", "with", "in", "on", "at", "from", "by", "for", "to",
+    "there", "where", "when", "than", "can", "will", "would", "using", "having", "and", "or", "ever", "whom",
+    "into", "between", "under", "over", "after", "before", "since", "during", "about", "whose", "not",
+}  # fmt: skip
+_DISTINCT_WORDS = {"different", "distinct", "unique", "various", "total", "the", "a", "an", "all", "of", "number"}
+_TRUTHY = ("T", "Y", "Yes", "yes", "YES", "True", "true", "TRUE", "y", "t", 1, True)
+_FALSY = ("F", "N", "No", "no", "NO", "False", "false", "FALSE", "n", "f", 0, False)
+
+
+@dataclass(frozen=True)
+class _Element:
+    table: str
+    column: str | None
+    words: tuple[str, ...]
+    compact: str
+    boolean: bool = False
+
+
+@lru_cache(maxsize=64)
+def _lexicon(catalog: Catalog) -> tuple[tuple[_Element, ...], tuple[_Element, ...]]:
+    tables, columns = [], []
+    for t in catalog.tables:
+        if t.name.lower().startswith("_pimento"):
+            continue
+        tables.append(_Element(t.name, None, name_words(t.name), _compact(t.name)))
+        for c in t.columns:
+            words = name_words(c.name)
+            boolean = c.type == "boolean" or (len(words) > 1 and words[0] in ("be", "have"))
+            if boolean and words and words[0] in ("be", "have"):
+                words = words[1:]
+            columns.append(_Element(t.name, c.name, words, _compact(c.name), boolean))
+    return tuple(tables), tuple(columns)
+
+
+def _compact(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def _strength(token: Token, word: str) -> float:
+    """How well one question token names one schema word: 1 lemma, .85 stem, .75 synonym."""
+    if token.kind != "word":
+        return 0.0
+    if token.lemma == word or lemma(word) in token.keys:
+        return 1.0
+    if stem(word) in token.keys and len(stem(word)) >= 3:
+        return 0.85
+    syn = synonyms(token.lower)
+    if syn and (word in syn or stem(word) in syn):
+        return 0.75
+    return 0.0
+
+
+def _match(element: _Element, tokens: list[Token]) -> tuple[float, frozenset[int]]:
+    """Coverage of the element's name words by ``tokens`` (generic words weigh less)."""
+    if not element.words or not tokens:
+        return 0.0, frozenset()
+    total = got = 0.0
+    used: set[int] = set()
+    for word in element.words:
+        weight = 0.35 if word in _GENERIC else 1.0
+        total += weight
+        best, best_i = 0.0, None
+        for t in tokens:
+            s = _strength(t, word)
+            if s > best:
+                best, best_i = s, t.index
+        if best_i is not None and best > 0:
+            got += weight * best
+            used.add(best_i)
+    score = got / total if total else 0.0
+    # compound names: "high schoolers" -> Highschooler, "countrylanguage" holds "language"
+    words_only = [t for t in tokens if t.kind == "word"]
+    for n in (2, 3):
+        for i in range(len(words_only) - n + 1):
+            group = words_only[i : i + n]
+            if any(group[j + 1].index != group[j].index + 1 for j in range(n - 1)):
+                continue
+            joined = "".join(t.lower for t in group[:-1]) + group[-1].lemma
+            if joined == element.compact or joined == lemma(element.compact):
+                return 1.0, frozenset(t.index for t in group)
+    if score < 0.55 and len(element.words) == 1 and not element.boolean:
+        for t in words_only:
+            if len(t.lemma) >= 4 and t.lemma in element.compact and t.lemma != element.compact and not t.is_stop:
+                return 0.55, frozenset({t.index})
+    return score, frozenset(used if score > 0 else ())
+
+
+# --------------------------------------------------------------------------- mentions
+@dataclass(frozen=True)
+class _Pred:
+    table: str
+    column: str
+    op: str
+    values: tuple[Any, ...]
+
+    def render(self, alias: str) -> exp.Expression:
+        col = exp.column(self.column, table=alias, quoted=True)
+        lits = [_literal(v) for v in self.values]
+        if self.op == "BETWEEN":
+            return exp.Between(this=col, low=lits[0], high=lits[1])
+        if self.op == "LIKE":
+            return exp.Like(this=col, expression=lits[0])
+        if self.op == "OR=":
+            return exp.paren(exp.or_(*[exp.EQ(this=col.copy(), expression=lit) for lit in lits]), copy=False)
+        ops = {"=": exp.EQ, "<>": exp.NEQ, ">": exp.GT, "<": exp.LT, ">=": exp.GTE, "<=": exp.LTE}
+        if len(lits) > 1:
+            return exp.paren(exp.or_(*[ops[self.op](this=col.copy(), expression=lit) for lit in lits]), copy=False)
+        return ops[self.op](this=col, expression=lits[0])
+
+    def describe(self) -> str:
+        vals = " or ".join(repr(v) for v in self.values)
+        return f"{self.table}.{self.column} {self.op} {vals}"
+
+
+def _literal(value: Any) -> exp.Expression:
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, float)):
+        return exp.Literal.number(value)
+    return exp.Literal.string(str(value))
+
+
+@dataclass(frozen=True)
+class _Option:
+    preds: tuple[_Pred, ...]
+    score: float
+    why: str
+
+
+@dataclass
+class _Mention:
+    tokens: frozenset[int]
+    options: list[_Option]
+    optional: bool
+    text: str
+
+
+_GT = ("more than", "greater than", "larger than", "bigger than", "higher than", "over", "above", "after",
+       "exceeding", "exceeds", "older than", "heavier than", "taller than", "longer than", "later than", "beyond",
+       "newer than", "more", "greater", "higher", "larger", "bigger", "older", "heavier", "taller", "longer")  # fmt: skip
+_LT = ("less than", "fewer than", "smaller than", "lower than", "below", "under", "before", "younger than",
+       "lighter than", "shorter than", "earlier than", "cheaper than", "prior to", "less", "fewer", "younger",
+       "smaller", "lower", "lighter", "shorter", "earlier", "cheaper")  # fmt: skip
+_GE = ("at least", "no less than", "not less than", "or more", "or above", "or greater", "or older", "or later")
+_LE = ("at most", "no more than", "not more than", "or less", "or fewer", "or below", "or younger", "or earlier", "up to")
+_NEG = ("not", "n't", "other than", "except", "excluding", "besides", "never", "without", "neither", "nor")
+
+
+def _phrase_before(tokens: list[Token], i: int, width: int = 3) -> str:
+    words = [t.lower for t in tokens[max(0, i - width) : i] if t.kind in ("word", "punct")]
+    return " ".join(w for w in words if w not in (",",))
+
+
+def _phrase_after(tokens: list[Token], i: int, width: int = 2) -> str:
+    return " ".join(t.lower for t in tokens[i + 1 : i + 1 + width] if t.kind == "word")
+
+
+def _operator(tokens: list[Token], i: int) -> str:
+    after = _phrase_after(tokens, i)
+    for phrase in _GE:
+        if after.startswith(phrase):
+            return ">="
+    for phrase in _LE:
+        if after.startswith(phrase):
+            return "<="
+    before = _phrase_before(tokens, i, 4)
+    best, best_pos = "=", -1
+    for ops, op in ((_GE, ">="), (_LE, "<="), (_GT, ">"), (_LT, "<")):
+        for phrase in ops:
+            pos = (" " + before + " ").rfind(" " + phrase + " ")
+            if pos > best_pos:
+                best, best_pos = op, pos
+    if best_pos >= 0:
+        return best
+    # a generic comparative "...er than N"
+    if i >= 2 and tokens[i - 1].lower == "than" and tokens[i - 2].lower.endswith("er"):
+        return ">"
+    return "="
+
+
+def _negated(tokens: list[Token], i: int) -> bool:
+    before = " " + _phrase_before(tokens, i, 3) + " "
+    return any(f" {n} " in before for n in _NEG) or "n't" in before
+
+
+@dataclass
+class _Context:
+    question: str
+    catalog: Catalog
+    values: ValueIndex
+    tokens: list[Token]
+    intent: CountIntent
+    tables: tuple[_Element, ...]
+    columns: tuple[_Element, ...]
+    np: list[Token] = field(default_factory=list)
+
+    def column_hint(self, table: str, column: str, around: int, width: int = 4, exclude: frozenset[int] = frozenset()) -> float:
+        """How well tokens near position ``around`` name ``table.column`` (0..1)."""
+        element = next((c for c in self.columns if c.table == table and c.column == column), None)
+        if element is None:
+            return 0.0
+        window = [
+            t for t in self.tokens[max(0, around - width) : around + width + 1]
+            if t.kind == "word" and t.index not in exclude and not t.is_stop
+        ]
+        score, _ = _match(element, window)
+        return score
+
+    def table_hint(self, table: str, exclude: frozenset[int] = frozenset()) -> float:
+        element = next(t for t in self.tables if t.table == table)
+        words = [t for t in self.tokens if t.kind == "word" and t.index not in exclude and not t.is_stop]
+        return _match(element, words)[0]
+
+
+def _value_mentions(ctx: _Context) -> list[_Mention]:
+    tokens = ctx.tokens
+    taken: set[int] = set()
+    mentions: list[_Mention] = []
+    cue_end = ctx.intent.start
+    head = ctx.np[-1].index if ctx.np else -1
+
+    # quoted strings first
+    for t in tokens:
+        if t.kind != "quoted":
+            continue
+        hits = ctx.values.lookup(t.text)
+        like = _phrase_before(tokens, t.index, 4)
+        wants_like = any(w in like.split() for w in ("contain", "contains", "containing", "include", "includes", "including", "like"))
+        neg = _negated(tokens, t.index)
+        options = []
+        if wants_like:
+            options += _fallback_text_options(ctx, t, like=True)
+        for h in hits[:4]:
+            base = 1.0 if h.how == "exact" else 0.85
+            options.append(_hit_option(ctx, h, t.index, base, neg, frozenset({t.index})))
+        if not hits and not wants_like:
+            options += _fallback_text_options(ctx, t, like=False)
+        if options:
+            mentions.append(_Mention(frozenset({t.index}), _top(options), optional=False, text=t.text))
+        taken.add(t.index)
+
+    # numbers
+    for t in tokens:
+        if t.kind != "number" or t.index in taken:
+            continue
+        num = number_value(t.text)
+        if num is None:
+            continue
+        options = _number_options(ctx, t, num)
+        if options:
+            mentions.append(_Mention(frozenset({t.index}), _top(options), optional=t.start < cue_end, text=t.text))
+        taken.add(t.index)
+
+    # word n-grams against stored values, longest first
+    words = [t for t in tokens if t.kind == "word"]
+    for n in range(6, 0, -1):
+        for i in range(len(words) - n + 1):
+            group = words[i : i + n]
+            if any(g.index in taken for g in group):
+                continue
+            if any(group[j + 1].index != group[j].index + 1 for j in range(n - 1)):
+                continue
+            if group[0].start < cue_end or all(g.is_stop for g in group) or group[0].is_stop or group[-1].is_stop:
+                continue
+            if n == 1 and (group[0].index == head or len(group[0].text) < 2 and not group[0].text.isupper()):
+                continue
+            text = " ".join(g.text for g in group)
+            hits = ctx.values.lookup(text)
+            if not hits:
+                continue
+            idx = frozenset(g.index for g in group)
+            capital = any(g.capitalized and g.index > 0 for g in group) or group[0].text.isupper()
+            if n > 1:
+                base = 0.95
+            elif capital:
+                base = 0.85
+            else:
+                base = 0.6
+            # a lower-case word that names the schema is more likely a schema word than a value
+            if n == 1 and not capital and _names_schema(ctx, group[0]):
+                base -= 0.25
+            neg = _negated(tokens, group[0].index)
+            options = [
+                _hit_option(ctx, h, group[0].index, base * (1.0 if h.how == "exact" else 0.85), neg, idx, last=group[-1].index)
+                for h in hits[:6]
+            ]
+            mentions.append(_Mention(idx, _top(options), optional=base < 0.8, text=text))
+            taken.update(idx)
+
+    # yes/no columns named by an adjective ("official languages" -> IsOfficial = 'T')
+    for element in ctx.columns:
+        if not element.boolean or not element.words:
+            continue
+        near = [t for t in tokens if t.kind == "word" and t.index not in taken and not t.is_stop]
+        score, used = _match(element, near)
+        if score < 0.85:
+            continue
+        stored = ctx.values.values_of(element.table, element.column)
+        first = min(used)
+        neg = _negated(tokens, first)
+        pool = _FALSY if neg else _TRUTHY
+        value = next((v for v in pool if v in stored), None)
+        if value is None:
+            value = (False if neg else True) if not stored else None
+        if value is None:
+            continue
+        pred = _Pred(element.table, element.column, "=", (value,))
+        mentions.append(
+            _Mention(frozenset(used), [_Option((pred,), 0.7 * score, f"'{tokens[first].text}' -> {pred.describe()}")], True, tokens[first].text)
+        )
+    return _merge_or(ctx, mentions)
+
+
+def _names_schema(ctx: _Context, token: Token) -> bool:
+    for element in ctx.tables + ctx.columns:
+        if any(_strength(token, w) >= 0.85 for w in element.words if w not in _GENERIC):
+            return True
+    return False
+
+
+def _hit_option(
+    ctx: _Context, hit: ValueHit, at: int, base: float, neg: bool, used: frozenset[int], last: int | None = None
+) -> _Option:
+    hint = max(ctx.column_hint(hit.table, hit.column, at, exclude=used), ctx.column_hint(hit.table, hit.column, last or at, exclude=used))
+    table_hint = ctx.table_hint(hit.table, exclude=used)
+    score = base + 0.35 * hint + 0.1 * table_hint
+    pred = _Pred(hit.table, hit.column, "<>" if neg else "=", (hit.value,))
+    return _Option((pred,), score, f"value {hit.value!r} -> {hit.table}.{hit.column} ({hit.how} match)")
+
+
+def _fallback_text_options(ctx: _Context, t: Token, *, like: bool) -> list[_Option]:
+    """A literal not found among stored values: a text column named near it, or a name/title column."""
+    out = []
+    for element in ctx.columns:
+        column = ctx.catalog.table(element.table).column(element.column or "")
+        if column.type not in ("text", "other"):
+            continue
+        hint = ctx.column_hint(element.table, element.column or "", t.index, width=4, exclude=frozenset({t.index}))
+        if hint <= 0 and not ({"name", "title"} & set(element.words)):
+            continue
+        table_hint = ctx.table_hint(element.table, exclude=frozenset({t.index}))
+        score = 0.3 + 0.4 * hint + 0.1 * table_hint + (0.1 if "name" in element.words or "title" in element.words else 0)
+        if like:
+            pred = _Pred(element.table, element.column or "", "LIKE", (f"%{t.text}%",))
+        else:
+            pred = _Pred(element.table, element.column or "", "<>" if _negated(ctx.tokens, t.index) else "=", (t.text,))
+        out.append(_Option((pred,), score, f"literal {t.text!r} -> {pred.describe()} (not among stored values)"))
+    return out
+
+
+def _number_options(ctx: _Context, t: Token, num: float) -> list[_Option]:
+    tokens = ctx.tokens
+    op = _operator(tokens, t.index)
+    between = None
+    if t.index + 2 < len(tokens) and tokens[t.index + 1].lower == "and" and tokens[t.index + 2].kind == "number":
+        if t.index >= 1 and tokens[t.index - 1].lower == "between":
+            between = number_value(tokens[t.index + 2].text)
+    if _negated(tokens, t.index) and op == "=":
+        op = "<>"
+    year_like = isinstance(num, int) and 1800 <= num <= 2100
+    out = []
+    ranges = {(r.table, r.column): r for r in ctx.values.numeric}
+    for element in ctx.columns:
+        column = ctx.catalog.table(element.table).column(element.column or "")
+        key = (element.table, element.column or "")
+        numeric = column.type in ("integer", "real")
+        stored = ctx.values.values_of(*key) if not numeric else ()
+        text_numbers = numeric or (stored and sum(number_value(str(v)) is not None for v in stored[:50]) >= 0.8 * min(len(stored), 50))
+        if not text_numbers:
+            continue
+        hint = ctx.column_hint(element.table, element.column or "", t.index, width=4, exclude=frozenset({t.index}))
+        score = 0.25 + 0.6 * hint
+        r = ranges.get(key)
+        if r is not None:
+            if r.low <= num <= r.high:
+                score += 0.15
+            elif op == "=":
+                score -= 0.3
+        if year_like and ({"year", "date"} & set(element.words)):
+            score += 0.35
+        if column.type == "integer" and element.column and (element.column,) == ctx.catalog.table(element.table).primary_key:
+            score -= 0.3
+        if any(w in _GENERIC and w in ("id", "code") for w in element.words) and hint < 0.5:
+            score -= 0.2
+        if score < 0.3:
+            continue
+        value: Any = num
+        if not numeric:
+            value = t.text
+        if between is not None:
+            pred = _Pred(element.table, element.column or "", "BETWEEN", (num, between))
+        else:
+            pred = _Pred(element.table, element.column or "", op, (value,))
+        out.append(_Option((pred,), score, f"number {t.text} -> {pred.describe()}"))
+    # a number stored as a text value (codes): exact match
+    for h in ctx.values.lookup(t.text)[:3]:
+        if not any(o.preds[0].table == h.table and o.preds[0].column == h.column for o in out):
+            out.append(_hit_option(ctx, h, t.index, 0.5, op == "<>", frozenset({t.index})))
+    return out
+
+
+def _top(options: list[_Option], n: int = 4) -> list[_Option]:
+    best: dict[tuple, _Option] = {}
+    for o in options:
+        key = tuple((p.table, p.column, p.op, p.values) for p in o.preds)
+        if key not in best or best[key].score < o.score:
+            best[key] = o
+    return sorted(best.values(), key=lambda o: -o.score)[:n]
+
+
+def _merge_or(ctx: _Context, mentions: list[_Mention]) -> list[_Mention]:
+    """Mentions joined by "or" on the same column become one disjunctive predicate."""
+    mentions = sorted(mentions, key=lambda m: min(m.tokens))
+    out: list[_Mention] = []
+    for m in mentions:
+        if out:
+            prev = out[-1]
+            between = [t for t in ctx.tokens if max(prev.tokens) < t.index < min(m.tokens)]
+            words = [t.lower for t in between if t.kind in ("word", "punct")]
+            if words and words[-1] == "or" or words in (["or"], [",", "or"]) or (len(words) <= 4 and "or" in words):
+                merged = []
+                for a in prev.options:
+                    for b in m.options:
+                        pa, pb = a.preds[-1], b.preds[0]
+                        if (pa.table, pa.column) == (pb.table, pb.column) and pa.op == pb.op and pa.op in ("=", "<>"):
+                            pred = _Pred(pa.table, pa.column, pa.op, pa.values + pb.values)
+                            merged.append(_Option((*a.preds[:-1], pred), (a.score + b.score) / 2 + 0.1, f"{a.why}; or {b.why}"))
+                        elif (pa.table, pa.column) == (pb.table, pb.column):
+                            merged.append(_Option(a.preds + b.preds, (a.score + b.score) / 2 + 0.1, f"{a.why}; or {b.why}"))
+                if merged:
+                    out[-1] = _Mention(prev.tokens | m.tokens, _top(merged), prev.optional and m.optional, f"{prev.text} or {m.text}")
+                    out[-1].options = [_Option(o.preds, o.score, o.why) for o in out[-1].options]
+                    _mark_disjunction(out[-1])
+                    continue
+        out.append(m)
+    return out
+
+
+def _mark_disjunction(m: _Mention) -> None:
+    """Options that hold two predicates of one column from an "or" are rendered as one OR."""
+    fixed = []
+    for o in m.options:
+        if len(o.preds) == 2 and (o.preds[0].table, o.preds[0].column) == (o.preds[1].table, o.preds[1].column):
+            fixed.append(_Option((_OrPred(o.preds[0], o.preds[1]),), o.score, o.why))  # type: ignore[arg-type]
+        else:
+            fixed.append(o)
+    m.options = fixed
+
+
+@dataclass(frozen=True)
+class _OrPred:
+    left: _Pred
+    right: _Pred
+
+    @property
+    def table(self) -> str:
+        return self.left.table
+
+    @property
+    def column(self) -> str:
+        return self.left.column
+
+    def render(self, alias: str) -> exp.Expression:
+        return exp.paren(exp.or_(self.left.render(alias), self.right.render(alias)), copy=False)
+
+    def describe(self) -> str:
+        return f"({self.left.describe()} or {self.right.describe()})"
+
+
+# --------------------------------------------------------------------------- counted entity
+@dataclass(frozen=True)
+class _Target:
+    table: str
+    column: str | None
+    score: float
+    why: str
+
+
+def _noun_phrase(ctx: _Context) -> list[Token]:
+    out: list[Token] = []
+    for t in ctx.tokens:
+        if t.start < ctx.intent.start:
+            continue
+        if t.kind != "word":
+            if out:
+                break
+            continue
+        low = t.lower
+        if not out and (low in _DISTINCT_WORDS or low in STOPWORDS and low not in _BOUNDARY):
+            continue
+        if low == "of" and out and out[-1].lemma in ("type", "kind", "sort", "form", "name", "number", "category"):
+            continue
+        if t.lemma in _BOUNDARY or low in _BOUNDARY or (low in STOPWORDS and low not in _DISTINCT_WORDS):
+            break
+        if out and (low.endswith("ed") or low.endswith("ing")) and len(low) > 5:
+            break
+        if out and t.capitalized and not out[-1].capitalized:
+            break  # a proper name after the counted noun ("friends Kyle has")
+        out.append(t)
+        if len(out) >= 4:
+            break
+    return out
+
+
+def _targets(ctx: _Context, mentions: list[_Mention]) -> list[_Target]:
+    strong_value_tokens = {i for m in mentions if not m.optional for i in m.tokens}
+    np = [t for t in ctx.np if t.index not in strong_value_tokens or t is ctx.np[-1]]
+    out: list[_Target] = []
+    distinct = ctx.intent.distinct
+    for element in ctx.tables:
+        score, used = _match(element, np)
+        if score <= 0:
+            continue
+        if np and np[-1].index in used:
+            score += 0.1
+        out.append(_Target(element.table, None, score - (0.15 if distinct else 0.0), f"counting rows of {element.table} (from {' '.join(t.text for t in np)!r})"))
+    for element in ctx.columns:
+        if element.boolean:
+            continue
+        score, used = _match(element, np)
+        if score <= 0:
+            continue
+        if np and np[-1].index in used:
+            score += 0.1
+        factor = 1.0 if distinct else 0.7
+        table = ctx.catalog.table(element.table)
+        if (element.column,) == table.primary_key:
+            factor *= 0.8
+        out.append(
+            _Target(element.table, element.column, score * factor, f"counting distinct {element.table}.{element.column} (from {' '.join(t.text for t in np)!r})")
+        )
+    if not out or max(t.score for t in out) < 0.3:
+        content = [t for t in ctx.tokens if t.kind == "word" and not t.is_stop and t.index not in strong_value_tokens]
+        for element in ctx.tables:
+            score, _ = _match(element, content)
+            if score > 0:
+                out.append(_Target(element.table, None, 0.5 * score, f"counting rows of {element.table} (named in the question)"))
+    if not out:
+        # last resort: the table of the strongest value mention
+        for m in mentions:
+            for o in m.options[:1]:
+                out.append(_Target(o.preds[0].table, None, 0.1, f"counting rows of {o.preds[0].table} (table of {m.text!r})"))
+    out.sort(key=lambda t: -t.score)
+    return _dedupe_targets(out)[:4]
+
+
+def _dedupe_targets(targets: list[_Target]) -> list[_Target]:
+    seen, out = set(), []
+    for t in targets:
+        if (t.table, t.column) in seen:
+            continue
+        seen.add((t.table, t.column))
+        out.append(t)
+    return out
+
+
+# --------------------------------------------------------------------------- assembly
+def _edge_bonus(ctx: _Context) -> dict[JoinEdge, float]:
+    bonus: dict[JoinEdge, float] = {}
+    words = [t for t in ctx.tokens if t.kind == "word"]
+    for edge in join_edges(ctx.catalog):
+        parent_words = set(name_words(edge.parent))
+        col_words = [w for c in edge.columns for w in name_words(c) if w not in parent_words and w not in _GENERIC]
+        if not col_words:
+            continue
+        best = 0.0
+        for w in col_words:
+            for t in words:
+                s = _strength(t, w)
+                if t.is_stop:
+                    s *= 0.5
+                best = max(best, s)
+        if best > 0:
+            bonus[edge] = 0.6 * best
+    return bonus
+
+
+def _mentioned_tables(ctx: _Context, mentions: list[_Mention], target: _Target) -> list[tuple[str, float]]:
+    """Tables named outright by words outside the counted phrase and outside value mentions."""
+    used = {i for m in mentions for i in m.tokens} | {t.index for t in ctx.np}
+    words = [t for t in ctx.tokens if t.kind == "word" and t.index not in used and not t.is_stop and t.start >= ctx.intent.start]
+    out = []
+    for element in ctx.tables:
+        if element.table == target.table:
+            continue
+        score, _ = _match(element, words)
+        if score >= 0.99:
+            out.append((element.table, score))
+    return out
+
+
+def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = None, k: int = 5) -> list[Candidate]:
+    """Ranked CountQuery candidates for a counting question, best first (at most ``k``).
+
+    Args:
+        question: the analyst's question in English.
+        catalog: the database's catalog (tables, keys, foreign keys).
+        values: stored values to link literals with; build it from the SYNTHETIC database
+            (:meth:`ValueIndex.from_engine`). ``None`` links only quoted strings and numbers.
+        k: how many candidates to return.
+
+    Raises:
+        NotACountingQuestion: the question asks for a list, an average, a per-group count, ...
+
+    Returns an empty list when nothing in the question could be linked to the schema.
+    """
+    if k < 1:
+        raise InternalError("k must be at least 1")
+    intent = detect_intent(question)
+    tables, columns = _lexicon(catalog)
+    ctx = _Context(question, catalog, values or ValueIndex.empty(), tokenize(question), intent, tables, columns)
+    ctx.np = _noun_phrase(ctx)
+    mentions = _value_mentions(ctx)
+    targets = _targets(ctx, mentions)
+    bonus = _edge_bonus(ctx)
+
+    # value choices: product of the top options per mention (optional ones may be skipped)
+    per_mention: list[list[_Option | None]] = []
+    for m in mentions:
+        choices: list[_Option | None] = list(m.options[:3])
+        if m.optional or not choices:
+            choices.append(None)
+        per_mention.append(choices)
+    combos = list(itertools.islice(itertools.product(*per_mention), 64)) if per_mention else [()]
+
+    found: dict[CountQuery, tuple[float, tuple[str, ...]]] = {}
+    for target in targets:
+        extras = _mentioned_tables(ctx, mentions, target)
+        for combo in combos:
+            preds = [p for o in combo if o is not None for p in o.preds]
+            # two predicates on one column from two mentions that are not an "or": keep both (AND)
+            score = 2.0 * target.score
+            why = [target.why]
+            for m, o in zip(mentions, combo):
+                if o is None:
+                    score += 0.45 if m.optional else -0.5
+                    why.append(f"ignored {m.text!r}")
+                else:
+                    score += o.score
+                    why.append(o.why)
+            for with_extras in (False, True) if extras else (False,):
+                required = [target.table] + [p.table for p in preds]
+                extra_score = 0.0
+                if with_extras:
+                    required += [t for t, _ in extras]
+                    extra_score = 0.25 * len(extras)
+                for cand in _assemble(ctx, target, preds, required, bonus):
+                    query, cost, notes = cand
+                    total = score + extra_score - 0.35 * cost
+                    if with_extras:
+                        notes = notes + [f"joined named table(s) {', '.join(t for t, _ in extras)}"]
+                    previous = found.get(query)
+                    if previous is None or previous[0] < total:
+                        found[query] = (total, tuple(why + notes))
+    # rendering SQL is the slow part: rank on the IR, render only what is returned
+    ranked = sorted(found.items(), key=lambda item: (-item[1][0], len(item[0].relations), str(item[0].count), repr(item[0])))
+    return [Candidate(query, query.to_sql("duckdb"), score, why) for query, (score, why) in ranked[:k]]
+
+
+def _assemble(
+    ctx: _Context, target: _Target, preds: list[Any], required: list[str], bonus: dict[JoinEdge, float]
+) -> list[tuple[CountQuery, float, list[str]]]:
+    """CountQueries for one choice of target and predicates: one per join tree and count form."""
+    out: list[tuple[CountQuery, float, list[str]]] = []
+    others = [t for t in dict.fromkeys(required) if t != target.table]
+    trees = join_trees(ctx.catalog, target.table, others, edge_bonus=bonus, limit=3)
+    for rank, tree in enumerate(trees):
+        for query, extra, notes in _count_forms(ctx, target, preds, tree):
+            out.append((query, tree.cost + 0.05 * rank + extra, notes + [f"join {e}" for e in tree.edges]))
+    # the counted table reached through a foreign key of another required table: drop it
+    # (COUNT(DISTINCT child.fk) equals COUNT(DISTINCT target.pk) under referential integrity)
+    pk = ctx.catalog.table(target.table).primary_key
+    if target.column is None and len(pk) == 1 and others and not any(p.table == target.table for p in preds):
+        rest = list(dict.fromkeys(others))
+        for tree in join_trees(ctx.catalog, rest[0], rest[1:], edge_bonus=bonus, limit=3):
+            for edge in join_edges(ctx.catalog):
+                if edge.inferred or edge.parent != target.table or edge.child not in tree.tables or edge.ref_columns != pk:
+                    continue
+                attr = Attribute(edge.child, edge.columns[0])
+                query = _build(ctx, tree, preds, Count(attr, distinct=True))
+                if query is not None:
+                    note = f"counted {target.table} through {edge.child}.{edge.columns[0]} (foreign key to its key)"
+                    out.append((query, tree.cost - 0.1, [note] + [f"join {e}" for e in tree.edges]))
+    return out
+
+
+def _count_forms(ctx: _Context, target: _Target, preds: list[Any], tree: JoinTree) -> list[tuple[CountQuery, float, list[str]]]:
+    forms: list[tuple[Count, float, str]] = []
+    if target.column is not None:
+        forms.append((Count(Attribute(target.table, target.column), distinct=True), 0.0, f"COUNT(DISTINCT {target.table}.{target.column})"))
+    else:
+        pk = ctx.catalog.table(target.table).primary_key
+        multiplies = tree.multiplies(target.table)
+        if multiplies and len(pk) == 1:
+            forms.append((Count(Attribute(target.table, pk[0]), distinct=True), 0.0, "COUNT(DISTINCT key): the join repeats rows of the counted table"))
+            forms.append((Count(), 0.3, "COUNT(*) over the join (counts joined rows)"))
+        elif ctx.intent.distinct and len(pk) == 1 and len(tree.tables) > 1:
+            forms.append((Count(Attribute(target.table, pk[0]), distinct=True), 0.0, "COUNT(DISTINCT key) ('different')"))
+            forms.append((Count(), 0.1, "COUNT(*)"))
+        else:
+            forms.append((Count(), 0.0, "COUNT(*)"))
+    out = []
+    for count, extra, note in forms:
+        query = _build(ctx, tree, preds, count)
+        if query is not None:
+            out.append((query, extra, [note]))
+    return out
+
+
+def _build(ctx: _Context, tree: JoinTree, preds: list[Any], count: Count) -> CountQuery | None:
+    tables = set(tree.tables) | {p.table for p in preds}
+    if count.column is not None:
+        tables.add(count.column.alias)
+    relations = tuple(Relation(t, t) for t in sorted(tables))
+    joins = []
+    for e in tree.edges:
+        for c, r in zip(e.columns, e.ref_columns):
+            joins.append(JoinCondition(Attribute(e.child, c), Attribute(e.parent, r)))
+    by_table: dict[str, list[exp.Expression]] = {}
+    for p in preds:
+        by_table.setdefault(p.table, []).append(p.render(p.table))
+    selections = []
+    for table, exprs in by_table.items():
+        unique = list(dict.fromkeys(e.sql() for e in exprs))
+        selections.append(Selection(table, " AND ".join(unique)))
+    try:
+        query = CountQuery(relations=relations, joins=tuple(joins), selections=tuple(selections), count=count)
+    except InternalError:
+        return None
+    if len(relations) > 1 and not query.is_connected:
+        return None
+    return query
