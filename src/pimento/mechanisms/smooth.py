@@ -41,6 +41,7 @@ __all__ = [
     "SmoothQuartic",
     "mechanism_for",
     "exact_sensitivity",
+    "float_down",
 ]
 
 #: Coverage of the interval every release reports.
@@ -54,6 +55,9 @@ _Q95_LAPLACE = Fraction(2995733, 1000000)
 _Q95_QUARTIC = Fraction(1793362, 1000000)
 
 _BETA_BITS = 64
+#: beta is reported at most (1 - 2^-40) times its exact value, leaving room for a sensitivity
+#: implementation that rounds RS up by a relative factor up to 1 + beta * 2^-41 (PROOF.md, section 4).
+_BETA_MARGIN = 1 - Fraction(1, 1 << 40)
 
 
 @dataclass(frozen=True)
@@ -156,8 +160,9 @@ class _SmoothBase:
     _q95 = Fraction(0)
 
     def __init__(self, budget: Budget, *, grid: Fraction = Fraction(1)) -> None:
-        if grid <= 0:
-            raise InternalError(f"grid must be > 0, got {grid}")
+        if grid <= 0 or grid.numerator != 1:
+            # 1/grid must be an integer so that every integer count lies on the grid (PROOF.md, section 2).
+            raise PrivacyParameterError(f"grid must be 1/k for a positive integer k, got {format_number(Fraction(grid))}")
         self._budget = budget
         self.grid = Fraction(grid)
 
@@ -175,6 +180,10 @@ class _SmoothBase:
 
     def beta(self) -> Fraction:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def beta_float(self) -> float:
+        """:meth:`beta` as the largest float not above it (for float-based sensitivity code)."""
+        return float_down(self.beta())
 
     def scale(self, rs: Any) -> Fraction:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -231,7 +240,7 @@ class SmoothLaplace(_SmoothBase):
                 "delta must be in (0, 1) for the Laplace mechanism", hint="omit delta for pure epsilon-DP"
             )
         super().__init__(budget, grid=grid)
-        self._beta = _round_down(budget.epsilon / (2 * ln_upper(2 / budget.delta)))
+        self._beta = _round_down(_BETA_MARGIN * budget.epsilon / (2 * ln_upper(2 / budget.delta)))
 
     @classmethod
     def of(cls, epsilon: NumberLike, delta: NumberLike, *, grid: NumberLike = 1) -> SmoothLaplace:
@@ -264,7 +273,7 @@ class SmoothQuartic(_SmoothBase):
         return cls(Budget.spend(epsilon), grid=parse_number(grid, name="grid"))
 
     def beta(self) -> Fraction:
-        return self.epsilon / 10
+        return _round_down(_BETA_MARGIN * self.epsilon / 10)
 
     def scale(self, rs: Any) -> Fraction:
         return 10 * exact_sensitivity(rs) / self.epsilon
@@ -286,6 +295,14 @@ def mechanism_for(epsilon: NumberLike, delta: NumberLike | None = None, *, grid:
 # --------------------------------------------------------------------------------------
 # Exact rounding helpers
 # --------------------------------------------------------------------------------------
+
+
+def float_down(x: Fraction) -> float:
+    """The largest float that is <= x (x >= 0)."""
+    f = float(x)
+    if Fraction(f) > x:
+        f = math.nextafter(f, 0.0)
+    return f
 
 
 def _round_down(x: Fraction, bits: int = _BETA_BITS) -> Fraction:

@@ -28,7 +28,7 @@ def test_cost_and_beta_are_known_before_running():
     assert float(mech.beta()) == pytest.approx(exact, rel=1e-8)
     pure = mechanism_for("0.5")
     assert isinstance(pure, SmoothQuartic)
-    assert pure.beta() == Fraction(1, 20)
+    assert Fraction(1, 20) * (1 - Fraction(1, 2**39)) <= pure.beta() <= Fraction(1, 20) * (1 - Fraction(1, 2**40))
     assert pure.privacy_cost().delta == 0
 
 
@@ -98,6 +98,24 @@ def test_float_sensitivity_is_taken_exactly_never_rounded_down():
     assert r.sensitivity == Fraction(0.1) and r.sensitivity > Fraction(1, 10)
 
 
+@pytest.mark.parametrize("grid", ["2", "2/3", "0", "-1"])
+def test_grid_must_keep_integers_on_the_grid(grid):
+    with pytest.raises(PrivacyParameterError, match="grid"):
+        mechanism_for("1", grid=grid)
+
+
+def test_fine_grid_releases_fractions():
+    r = mechanism_for("1", "1e-6", grid="1/8").release(3, rs=1)
+    assert (r.value * 8).denominator == 1
+
+
 def test_zero_sensitivity_releases_the_exact_value():
     r = mechanism_for("1").release(42, rs=0)
     assert r.value == 42 and r.interval == (42, 42)
+
+
+@pytest.mark.parametrize("delta", ["1e-6", "1e-9", "0.3"])
+def test_float_beta_is_rounded_down(delta):
+    mech = mechanism_for("0.9", delta)
+    assert Fraction(mech.beta_float()) <= mech.beta()
+    assert mech.beta_float() == pytest.approx(float(mech.beta()), rel=1e-15)
