@@ -23,6 +23,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cmd_demo",
     "cmd_catalog",
     "cmd_parse",
+    "cmd_budget",
+    "cmd_audit",
 )
 
 

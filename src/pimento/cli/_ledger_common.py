@@ -1,0 +1,29 @@
+"""Opening the budget ledger of a database from the CLI (shared by budget, audit and sql)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pimento.config import Settings, find_settings_file, load_settings
+from pimento.mechanisms import Ledger, ledger_path
+
+__all__ = ["ledger_for", "settings_for"]
+
+
+def settings_for(db: str, config: str | None) -> Settings:
+    """pimento.toml given with --config, else the one beside the database, else defaults."""
+    if config:
+        return load_settings(config)
+    found = find_settings_file(db) if "://" not in db else None
+    return load_settings(found)
+
+
+def ledger_for(db: str, config: str | None, *, create: bool = True) -> tuple[Ledger, Path, bool]:
+    """(ledger, its path, whether the file existed). With ``create=False`` a missing ledger is
+    opened in memory, so that looking at a budget never creates files."""
+    settings = settings_for(db, config)
+    path = ledger_path(db, settings)
+    existed = path.exists()
+    if existed or create:
+        return Ledger(path, settings.ledger), path, existed
+    return Ledger(":memory:", settings.ledger), path, False

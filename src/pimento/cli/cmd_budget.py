@@ -1,0 +1,46 @@
+"""``pimento budget``: privacy-budget caps, spent and left, per database and per analyst."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from pimento.cli._common import console, emit_json, handle_errors
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("budget")
+    @handle_errors
+    def budget_cmd(
+        db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN."),
+        config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Show the privacy-budget ledger of a database: caps, spent and left per analyst."""
+        from pimento.cli._ledger_common import ledger_for
+
+        ledger, path, existed = ledger_for(db, config, create=False)
+        try:
+            summary = ledger.summary(db)
+        finally:
+            ledger.close()
+        summary["ledger"] = str(path)
+        summary["ledger_exists"] = existed
+        if json_out:
+            emit_json(summary)
+            return
+        console.print(f"[bold]{summary['database']}[/]  ledger: {path}{'' if existed else ' (no spend yet)'}", highlight=False)
+        table = Table(show_lines=False)
+        for heading in ("who", "cap (eps, delta)", "spent (eps, delta)", "left (eps, delta)"):
+            table.add_column(heading)
+
+        def pair(b: dict | None) -> str:
+            return "-" if b is None else f"{b['epsilon']}, {b['delta']}"
+
+        table.add_row("[bold]database total[/]", pair(summary["cap"]), pair(summary["spent"]), pair(summary["left"]))
+        for row in summary["analysts"]:
+            table.add_row(row["analyst"], pair(row["cap"]), pair(row["spent"]), pair(row["left"]))
+        console.print(table)
+        console.print(f"answer cache: {'on' if summary['answer_cache'] else 'off'}", highlight=False)
