@@ -13,6 +13,7 @@ data with SQL. :func:`validate_constraints` checks all constraints of the catalo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,10 +168,10 @@ def _locate(db: str, config: str | Path | Settings | None) -> tuple[str, Setting
     elif config is not None:
         settings, source = load_settings(config), str(config)
     else:
-        found = None if "://" in db else find_settings_file(db)
+        found = None if _is_dsn(db) else find_settings_file(db)
         settings = load_settings(found)
         source = str(found) if found else CONFIG_FILE_NAME
-    if "://" not in db and (Path(db).is_dir() or Path(db).name == CONFIG_FILE_NAME):
+    if not _is_dsn(db) and (Path(db).is_dir() or Path(db).name == CONFIG_FILE_NAME):
         # A folder or a pimento.toml: the data is named by [database].
         section = settings.database
         if section.url:
@@ -179,6 +180,11 @@ def _locate(db: str, config: str | Path | Settings | None) -> tuple[str, Setting
             return settings.resolve(section.path), settings, source
         raise ConfigError(f"{source}: [database] names neither path nor url, so {db} does not say where the data is")
     return db, settings, source
+
+
+def _is_dsn(db: str) -> bool:
+    """A URL (``postgresql://...``) or a libpq ``key=value`` string rather than a file path."""
+    return "://" in db or re.match(r"^\s*[A-Za-z_]+\s*=", db) is not None
 
 
 def _q(name: str) -> str:

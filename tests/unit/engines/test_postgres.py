@@ -103,3 +103,35 @@ class TestPostgresConformance(EngineConformance):
 )
 def test_to_pyformat(sql: str, expected: str, count: int) -> None:
     assert to_pyformat(sql) == (expected, count)
+
+
+@pytest.mark.postgres
+def test_load_database_over_a_dsn_validates_declared_constraints(tmp_path) -> None:
+    from pimento.config import settings_from_dict
+    from pimento.engines.database import load_database, validate_constraints
+    from pimento.errors import ConstraintViolation
+
+    admin = admin_dsn()
+    name = f"pimento_db_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin, autocommit=True) as con:
+        con.execute(f'CREATE DATABASE "{name}"')
+    try:
+        dsn = _with_dbname(admin, name)
+        with psycopg.connect(dsn, autocommit=True) as con:
+            con.execute('CREATE TABLE "Ward" (name TEXT PRIMARY KEY, floor INTEGER)')
+            con.execute('CREATE TABLE "Visit" (vid INTEGER PRIMARY KEY, ward TEXT, floor INTEGER)')
+            con.execute("""INSERT INTO "Ward" VALUES ('A', 1), ('B', 2)""")
+            con.execute("""INSERT INTO "Visit" VALUES (1, 'A', 1), (2, 'C', 3), (3, 'A', 4)""")
+        fd = {"functional_dependencies": [{"lhs": "visit.ward", "rhs": "visit.floor"}]}
+        fk = {"foreign_keys": [{"from": "visit.ward", "to": "ward.name"}]}
+        with pytest.raises(ConstraintViolation, match="e.g. 'A'"):
+            load_database(dsn, engine="postgres", config=settings_from_dict({"constraints": fd}))
+        settings = settings_from_dict({"constraints": {**fk, "validate_on_load": False}, "privacy": {"public": ["ward"]}})
+        with load_database(dsn, engine="postgres", config=settings) as db:
+            assert db.catalog.private_tables == ("Visit",)
+            assert db.engine.read_only
+            (violation,) = validate_constraints(db)
+            assert (violation.kind, violation.count, violation.examples, violation.declared) == ("foreign_key", 1, ("C",), True)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as con:
+            con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
