@@ -67,9 +67,10 @@ def database(tmp_path_factory):
 
 def _backend(json_mode: str):
     backend = OpenAIBackend(URL, timeout_s=float(os.environ.get("PIMENTO_GEMMA_TIMEOUT", "180")), max_retries=1,
-                            json_mode=json_mode)
+                            json_mode="none" if json_mode == "probe" else json_mode)
     record = os.environ.get("PIMENTO_GEMMA_RECORD")
-    return RecordingBackend(backend, record) if record else backend
+    # One directory per JSON mode: the mode is not part of the request, so keys would collide.
+    return RecordingBackend(backend, Path(record) / json_mode) if record else backend
 
 
 @pytest.mark.parametrize("json_mode", CASE["json_modes"])
@@ -102,18 +103,21 @@ def test_zero_shot_end_to_end_with_a_weak_model(database, json_mode):
     report["valid"] = sum(q["valid"] for q in report["questions"])
     report["invalid"] = sum(q["invalid"] for q in report["questions"])
     _emit(report)
+    record = os.environ.get("PIMENTO_GEMMA_RECORD")
+    if record:
+        (Path(record) / json_mode / "summary.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     assert total.calls >= len(CASE["questions"])
 
 
 def test_the_server_answers_n_samples_even_if_it_ignores_n(database):
-    backend = _backend("none")
+    backend = _backend("probe")
     response = backend.complete(ChatRequest((Message("user", "Say one word."),), n=2, max_tokens=8, seed=7))
     assert len(response.completions) == 2 and response.calls in (1, 2)
 
 
 def test_garbage_structured_output_is_handled(database):
     """An instruction the model cannot follow: results are kept or reported, never a crash."""
-    backend = _backend("none")
+    backend = _backend("probe")
     messages = (Message("user", "Write a haiku about hospitals. Do not use JSON."),)
     usage = Usage()
     samples = complete_structured(backend, messages, SqlAnswer, n=2, temperature=1.0, max_tokens=48, usage=usage, seed=3)

@@ -116,3 +116,22 @@ def test_third_party_backend_registers_like_the_built_ins():
             open_backend(url="echo:x", backend="nope", environ={})
     finally:
         _REGISTRY.pop("echo", None)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"n": 0}, {"temperature": 2.5}, {"max_tokens": 0}, {"messages": ()}],
+)
+def test_chat_request_refuses_nonsense(kwargs):
+    from pimento.errors import InternalError
+
+    args = {"messages": (Message("user", "x"),), **kwargs}
+    with pytest.raises(InternalError):
+        ChatRequest(**args)
+
+
+def test_message_refuses_unknown_roles():
+    from pimento.errors import InternalError
+
+    with pytest.raises(InternalError, match="unknown chat role"):
+        Message("tool", "x")
