@@ -250,6 +250,7 @@ class _Context:
     tables: tuple[_Element, ...]
     columns: tuple[_Element, ...]
     np: list[Token] = field(default_factory=list)
+    tree_cache: dict[tuple[str, tuple[str, ...]], list[JoinTree]] = field(default_factory=dict)
 
     def column_hint(self, table: str, column: str, around: int, width: int = 4, exclude: frozenset[int] = frozenset()) -> float:
         """How well tokens near position ``around`` name ``table.column`` (0..1)."""
@@ -690,7 +691,7 @@ def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = No
             why = [target.why]
             for m, o in zip(mentions, combo):
                 if o is None:
-                    score += 0.45 if m.optional else -0.5
+                    score += 0.35 if m.optional else -0.5
                     why.append(f"ignored {m.text!r}")
                 else:
                     score += o.score
@@ -701,17 +702,45 @@ def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = No
                 if with_extras:
                     required += [t for t, _ in extras]
                     extra_score = 0.25 * len(extras)
+                n_required = len(set(required))
                 for cand in _assemble(ctx, target, preds, required, bonus):
                     query, cost, notes = cand
-                    total = score + extra_score - 0.35 * cost
+                    # edges that only connect required tables are not charged in full:
+                    # the evidence for those tables already paid for them
+                    total = score + extra_score - 0.35 * cost + 0.25 * (n_required - 1)
                     if with_extras:
                         notes = notes + [f"joined named table(s) {', '.join(t for t, _ in extras)}"]
                     previous = found.get(query)
                     if previous is None or previous[0] < total:
                         found[query] = (total, tuple(why + notes))
-    # rendering SQL is the slow part: rank on the IR, render only what is returned
     ranked = sorted(found.items(), key=lambda item: (-item[1][0], len(item[0].relations), str(item[0].count), repr(item[0])))
-    return [Candidate(query, query.to_sql("duckdb"), score, why) for query, (score, why) in ranked[:k]]
+    chosen = _diverse(ranked, k)
+    # rendering SQL is the slow part: rank on the IR, render only what is returned
+    return [Candidate(query, query.to_sql("duckdb"), score, why) for query, (score, why) in chosen]
+
+
+def _diverse(ranked: list, k: int, *, penalty: float = 0.3) -> list:
+    """Top ``k`` after lowering repeats of one structure (same tables, joins and count form).
+
+    Candidates that differ only in which column a value was linked to come after structurally
+    different alternatives of similar score, so the top k show the search several join paths.
+    """
+    pool = list(ranked[: max(4 * k, 20)])
+    seen: dict[tuple, int] = {}
+    chosen = []
+    while pool and len(chosen) < k:
+        def adjusted(item: tuple) -> float:
+            return item[1][0] - penalty * seen.get(_shape(item[0]), 0)
+
+        best = max(pool, key=adjusted)
+        pool.remove(best)
+        seen[_shape(best[0])] = seen.get(_shape(best[0]), 0) + 1
+        chosen.append(best)
+    return chosen
+
+
+def _shape(query: CountQuery) -> tuple:
+    return (tuple(r.table for r in query.relations), query.joins, query.count)
 
 
 def _assemble(
@@ -720,7 +749,7 @@ def _assemble(
     """CountQueries for one choice of target and predicates: one per join tree and count form."""
     out: list[tuple[CountQuery, float, list[str]]] = []
     others = [t for t in dict.fromkeys(required) if t != target.table]
-    trees = join_trees(ctx.catalog, target.table, others, edge_bonus=bonus, limit=3)
+    trees = _trees(ctx, target.table, others, bonus)
     for rank, tree in enumerate(trees):
         for query, extra, notes in _count_forms(ctx, target, preds, tree):
             out.append((query, tree.cost + 0.05 * rank + extra, notes + [f"join {e}" for e in tree.edges]))
@@ -729,7 +758,7 @@ def _assemble(
     pk = ctx.catalog.table(target.table).primary_key
     if target.column is None and len(pk) == 1 and others and not any(p.table == target.table for p in preds):
         rest = list(dict.fromkeys(others))
-        for tree in join_trees(ctx.catalog, rest[0], rest[1:], edge_bonus=bonus, limit=3):
+        for tree in _trees(ctx, rest[0], rest[1:], bonus):
             for edge in join_edges(ctx.catalog):
                 if edge.inferred or edge.parent != target.table or edge.child not in tree.tables or edge.ref_columns != pk:
                     continue
@@ -739,6 +768,13 @@ def _assemble(
                     note = f"counted {target.table} through {edge.child}.{edge.columns[0]} (foreign key to its key)"
                     out.append((query, tree.cost - 0.1, [note] + [f"join {e}" for e in tree.edges]))
     return out
+
+
+def _trees(ctx: _Context, root: str, others: list[str], bonus: dict[JoinEdge, float]) -> list[JoinTree]:
+    key = (root, tuple(sorted(set(others))))
+    if key not in ctx.tree_cache:
+        ctx.tree_cache[key] = join_trees(ctx.catalog, root, key[1], edge_bonus=bonus, limit=3)
+    return ctx.tree_cache[key]
 
 
 def _count_forms(ctx: _Context, target: _Target, preds: list[Any], tree: JoinTree) -> list[tuple[CountQuery, float, list[str]]]:
@@ -764,6 +800,11 @@ def _count_forms(ctx: _Context, target: _Target, preds: list[Any], tree: JoinTre
     return out
 
 
+@lru_cache(maxsize=8192)
+def _pred_sql(pred: Any) -> str:
+    return pred.render(pred.table).sql()
+
+
 def _build(ctx: _Context, tree: JoinTree, preds: list[Any], count: Count) -> CountQuery | None:
     tables = set(tree.tables) | {p.table for p in preds}
     if count.column is not None:
@@ -773,13 +814,12 @@ def _build(ctx: _Context, tree: JoinTree, preds: list[Any], count: Count) -> Cou
     for e in tree.edges:
         for c, r in zip(e.columns, e.ref_columns):
             joins.append(JoinCondition(Attribute(e.child, c), Attribute(e.parent, r)))
-    by_table: dict[str, list[exp.Expression]] = {}
+    by_table: dict[str, list[str]] = {}
     for p in preds:
-        by_table.setdefault(p.table, []).append(p.render(p.table))
+        by_table.setdefault(p.table, []).append(_pred_sql(p))
     selections = []
-    for table, exprs in by_table.items():
-        unique = list(dict.fromkeys(e.sql() for e in exprs))
-        selections.append(Selection(table, " AND ".join(unique)))
+    for table, texts in by_table.items():
+        selections.append(Selection(table, " AND ".join(dict.fromkeys(texts))))
     try:
         query = CountQuery(relations=relations, joins=tuple(joins), selections=tuple(selections), count=count)
     except InternalError:
