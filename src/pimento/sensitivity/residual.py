@@ -1,0 +1,471 @@
+"""T_E for the residual queries of a CountQuery, computed by the engine in one shared SQL statement.
+
+Model (Dong & Yi 2021, natural-join form). Every equivalence class of join attributes of the
+query is one *variable*; relation ``r`` binds the variables of the classes its columns belong to
+(two columns of ``r`` in one class must be equal: an intra-relation selection). The residual
+query ``q_E`` on a set ``E`` of relations is the natural join of the relations of ``E`` (each
+filtered by its own selection, see below) on their shared variables. Its *boundary* ``B_E`` is
+the set of variables bound by a relation of ``E`` and by a relation outside ``E``. Then
+
+    T_{} = 1,
+    T_E  = prod over the connected components C of E of T_C,
+    T_C  = max over values b of B_C of |{join results of q_C whose boundary variables equal b}|,
+
+where a boundary value containing NULL is skipped (a NULL never joins, so no tuple of the
+removed relations can meet it). A component without a boundary contributes its full count.
+
+Selections are pushed to their relations; ``COUNT(col)`` and ``COUNT(DISTINCT col)`` add
+``col IS NOT NULL`` to the relation of ``col`` (see PROOF.md for why that keeps the bound).
+
+How the engine computes it, without materialising joins where the hypergraph is acyclic:
+
+1. ``base_r``: each relation filtered by its selection and grouped by all of its variables,
+   with ``COUNT(*)`` as ``c`` (one scan of each table, shared by every T_E).
+2. For a connected component ``C`` whose hypergraph is acyclic, a join tree of ``C`` (the
+   restriction of the whole query's join tree when that is a subtree, else GYO on ``C``) is
+   evaluated bottom-up: the message of node ``v`` is ``SUM`` of products of counts of ``base_v``
+   and its children's messages, grouped by the variables ``v`` shares with its parent plus the
+   boundary variables of ``C`` found in ``v``'s subtree. Messages are keyed by (relations of the
+   subtree, grouping variables) and emitted once: components share them (the suffixes of a
+   chain are all the same messages).
+3. A cyclic component (a triangle) falls back to joining its ``base_r`` tables (already
+   aggregated) and grouping by the boundary: correct, not linear.
+4. Every T_C is a ``MAX`` over its root message; all of them are columns of ONE statement.
+
+Counts are cast to HUGEINT (DuckDB) or NUMERIC (PostgreSQL) before multiplying, so they are
+exact to 2^127 on DuckDB and unbounded on PostgreSQL; an overflow is an engine error, never a
+wrap. Products over components are Python integers. Results that come back as floats (SQLite
+turns an overflowing integer product into REAL) are refused.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from itertools import combinations
+
+import sqlglot
+from sqlglot import exp
+
+from pimento.errors import EngineError, InternalError, UnsupportedQuery
+from pimento.schema import Catalog
+from pimento.sql.ir import CountQuery
+
+__all__ = [
+    "ResidualCounts",
+    "compute_te",
+    "needed_subsets",
+    "te_key",
+]
+
+Subset = frozenset[str]
+
+
+def te_key(subset: Iterable[str]) -> str:
+    """The key of T_E in results and JSON: sorted aliases joined by commas, ``{}`` for the empty set."""
+    names = sorted(subset)
+    return ",".join(names) if names else "{}"
+
+
+# --------------------------------------------------------------------------- hypergraph
+@dataclass(frozen=True)
+class _Hypergraph:
+    """Relations (aliases) and the variables (join classes) each binds."""
+
+    aliases: tuple[str, ...]
+    #: alias -> {variable index: columns of that relation in the class (first is representative)}
+    columns: Mapping[str, Mapping[int, tuple[str, ...]]]
+
+    @classmethod
+    def of(cls, query: CountQuery) -> _Hypergraph:
+        columns: dict[str, dict[int, list[str]]] = {a: {} for a in query.aliases}
+        for index, klass in enumerate(query.equivalence_classes):
+            for attr in sorted(klass):
+                columns[attr.alias].setdefault(index, []).append(attr.column)
+        frozen = {a: {v: tuple(cols) for v, cols in sorted(m.items())} for a, m in columns.items()}
+        return cls(query.aliases, frozen)
+
+    def vars(self, alias: str) -> frozenset[int]:
+        return frozenset(self.columns[alias])
+
+    def vars_of(self, aliases: Iterable[str]) -> frozenset[int]:
+        out: set[int] = set()
+        for a in aliases:
+            out |= self.columns[a].keys()
+        return frozenset(out)
+
+    def boundary(self, subset: Iterable[str]) -> frozenset[int]:
+        inside = set(subset)
+        outside = [a for a in self.aliases if a not in inside]
+        return self.vars_of(inside) & self.vars_of(outside)
+
+    def components(self, subset: Iterable[str]) -> tuple[Subset, ...]:
+        """Connected components of ``subset``: relations are adjacent when they share a variable."""
+        keep = [a for a in self.aliases if a in set(subset)]
+        seen: set[str] = set()
+        out = []
+        for start in keep:
+            if start in seen:
+                continue
+            comp, stack = set(), [start]
+            while stack:
+                a = stack.pop()
+                if a in comp:
+                    continue
+                comp.add(a)
+                stack.extend(b for b in keep if b not in comp and self.columns[a].keys() & self.columns[b].keys())
+            seen |= comp
+            out.append(frozenset(comp))
+        return tuple(out)
+
+
+def _gyo_tree(graph: _Hypergraph, members: Iterable[str], prefer_root: str | None = None) -> dict[str, str | None] | None:
+    """A join tree (child -> parent, root -> None) of the relations ``members`` by GYO ear removal.
+
+    Returns None when their hypergraph is cyclic. ``prefer_root`` is kept to the end when possible.
+    """
+    order = [a for a in graph.aliases if a in set(members)]
+    if prefer_root in order:
+        order.remove(prefer_root)
+        order.append(prefer_root)
+    edges = {a: set(graph.vars(a)) for a in order}
+    remaining = list(order)
+    parent: dict[str, str | None] = {}
+    changed = True
+    while changed and len(remaining) > 1:
+        changed = False
+        counts: dict[int, int] = {}
+        for a in remaining:
+            for v in edges[a]:
+                counts[v] = counts.get(v, 0) + 1
+        for a in remaining:
+            edges[a] = {v for v in edges[a] if counts[v] > 1}
+        for a in remaining:
+            host = next((b for b in reversed(remaining) if b != a and edges[a] <= edges[b]), None)
+            if host is not None:
+                parent[a] = host
+                remaining.remove(a)
+                changed = True
+                break
+    if len(remaining) != 1:
+        return None
+    parent[remaining[0]] = None
+    return parent
+
+
+def _restricted_tree(full: Mapping[str, str | None], members: Subset) -> dict[str, str | None] | None:
+    """The full join tree restricted to ``members`` if they form a connected subtree of it."""
+    tops = []
+    parent: dict[str, str | None] = {}
+    for a in members:
+        p = full[a]
+        if p is not None and p in members:
+            parent[a] = p
+        else:
+            parent[a] = None
+            tops.append(a)
+    return parent if len(tops) == 1 else None
+
+
+# --------------------------------------------------------------------------- subsets
+def needed_subsets(query: CountQuery, private: Iterable[str], *, attribution: bool = True) -> tuple[Subset, ...]:
+    """The sets E whose T_E the envelope (and, with ``attribution``, the Shapley value function) reads.
+
+    Envelope: E = [n] minus S for every non-empty S within the private set. Attribution reads
+    T_E for every E that misses at least one private relation.
+    """
+    aliases = query.aliases
+    priv = [a for a in aliases if a in set(private)]
+    out: set[Subset] = set()
+    if attribution:
+        for size in range(len(aliases) + 1):
+            for combo in combinations(aliases, size):
+                if any(p not in combo for p in priv):
+                    out.add(frozenset(combo))
+    else:
+        for size in range(1, len(priv) + 1):
+            for removed in combinations(priv, size):
+                out.add(frozenset(aliases) - frozenset(removed))
+    return tuple(sorted(out, key=lambda s: (len(s), sorted(s))))
+
+
+# --------------------------------------------------------------------------- SQL plan
+@dataclass(frozen=True)
+class ResidualCounts:
+    """T_E values (Python ints) and what it cost to get them."""
+
+    values: Mapping[Subset, int]
+    statements: int
+    seconds: float
+    sql: tuple[str, ...] = ()
+    cyclic_components: tuple[Subset, ...] = ()
+
+    def __getitem__(self, subset: Iterable[str]) -> int:
+        return self.values[frozenset(subset)]
+
+    def by_key(self) -> dict[str, int]:
+        return {te_key(s): v for s, v in sorted(self.values.items(), key=lambda kv: (len(kv[0]), sorted(kv[0])))}
+
+
+@dataclass
+class _Plan:
+    graph: _Hypergraph
+    query: CountQuery
+    catalog: Catalog | None
+    dialect: str
+    ctes: dict[str, str] = field(default_factory=dict)  # name -> body, in creation order
+    uses: dict[str, int] = field(default_factory=dict)
+    keys: dict[tuple[Subset, frozenset[int]], str] = field(default_factory=dict)
+    cyclic: list[Subset] = field(default_factory=list)
+
+    # ---- naming
+    def q(self, name: str) -> str:
+        return exp.to_identifier(name, quoted=True).sql(dialect=self.dialect)
+
+    def count_type(self) -> str | None:
+        if self.dialect == "duckdb":
+            return "HUGEINT"
+        if self.dialect in ("postgres", "redshift"):
+            return "NUMERIC"
+        return None
+
+    def _use(self, name: str) -> str:
+        self.uses[name] = self.uses.get(name, 0) + 1
+        return name
+
+    # ---- base tables
+    def base(self, alias: str) -> str:
+        key = (frozenset([alias]), frozenset(["__base__"]))  # type: ignore[list-item]
+        if key in self.keys:
+            return self._use(self.keys[key])
+        name = f"base_{len(self.keys)}"
+        rel = self.query.relation(alias)
+        table = rel.table
+        if self.catalog is not None and self.catalog.has_table(table):
+            table = self.catalog.table(table).name
+        conds: list[str] = []
+        selects: list[str] = []
+        groups: list[str] = []
+        for v, cols in self.graph.columns[alias].items():
+            rep = f"{self.q(alias)}.{self.q(cols[0])}"
+            conds.append(f"{rep} IS NOT NULL")
+            for other in cols[1:]:
+                conds.append(f"{rep} = {self.q(alias)}.{self.q(other)}")
+            selects.append(f"{rep} AS {self.q(f'v{v}')}")
+            groups.append(rep)
+        predicate = self.query.selection_of(alias)
+        if predicate is not None:
+            conds.append("(" + self._render_predicate(predicate) + ")")
+        count = self.query.count
+        if count.column is not None and count.column.alias == alias:
+            conds.append(f"{self.q(alias)}.{self.q(count.column.column)} IS NOT NULL")
+        cnt = "COUNT(*)"
+        if self.count_type():
+            cnt = f"CAST(COUNT(*) AS {self.count_type()})"
+        sql = f"SELECT {', '.join([*selects, cnt + ' AS c'])} FROM {self.q(table)} AS {self.q(alias)}"
+        if conds:
+            sql += " WHERE " + " AND ".join(conds)
+        if groups:
+            sql += " GROUP BY " + ", ".join(groups)
+        self.keys[key] = name
+        self.ctes[name] = sql
+        return self._use(name)
+
+    def _render_predicate(self, predicate: str) -> str:
+        expression = sqlglot.parse_one(predicate)
+        for col in expression.find_all(exp.Column):
+            col.set("this", exp.to_identifier(col.name, quoted=True))
+            if col.table:
+                col.set("table", exp.to_identifier(col.table, quoted=True))
+        return expression.sql(dialect=self.dialect)
+
+    # ---- messages
+    def message(self, members: Subset, tree: Mapping[str, str | None], node: str, group: frozenset[int], boundary: frozenset[int]) -> str:
+        """CTE with columns v<var> for ``group`` and ``c``: counts of the join of ``node``'s subtree."""
+        subtree = self._subtree(tree, node)
+        key = (subtree, group)
+        if key in self.keys:
+            return self._use(self.keys[key])
+        children = [a for a, p in tree.items() if p == node]
+        node_vars = self.graph.vars(node)
+        base = self.base(node)
+        if not children and group == node_vars:
+            self.uses[base] -= 1
+            return self._use(base)  # the base table already is this message
+        parts = [f"{self.q(base)} AS {self.q('b')}"]
+        factors = [f"{self.q('b')}.{self.q('c')}"]
+        carried: dict[int, str] = {v: "b" for v in node_vars}
+        for k, child in enumerate(sorted(children)):
+            child_subtree = self._subtree(tree, child)
+            child_group = (self.graph.vars(child) & node_vars) | (boundary & self.graph.vars_of(child_subtree))
+            m = self.message(members, tree, child, frozenset(child_group), boundary)
+            alias = f"m{k}"
+            on = [f"{self.q('b')}.{self.q(f'v{v}')} = {self.q(alias)}.{self.q(f'v{v}')}" for v in sorted(child_group & node_vars)]
+            if on:
+                parts.append(f"JOIN {self.q(m)} AS {self.q(alias)} ON " + " AND ".join(on))
+            else:
+                parts.append(f"CROSS JOIN {self.q(m)} AS {self.q(alias)}")
+            factors.append(f"{self.q(alias)}.{self.q('c')}")
+            for v in child_group - node_vars:
+                carried[v] = alias
+        cols = [f"{self.q(carried[v])}.{self.q(f'v{v}')}" for v in sorted(group)]
+        select = [f"{c} AS {self.q(f'v{v}')}" for c, v in zip(cols, sorted(group), strict=True)]
+        sql = f"SELECT {', '.join([*select, 'SUM(' + ' * '.join(factors) + ') AS c'])} FROM " + " ".join(parts)
+        if cols:
+            sql += " GROUP BY " + ", ".join(cols)
+        name = f"msg_{len(self.keys)}"
+        self.keys[key] = name
+        self.ctes[name] = sql
+        return self._use(name)
+
+    def cyclic_component(self, members: Subset, boundary: frozenset[int]) -> str:
+        key = (members, boundary)
+        if key in self.keys:
+            return self._use(self.keys[key])
+        self.cyclic.append(members)
+        order = [a for a in self.graph.aliases if a in members]
+        parts, factors, seen = [], [], {}
+        for k, alias in enumerate(order):
+            t = f"t{k}"
+            base = self.base(alias)
+            on = []
+            for v in sorted(self.graph.vars(alias)):
+                if v in seen:
+                    on.append(f"{self.q(seen[v])}.{self.q(f'v{v}')} = {self.q(t)}.{self.q(f'v{v}')}")
+                else:
+                    seen[v] = t
+            if k == 0:
+                parts.append(f"{self.q(base)} AS {self.q(t)}")
+            elif on:
+                parts.append(f"JOIN {self.q(base)} AS {self.q(t)} ON " + " AND ".join(on))
+            else:
+                parts.append(f"CROSS JOIN {self.q(base)} AS {self.q(t)}")
+            factors.append(f"{self.q(t)}.{self.q('c')}")
+        cols = [f"{self.q(seen[v])}.{self.q(f'v{v}')}" for v in sorted(boundary)]
+        select = [f"{c} AS {self.q(f'v{v}')}" for c, v in zip(cols, sorted(boundary), strict=True)]
+        sql = f"SELECT {', '.join([*select, 'SUM(' + ' * '.join(factors) + ') AS c'])} FROM " + " ".join(parts)
+        if cols:
+            sql += " GROUP BY " + ", ".join(cols)
+        name = f"cyc_{len(self.keys)}"
+        self.keys[key] = name
+        self.ctes[name] = sql
+        return self._use(name)
+
+    @staticmethod
+    def _subtree(tree: Mapping[str, str | None], node: str) -> Subset:
+        out = {node}
+        frontier = [node]
+        while frontier:
+            n = frontier.pop()
+            for a, p in tree.items():
+                if p == n and a not in out:
+                    out.add(a)
+                    frontier.append(a)
+        return frozenset(out)
+
+    def statement(self, finals: list[tuple[Subset, str]]) -> str:
+        materialize = self.dialect in ("duckdb", "postgres", "sqlite")
+        ctes = []
+        for name, body in self.ctes.items():
+            if self.uses.get(name, 0) <= 0:
+                continue
+            mat = " MATERIALIZED" if materialize and self.uses[name] > 1 else ""
+            ctes.append(f"{self.q(name)} AS{mat} ({body})")
+        columns = [
+            f"(SELECT COALESCE(MAX({self.q('c')}), 0) FROM {self.q(name)}) AS {self.q(f't{k}')}" for k, (_, name) in enumerate(finals)
+        ]
+        return "WITH " + ",\n".join(ctes) + "\nSELECT " + ", ".join(columns)
+
+
+def compute_te(
+    engine,
+    query: CountQuery,
+    catalog: Catalog | None,
+    subsets: Iterable[Iterable[str]],
+    *,
+    timeout_s: float | None = None,
+) -> ResidualCounts:
+    """T_E for each E in ``subsets`` (sets of aliases), computed by ``engine`` in one statement.
+
+    >>> # see tests/unit/sensitivity for runnable examples against DuckDB
+    """
+    started = time.perf_counter()
+    graph = _Hypergraph.of(query)
+    wanted = [frozenset(s) for s in subsets]
+    for s in wanted:
+        unknown = s - set(query.aliases)
+        if unknown:
+            raise InternalError(f"T_E asked for unknown aliases {sorted(unknown)}")
+    dialect = getattr(engine, "dialect", "duckdb")
+    plan = _Plan(graph, query, catalog, dialect)
+    full_tree = _gyo_tree(graph, query.aliases, prefer_root=query.aliases[0])
+
+    components: dict[Subset, str] = {}
+    finals: list[tuple[Subset, str]] = []
+    for s in wanted:
+        for comp in graph.components(s):
+            if comp in components:
+                continue
+            boundary = graph.boundary(comp)
+            tree = _restricted_tree(full_tree, comp) if full_tree is not None else None
+            if tree is None:
+                top_pref = next(a for a in query.aliases if a in comp)
+                tree = _gyo_tree(graph, comp, prefer_root=top_pref)
+            if tree is None:
+                name = plan.cyclic_component(comp, boundary)
+            else:
+                root = next(a for a, p in tree.items() if p is None)
+                name = plan.message(comp, tree, root, boundary, boundary)
+            components[comp] = name
+            finals.append((comp, name))
+
+    values: dict[Subset, int] = {}
+    sql_texts: tuple[str, ...] = ()
+    statements = 0
+    if finals:
+        sql = plan.statement(finals)
+        sql_texts = (sql,)
+        try:
+            result = engine.execute(sql, timeout_s=timeout_s) if timeout_s is not None else engine.execute(sql)
+        except EngineError as exc:
+            if "overflow" in str(exc).lower() or "out of range" in str(exc).lower():
+                raise UnsupportedQuery(
+                    "count_overflow",
+                    f"a residual join count exceeds what the engine can hold exactly: {exc.message}",
+                    hint="the bound would be astronomically large; restrict the query with selections",
+                ) from exc
+            raise
+        statements = 1
+        row = result.rows[0]
+        comp_values = {comp: _exact_int(row[k]) for k, (comp, _) in enumerate(finals)}
+    else:
+        comp_values = {}
+    for s in wanted:
+        value = 1
+        for comp in graph.components(s):
+            value *= comp_values[comp]
+        values[s] = value
+    return ResidualCounts(
+        values=values,
+        statements=statements,
+        seconds=time.perf_counter() - started,
+        sql=sql_texts,
+        cyclic_components=tuple(plan.cyclic),
+    )
+
+
+def _exact_int(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise InternalError(f"count came back as a boolean: {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)
+    raise EngineError(
+        f"the engine returned a join count as {type(value).__name__} ({value!r}), not an exact integer",
+        hint="the count overflowed the engine's integer type; use DuckDB or PostgreSQL",
+    )
