@@ -191,7 +191,7 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("doctor", "physician"),
     ("physician", "doctor", "cardiologist", "oncologist", "neurologist", "pediatrician", "psychiatrist"),
     ("age", "old", "older", "young", "younger", "aged"),
-    ("weight", "heavy", "heavier", "light", "lighter"),
+    ("weight", "weigh", "heavy", "heavier", "light", "lighter"),
     ("height", "tall", "taller", "short", "shorter"),
     ("price", "cost", "cheap", "cheaper", "expensive", "pricy"),
     ("length", "long", "longer"),

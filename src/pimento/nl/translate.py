@@ -305,9 +305,12 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
         if num is None:
             continue
         options = _number_options(ctx, t, num)
+        used = {t.index}
+        if options and options[0].preds[0].op == "BETWEEN":
+            used.add(t.index + 2)  # the upper bound belongs to this mention
         if options:
-            mentions.append(_Mention(frozenset({t.index}), _top(options), optional=t.start < cue_end, text=t.text))
-        taken.add(t.index)
+            mentions.append(_Mention(frozenset(used), _top(options), optional=t.start < cue_end, text=t.text))
+        taken.update(used)
 
     # word n-grams against stored values, longest first
     words = [t for t in tokens if t.kind == "word"]
@@ -436,10 +439,8 @@ def _number_options(ctx: _Context, t: Token, num: float) -> list[_Option]:
                 score -= 0.3
         if year_like and ({"year", "date"} & set(element.words)):
             score += 0.35
-        if column.type == "integer" and element.column and (element.column,) == ctx.catalog.table(element.table).primary_key:
-            score -= 0.3
-        if any(w in _GENERIC and w in ("id", "code") for w in element.words) and hint < 0.5:
-            score -= 0.2
+        if _is_key_column(ctx.catalog, element.table, element.column or "") and not _asks_for_identifier(tokens, t.index):
+            score -= 0.45  # keys and foreign keys are identifiers, rarely compared with a number
         if score < 0.3:
             continue
         value: Any = num
@@ -455,6 +456,25 @@ def _number_options(ctx: _Context, t: Token, num: float) -> list[_Option]:
         if not any(o.preds[0].table == h.table and o.preds[0].column == h.column for o in out):
             out.append(_hit_option(ctx, h, t.index, 0.5, op == "<>", frozenset({t.index})))
     return out
+
+
+@lru_cache(maxsize=64)
+def _key_columns(catalog: Catalog) -> frozenset[tuple[str, str]]:
+    out = set()
+    for t in catalog.tables:
+        out.update((t.name.lower(), c.lower()) for c in t.primary_key if len(t.primary_key) == 1)
+    for fk in catalog.foreign_keys:
+        out.update((fk.table.lower(), c.lower()) for c in fk.columns)
+    return frozenset(out)
+
+
+def _is_key_column(catalog: Catalog, table: str, column: str) -> bool:
+    return (table.lower(), column.lower()) in _key_columns(catalog)
+
+
+def _asks_for_identifier(tokens: list[Token], i: int) -> bool:
+    near = tokens[max(0, i - 2) : i]
+    return any(t.lower in ("id", "identifier", "number", "code", "no", "#") for t in near)
 
 
 def _top(options: list[_Option], n: int = 4) -> list[_Option]:
