@@ -25,6 +25,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cmd_parse",
     "cmd_budget",
     "cmd_audit",
+    "cmd_sql",
+    "cmd_sensitivity",
 )
 
 
