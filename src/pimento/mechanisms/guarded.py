@@ -29,7 +29,7 @@ from pimento.mechanisms.ledger import Ledger, database_key, request_key
 from pimento.mechanisms.samplers import RandomSource
 from pimento.mechanisms.smooth import Mechanism, Release
 
-__all__ = ["GuardedAnswer", "STAGES", "guarded_release", "pause"]
+__all__ = ["GuardedAnswer", "STAGES", "cached_release", "guarded_release", "pause"]
 
 STAGES = ("before_charge", "after_charge", "after_noise", "after_store")
 
@@ -65,6 +65,20 @@ class GuardedAnswer:
         }
 
 
+def _key(mechanism: Mechanism, *, analyst: str, database: str, sql: str, mode: str) -> str:
+    cost = mechanism.privacy_cost()
+    return request_key(database=database, analyst=analyst, sql=sql, mode=mode, epsilon=cost.epsilon, delta=cost.delta if cost.delta else None)
+
+
+def cached_release(ledger: Ledger, mechanism: Mechanism, *, analyst: str, database: str, sql: str, mode: str = "dp") -> GuardedAnswer | None:
+    """The stored answer of an identical earlier request (free), or None."""
+    key = _key(mechanism, analyst=analyst, database=database, sql=sql, mode=mode)
+    cached = ledger.cached_answer(key)
+    if cached is None:
+        return None
+    return GuardedAnswer(Release.from_dict(cached), True, cached.get("charge_id"), key, ledger.remaining(database, analyst))
+
+
 def guarded_release(
     ledger: Ledger,
     mechanism: Mechanism,
@@ -80,12 +94,10 @@ def guarded_release(
 ) -> GuardedAnswer:
     """Release ``true_value`` through ``mechanism``, charging ``ledger`` first (see module docs)."""
     cost = mechanism.privacy_cost()
-    key = request_key(
-        database=database, analyst=analyst, sql=sql, mode=mode, epsilon=cost.epsilon, delta=cost.delta if cost.delta else None
-    )
-    cached = ledger.cached_answer(key)
-    if cached is not None:
-        return GuardedAnswer(Release.from_dict(cached), True, cached.get("charge_id"), key, ledger.remaining(database, analyst))
+    key = _key(mechanism, analyst=analyst, database=database, sql=sql, mode=mode)
+    hit = cached_release(ledger, mechanism, analyst=analyst, database=database, sql=sql, mode=mode)
+    if hit is not None:
+        return hit
     pause("before_charge")
     charge = ledger.charge(analyst, database, cost, key)
     pause("after_charge")
