@@ -133,7 +133,9 @@ def round_up_float(value: Fraction | Decimal | int) -> float:
 
 
 def exp_neg_upper(beta: float, k: int) -> Decimal:
-    """An upper bound of e^{-beta k} (60 digits, at most 2 ulps above the true value)."""
+    """An upper bound of e^{-beta k} (60 digits, at most 2 ulps above the true value; exactly 1 at k = 0)."""
+    if k == 0:
+        return Decimal(1)
     with localcontext() as ctx:
         ctx.prec = _PREC + 20
         exponent = -(Decimal(beta) * k)  # exact: beta is a binary float, k an int
