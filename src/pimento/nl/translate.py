@@ -60,6 +60,15 @@ _BOUNDARY = {
     "into", "between", "under", "over", "after", "before", "since", "during", "about", "whose", "not",
 }  # fmt: skip
 _DISTINCT_WORDS = {"different", "distinct", "unique", "various", "total", "the", "a", "an", "all", "of", "number"}
+#: Words whose stored value is usually a code: "female" -> 'F'.
+_VALUE_SYNONYMS = {
+    "female": ("F", "f", "Female", "W"),
+    "woman": ("F", "f", "Female", "W"),
+    "girl": ("F", "f", "Female"),
+    "male": ("M", "m", "Male"),
+    "man": ("M", "m", "Male"),
+    "boy": ("M", "m", "Male"),
+}
 _TRUTHY = ("T", "Y", "Yes", "yes", "YES", "True", "true", "TRUE", "y", "t", 1, True)
 _FALSY = ("F", "N", "No", "no", "NO", "False", "false", "FALSE", "n", "f", 0, False)
 
@@ -327,6 +336,9 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
                 continue
             text = " ".join(g.text for g in group)
             hits = ctx.values.lookup(text)
+            if not hits and n == 1 and group[0].lemma in _VALUE_SYNONYMS:
+                hits = [h for alt in _VALUE_SYNONYMS[group[0].lemma] for h in ctx.values.lookup(alt)]
+                hits = [h for h in hits if str(h.value) in _VALUE_SYNONYMS[group[0].lemma]]
             if not hits:
                 continue
             idx = frozenset(g.index for g in group)

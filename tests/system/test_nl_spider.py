@@ -1,0 +1,18 @@
+"""The offline parser on three Spider dev databases: most counting questions answered at top-1."""
+
+from __future__ import annotations
+
+import pytest
+
+from pimento.bench.nl_spider import run
+
+pytestmark = pytest.mark.spider
+
+
+@pytest.mark.parametrize("db", ["pets_1", "flight_2", "world_1"])
+def test_offline_parser_on_spider_database(spider_dir, db):
+    report = run(spider_dir, "dev", k=5, only_db=db)
+    assert report.total >= 8
+    assert report.top1 / report.total >= 0.75, report.failures
+    assert report.topk >= report.top1
+    assert max(report.latencies_ms) < 2000
