@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cmd_audit",
     "cmd_sql",
     "cmd_sensitivity",
+    "cmd_translate",
 )
 
 
