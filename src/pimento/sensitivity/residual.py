@@ -219,17 +219,23 @@ class _Plan:
     uses: dict[str, int] = field(default_factory=dict)
     keys: dict[tuple[Subset, frozenset[int]], str] = field(default_factory=dict)
     cyclic: list[Subset] = field(default_factory=list)
+    wide: bool = False  # cast counts to the engine's widest exact integer type
 
     # ---- naming
     def q(self, name: str) -> str:
         return exp.to_identifier(name, quoted=True).sql(dialect=self.dialect)
 
     def count_type(self) -> str | None:
+        if not self.wide:
+            return None
         if self.dialect == "duckdb":
             return "HUGEINT"
         if self.dialect in ("postgres", "redshift"):
             return "NUMERIC"
         return None
+
+    def count_type_wide(self) -> str | None:
+        return {"duckdb": "HUGEINT", "postgres": "NUMERIC", "redshift": "NUMERIC"}.get(self.dialect)
 
     def _use(self, name: str) -> str:
         self.uses[name] = self.uses.get(name, 0) + 1
@@ -262,7 +268,9 @@ class _Plan:
         if count.column is not None and count.column.alias == alias:
             conds.append(f"{self.q(alias)}.{self.q(count.column.column)} IS NOT NULL")
         cnt = "COUNT(*)"
-        if self.count_type():
+        if self.dialect == "duckdb" and not self.wide:
+            cnt = "CAST(COUNT(*) AS BIGINT)"
+        elif self.count_type():
             cnt = f"CAST(COUNT(*) AS {self.count_type()})"
         sql = f"SELECT {', '.join([*selects, cnt + ' AS c'])} FROM {self.q(table)} AS {self.q(alias)}"
         if conds:
@@ -399,49 +407,59 @@ def compute_te(
         if unknown:
             raise InternalError(f"T_E asked for unknown aliases {sorted(unknown)}")
     dialect = getattr(engine, "dialect", "duckdb")
-    plan = _Plan(graph, query, catalog, dialect)
     full_tree = _gyo_tree(graph, query.aliases, prefer_root=query.aliases[0])
 
-    components: dict[Subset, str] = {}
-    finals: list[tuple[Subset, str]] = []
-    for s in wanted:
-        for comp in graph.components(s):
-            if comp in components:
-                continue
-            boundary = graph.boundary(comp)
-            tree = _restricted_tree(full_tree, comp) if full_tree is not None else None
-            if tree is None:
-                top_pref = next(a for a in query.aliases if a in comp)
-                tree = _gyo_tree(graph, comp, prefer_root=top_pref)
-            if tree is None:
-                name = plan.cyclic_component(comp, boundary)
-            else:
-                root = next(a for a, p in tree.items() if p is None)
-                name = plan.message(comp, tree, root, boundary, boundary)
-            components[comp] = name
-            finals.append((comp, name))
+    def build(wide: bool) -> tuple[_Plan, list[tuple[Subset, str]]]:
+        plan = _Plan(graph, query, catalog, dialect, wide=wide)
+        components: dict[Subset, str] = {}
+        finals: list[tuple[Subset, str]] = []
+        for s in wanted:
+            for comp in graph.components(s):
+                if comp in components:
+                    continue
+                boundary = graph.boundary(comp)
+                tree = _restricted_tree(full_tree, comp) if full_tree is not None else None
+                if tree is None:
+                    top_pref = next(a for a in query.aliases if a in comp)
+                    tree = _gyo_tree(graph, comp, prefer_root=top_pref)
+                if tree is None:
+                    name = plan.cyclic_component(comp, boundary)
+                else:
+                    root = next(a for a, p in tree.items() if p is None)
+                    name = plan.message(comp, tree, root, boundary, boundary)
+                components[comp] = name
+                finals.append((comp, name))
+        return plan, finals
 
+    plan, finals = build(False)
     values: dict[Subset, int] = {}
     sql_texts: tuple[str, ...] = ()
     statements = 0
+    comp_values: dict[Subset, int] = {}
     if finals:
-        sql = plan.statement(finals)
-        sql_texts = (sql,)
-        try:
-            result = engine.execute(sql, timeout_s=timeout_s) if timeout_s is not None else engine.execute(sql)
-        except EngineError as exc:
-            if "overflow" in str(exc).lower() or "out of range" in str(exc).lower():
-                raise UnsupportedQuery(
-                    "count_overflow",
-                    f"a residual join count exceeds what the engine can hold exactly: {exc.message}",
-                    hint="the bound would be astronomically large; restrict the query with selections",
-                ) from exc
-            raise
-        statements = 1
-        row = result.rows[0]
-        comp_values = {comp: _exact_int(row[k]) for k, (comp, _) in enumerate(finals)}
-    else:
-        comp_values = {}
+        # First with the engine's 64-bit integers (fast; DuckDB and PostgreSQL raise on overflow,
+        # they never wrap), then, only if that overflowed, again with HUGEINT / NUMERIC.
+        for wide in (False, True):
+            if wide:
+                plan, finals = build(True)
+            sql = plan.statement(finals)
+            sql_texts = (*sql_texts, sql)
+            statements += 1
+            try:
+                result = engine.execute(sql, timeout_s=timeout_s) if timeout_s is not None else engine.execute(sql)
+            except EngineError as exc:
+                if _is_overflow(exc) and not wide and plan.count_type_wide() is not None:
+                    continue
+                if _is_overflow(exc):
+                    raise UnsupportedQuery(
+                        "count_overflow",
+                        f"a residual join count exceeds what the engine can hold exactly: {exc.message}",
+                        hint="the bound would be astronomically large; restrict the query with selections",
+                    ) from exc
+                raise
+            row = result.rows[0]
+            comp_values = {comp: _exact_int(row[k]) for k, (comp, _) in enumerate(finals)}
+            break
     for s in wanted:
         value = 1
         for comp in graph.components(s):
@@ -454,6 +472,11 @@ def compute_te(
         sql=sql_texts,
         cyclic_components=tuple(plan.cyclic),
     )
+
+
+def _is_overflow(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "overflow" in text or "out of range" in text
 
 
 def _exact_int(value: object) -> int:

@@ -1,0 +1,160 @@
+"""Benchmark: residual sensitivity on TPC-H chains (DuckDB) and the envelope maximisation alone.
+
+    python -m pimento.bench.rs_tpch --sf 0.1 1            # chains of 3, 4, 5 relations
+    python -m pimento.bench.rs_tpch --envelope-only       # envelope for m = 2..6 at beta = 0.01
+
+Chains (every relation private, the conservative default):
+  3: customer - orders - lineitem
+  4: nation - customer - orders - lineitem
+  5: region - nation - customer - orders - lineitem
+Ratio = (time of residual_sensitivity: all T_E, envelope, Shapley) / (time of the COUNT query).
+Times are medians over ``--repeat`` runs after one warm-up run of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import random
+import statistics
+import time
+from pathlib import Path
+
+import duckdb
+
+from pimento.engines.duckdb_engine import DuckDBEngine
+from pimento.sensitivity import maximize_envelope, residual_sensitivity
+from pimento.sql.ir import Attribute, CountQuery, JoinCondition, Relation
+
+CHAIN = [
+    ("region", "r_regionkey", None),
+    ("nation", "n_nationkey", ("n_regionkey", "region", "r_regionkey")),
+    ("customer", "c_custkey", ("c_nationkey", "nation", "n_nationkey")),
+    ("orders", "o_orderkey", ("o_custkey", "customer", "c_custkey")),
+    ("lineitem", None, ("l_orderkey", "orders", "o_orderkey")),
+]
+
+
+def chain_query(length: int) -> CountQuery:
+    tables = CHAIN[len(CHAIN) - length :]
+    joins = []
+    for table, _key, ref in tables:
+        if ref is not None and any(t == ref[1] for t, _, _ in tables):
+            joins.append(JoinCondition(Attribute(table, ref[0]), Attribute(ref[1], ref[2])))
+    return CountQuery(tuple(Relation(t, t) for t, _, _ in tables), tuple(joins))
+
+
+def tpch_database(sf: float, folder: Path) -> Path:
+    path = folder / f"pimento_tpch_sf{sf:g}.duckdb"
+    if path.exists():
+        return path
+    import duckdb_extension_tpch
+
+    ext = Path(duckdb_extension_tpch.__file__).parent / "extensions" / f"v{duckdb.__version__}" / "tpch.duckdb_extension"
+    con = duckdb.connect(str(path), config={"allow_unsigned_extensions": "true"})
+    con.execute(f"LOAD '{ext}'")
+    con.execute(f"CALL dbgen(sf={sf})")
+    for table in ("part", "partsupp", "supplier"):
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    con.close()
+    return path
+
+
+def _median_time(fn, repeat: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bench_chains(sf: float, folder: Path, repeat: int, beta: float) -> list[dict]:
+    path = tpch_database(sf, folder)
+    engine = DuckDBEngine(str(path), read_only=True)
+    rows = []
+    for length in (3, 4, 5):
+        query = chain_query(length)
+        sql = query.to_sql("duckdb")
+        count = engine.execute(sql).scalar()
+        t_count = _median_time(lambda sql=sql: engine.execute(sql), repeat)
+        results = []
+        t_rs = _median_time(lambda query=query: results.append(residual_sensitivity(engine, query, None, beta)), repeat)
+        last = results[-1]
+        rows.append(
+            {
+                "sf": sf,
+                "relations": length,
+                "count": count,
+                "count_s": round(t_count, 4),
+                "rs_s": round(t_rs, 4),
+                "ratio": round(t_rs / t_count, 2),
+                "te_s": round(last.te_seconds, 4),
+                "envelope_s": round(last.envelope_seconds, 4),
+                "statements": last.count_sql_statements,
+                "rs": last.rs_float,
+                "k_star": last.k_star,
+                "T_E_count": len(last.te),
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+    engine.close()
+    return rows
+
+
+def synthetic_te(m: int, seed: int) -> tuple[list[str], dict[frozenset[str], int]]:
+    """T_E growing with |E| (10^(u |E|), u uniform in [0, 1.5]), all m relations private."""
+    rnd = random.Random(seed)
+    rels = [f"R{i}" for i in range(m)]
+    te = {}
+    for size in range(m + 1):
+        for combo in itertools.combinations(rels, size):
+            te[frozenset(combo)] = 1 if size == 0 else int(10 ** (rnd.uniform(0, 1.5) * size))
+    return rels, te
+
+
+def bench_envelope(beta: float, seeds: int) -> list[dict]:
+    rows = []
+    for m in range(2, 7):
+        times, nodes = [], []
+        for seed in range(seeds):
+            rels, te = synthetic_te(m, seed)
+            start = time.perf_counter()
+            env = maximize_envelope(rels, rels, te, beta)
+            times.append(time.perf_counter() - start)
+            nodes.append(env.nodes)
+        rows.append(
+            {
+                "m": m,
+                "beta": beta,
+                "median_ms": round(1000 * statistics.median(times), 1),
+                "max_ms": round(1000 * max(times), 1),
+                "median_nodes": statistics.median(nodes),
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sf", type=float, nargs="*", default=[0.1])
+    parser.add_argument("--folder", default=os.environ.get("TMPDIR", "/tmp"))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--beta", type=float, default=0.01)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--envelope-only", action="store_true")
+    args = parser.parse_args()
+    print(json.dumps({"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, DuckDB {duckdb.__version__}"}))
+    bench_envelope(args.beta, args.seeds)
+    if not args.envelope_only:
+        for sf in args.sf:
+            bench_chains(sf, Path(args.folder), args.repeat, args.beta)
+
+
+if __name__ == "__main__":
+    main()
