@@ -11,6 +11,7 @@ default dialect, with every column qualified by its relation alias.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -276,6 +277,7 @@ def _identifier(name: str) -> exp.Identifier:
     return exp.to_identifier(name, quoted=not safe or _is_reserved(name))
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_reserved(name: str) -> bool:
     try:
         sqlglot.parse_one(f"SELECT 1 AS {name}")
