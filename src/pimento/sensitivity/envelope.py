@@ -8,15 +8,14 @@ distance vector ``s`` over ``Q_i`` (non-negative integers),
     LS_hat^(k) = max over i in P and |s| = k of f_i(s)
     RS_beta    = max over k >= 0 of e^{-beta k} * min(GS, LS_hat^(k)).
 
-Range of k. With ``d = |P| - 1`` (the degree of every f_i), for every ``k >= K(d, beta) =
-ceil(d / (1 - e^{-beta})) - 1`` the sequence ``e^{-beta k} min(GS, LS_hat^(k))`` is
-non-increasing, so the maximum over all k >= 0 is attained at k <= K (proof in PROOF.md,
-section 3; K is ``floor((m-1)/beta)`` plus at most about ``d/2 + 1``). We therefore compute the
-paper's maximum over *all* k exactly; restricting to ``k <= floor((m-1)/beta)`` can only give a
-value that is equal or smaller.
+Range of k. The maximum over *all* k >= 0 (the paper's definition) is computed: the search
+runs over the box ``[0, floor(1/beta) + 1]^d`` of distance vectors, which contains a maximiser
+(PROOF.md, section 3), so ``k* <= d (floor(1/beta) + 1)``. ``k_max`` gives the classical
+bound on k for reference; the issue's ``k <= floor((m-1)/beta)`` can only give an equal or
+smaller value.
 
 Exact maximisation. ``max_k e^{-beta k} min(GS, max_{|s|=k} f_i(s))`` equals the maximum of
-``h_i(s) = e^{-beta |s|} min(GS, f_i(s))`` over integer points of the orthant with ``|s| <= K``.
+``h_i(s) = e^{-beta |s|} min(GS, f_i(s))`` over the integer points of the orthant.
 Writing ``e^{-beta|s|} = prod_j e^{-beta s_j}``, every term of h_i is a product of one-variable
 functions ``psi1(x) = x e^{-beta x}`` (j in A) and ``psi0(x) = e^{-beta x}`` (j not in A). On a box
 ``[lo, hi]`` each factor is bounded by its maximum over the interval (psi1 peaks at 1/beta,
