@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cmd_sql",
     "cmd_sensitivity",
     "cmd_translate",
+    "cmd_search",
 )
 
 

@@ -163,6 +163,7 @@ class SensitivitySearch:
         self._pruned = 0
         self._invalid = 0
         self._evaluations = 0
+        self._fan_outs: dict[tuple[str, str, str | None], int | None] = {}
 
     # ------------------------------------------------------------------ public
     def run(self, candidates: list[CountQuery]) -> SearchResult:
@@ -217,7 +218,8 @@ class SensitivitySearch:
                 break
             limit = max(1, math.ceil(self.config.widening_k * math.sqrt(max(1, node.visits))))
             if len(node.children) < limit and not node.exhausted:
-                new = self._expand(node, min(self.config.expansion_size, limit - len(node.children)), i)
+                # Progressive widening decides whether to expand; an expansion adds a batch.
+                new = self._expand(node, self.config.expansion_size, i)
                 if new:
                     node = self._pick_new(new)
                     path.append(node)
@@ -254,14 +256,47 @@ class SensitivitySearch:
         return new
 
     def _pick_new(self, new: list[_Node]) -> _Node:
+        """Descend into a new child: uniformly at random, or (sensitivity prior) the lowest fan-out.
+
+        The prior scores an AddRelation child by the largest number of tuples of the new relation
+        (after its filter) that share one value of the join attribute: the multiplicity that
+        residual sensitivity multiplies in when this relation is added. It costs one cached
+        GROUP BY per (relation, attribute, filter) on the synthetic database.
+        """
         if self.config.sensitivity_prior and self._uses_sensitivity:
+            stops = [c for c in new if isinstance(c.action, (SetCount, Stop))]
+            if stops:
+                # The intent is complete here: a longer join can only add multiplicities.
+                return stops[0]
             scored = []
             for child in new:
-                rs = self._prefix_rs(child.state)
-                scored.append((math.inf if rs is None else rs, self._rng.random(), child))
+                fan_out = self._fan_out(child.action) if isinstance(child.action, AddRelation) else None
+                scored.append((math.inf if fan_out is None else fan_out, self._rng.random(), child))
             if any(s[0] < math.inf for s in scored):
                 return min(scored, key=lambda s: (s[0], s[1]))[2]
         return self._rng.choice(new)
+
+    def _fan_out(self, action: AddRelation) -> int | None:
+        if not action.joins:
+            return None
+        join = action.joins[0]
+        attr = join.left if join.left.alias == action.relation.alias else join.right
+        key = (action.relation.table, attr.column, action.selection)
+        if key not in self._fan_outs:
+            d = self.synthetic.dialect
+            table = exp.to_identifier(action.relation.table, quoted=True).sql(dialect=d)
+            alias = exp.to_identifier(action.relation.alias, quoted=True).sql(dialect=d)
+            column = exp.column(attr.column, table=action.relation.alias, quoted=True).sql(dialect=d)
+            where = ""
+            if action.selection:
+                where = " WHERE " + sqlglot.parse_one(action.selection).sql(dialect=d)
+            sql = f"SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM {table} AS {alias}{where} GROUP BY {column}) AS g"
+            try:
+                value = self.synthetic.execute(sql).scalar()
+                self._fan_outs[key] = int(value or 0)
+            except PimentoError:
+                self._fan_outs[key] = None
+        return self._fan_outs[key]
 
     def _uct(self, node: _Node) -> _Node:
         unvisited = [c for c in node.children if c.edge_visits == 0]

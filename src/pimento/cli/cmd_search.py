@@ -1,0 +1,125 @@
+"""``pimento search`` (the search alone, on the synthetic database) and ``pimento ask`` (DP answer)."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from pimento.cli._common import console, emit_json, handle_errors
+
+__all__ = ["register"]
+
+_ABLATIONS = {
+    "full": {},
+    "no-warm-start": {"warm_start": False},
+    "no-pruning": {"pruning": False},
+    "no-sensitivity-prior": {"sensitivity_prior": False},
+    "no-sensitivity-reward": {"sensitivity_reward": False},
+    "direct-rs-reward": {"direct_rs_reward": True},
+    "alphasql": {"ignore_sensitivity": True},
+}
+
+
+def _config(rollouts: int, seed: int, variant: str):
+    from pimento.errors import UserError
+    from pimento.search import SearchConfig
+
+    if variant not in _ABLATIONS:
+        raise UserError(f"unknown --variant {variant!r}", hint=f"use one of {', '.join(_ABLATIONS)}")
+    return SearchConfig(rollouts=rollouts, seed=seed, **_ABLATIONS[variant])
+
+
+def _alternatives_table(outcome) -> Table:
+    table = Table(title="formulations evaluated on the synthetic database")
+    for column in ("cluster", "size", "synthetic answer", "synthetic RS", "source", "SQL"):
+        table.add_column(column, overflow="fold")
+    for alt in outcome.result.alternatives[:12]:
+        table.add_row(
+            str(alt.cluster)[:6], str(alt.cluster_size), str(alt.synthetic_answer), f"{alt.synthetic_rs:.4g}", alt.source, alt.sql
+        )
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("search")
+    @handle_errors
+    def search_cmd(
+        question: str = typer.Argument("", help="The counting question ('' with --seed-sql only)."),
+        db: str = typer.Option(..., "--db", help="The private database: only its schema and pimento.toml are read."),
+        synthetic: str = typer.Option(..., "--synthetic", help="The synthetic database (from `pimento synth`)."),
+        seed_sql: list[str] = typer.Option([], "--seed-sql", help="An analyst-supplied warm-start query (repeatable)."),
+        rollouts: int = typer.Option(10, "--rollouts", min=0, help="MCTS rollouts."),
+        epsilon: str = typer.Option("1", "--epsilon", help="Epsilon of the release the search optimises for (sets beta)."),
+        delta: str = typer.Option("1e-6", "--delta", help="Delta of that release ('' for pure epsilon-DP)."),
+        k: int = typer.Option(10, "--k", min=1, help="Warm-start candidates from the parser or LLM."),
+        llm: str = typer.Option(None, "--llm", help="OpenAI-compatible endpoint for zero-shot warm starts."),
+        variant: str = typer.Option("full", "--variant", help=f"Search variant: {', '.join(_ABLATIONS)}."),
+        seed: int = typer.Option(0, "--seed", help="Random seed of the search."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Search the synthetic database for the lowest-sensitivity correct formulation (spends nothing)."""
+        from pimento.engines.database import load_database
+        from pimento.mechanisms import mechanism_for
+        from pimento.release.ask import open_synthetic, search_question
+
+        mechanism = mechanism_for(epsilon, delta or None)
+        # Schema and pimento.toml only: the private data is never read by the search.
+        schema = load_database(db, read_only=True)
+        catalog = schema.catalog
+        schema.close()
+        engine = open_synthetic(synthetic)
+        try:
+            outcome = search_question(
+                question, engine, catalog, beta=mechanism.beta_float(), seed_sql=tuple(seed_sql), k=k,
+                config=_config(rollouts, seed, variant), llm=llm,
+            )
+        finally:
+            engine.close()
+        if json_out:
+            emit_json(outcome.to_dict())
+            return
+        console.print(f"[bold]chosen[/] (synthetic RS {outcome.result.synthetic_rs:.4g}): {outcome.result.sql}")
+        console.print(_alternatives_table(outcome))
+        console.print(f"{outcome.result.evaluations} evaluations, {outcome.result.pruned} pruned, {outcome.seconds:.2f} s")
+
+    @app.command("ask")
+    @handle_errors
+    def ask_cmd(
+        question: str = typer.Argument(..., help="The counting question."),
+        db: str = typer.Option(..., "--db", help="The private database."),
+        synthetic: str = typer.Option(..., "--synthetic", help="The synthetic database (from `pimento synth`)."),
+        mode: str = typer.Option("dp", "--mode", help="Release mode: dp."),
+        epsilon: str = typer.Option(..., "--epsilon", help="Epsilon spent on the release."),
+        delta: str = typer.Option(None, "--delta", help="Delta spent on the release (omit for pure epsilon-DP)."),
+        analyst: str = typer.Option(None, "--analyst", help="Who is asking (charged in the ledger)."),
+        seed_sql: list[str] = typer.Option([], "--seed-sql", help="An analyst-supplied warm-start query (repeatable)."),
+        rollouts: int = typer.Option(10, "--rollouts", min=0, help="MCTS rollouts."),
+        k: int = typer.Option(10, "--k", min=1, help="Warm-start candidates."),
+        llm: str = typer.Option(None, "--llm", help="OpenAI-compatible endpoint for zero-shot warm starts."),
+        variant: str = typer.Option("full", "--variant", help=f"Search variant: {', '.join(_ABLATIONS)}."),
+        seed: int = typer.Option(0, "--seed", help="Random seed of the search."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Answer a counting question with DP, choosing the lowest-sensitivity correct SQL privately."""
+        from pimento.errors import UserError
+        from pimento.release.ask import ask_dp
+        from pimento.release.session import Session
+
+        if mode != "dp":
+            raise UserError(f"--mode {mode!r} is not available yet", hint="use --mode dp")
+        with Session(db, analyst=analyst or "default") as session:
+            answer = ask_dp(
+                session, question, synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst,
+                seed_sql=tuple(seed_sql), k=k, config=_config(rollouts, seed, variant), llm=llm,
+            )
+        if json_out:
+            emit_json(answer.to_dict())
+            return
+        data = answer.to_dict()
+        console.print(f"[bold]{question}[/]")
+        console.print(f"answer: [bold green]{data['value']}[/]  95% interval {data['interval']}  (noise {data['noise']}, scale {data['scale']})")
+        console.print(f"SQL: {answer.search.result.sql}")
+        console.print(f"residual sensitivity on the private data: {answer.private_rs:.4g}")
+        if answer.avoided_sql:
+            console.print(f"avoided (zero-shot top-1): {answer.avoided_sql}")
+        console.print(_alternatives_table(answer.search))

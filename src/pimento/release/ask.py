@@ -1,0 +1,204 @@
+"""DP mode end to end: question -> candidates -> search on the synthetic database -> private release.
+
+:func:`search_question` runs the search alone: it opens the SYNTHETIC database only (the catalog
+is schema metadata, which prompts and the search may use). :func:`ask_dp` then releases the chosen
+query on the private database through :meth:`Session.release_sql`, which computes its residual
+sensitivity there and charges the ledger before the answer leaves the process. A search that finds
+nothing raises before anything is spent.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pimento.engines import Engine, open_engine
+from pimento.errors import DataSourceError, PimentoError, SearchError, UserError
+from pimento.llm.usage import Usage
+from pimento.mechanisms import mechanism_for
+from pimento.mechanisms.budget import NumberLike
+from pimento.schema import Catalog
+from pimento.search import SearchConfig, SearchResult, SensitivitySearch
+from pimento.sql import CountQuery, parse_count_query
+
+__all__ = ["AskAnswer", "SearchOutcome", "ask_dp", "open_synthetic", "search_question"]
+
+SYNTH_META_TABLE = "_pimento_synth_meta"
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """The search's choice, where its warm start came from, and what it cost."""
+
+    result: SearchResult
+    candidates: tuple[str, ...]
+    dropped: tuple[str, ...]
+    llm_calls: int
+    llm_tokens: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.result.to_dict(),
+            "warm_start": list(self.candidates),
+            "dropped_candidates": list(self.dropped),
+            "llm_calls": self.llm_calls,
+            "llm_tokens": self.llm_tokens,
+            "search_seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass(frozen=True)
+class AskAnswer:
+    """A DP answer to a question: the release, the query chosen, and the one avoided."""
+
+    question: str
+    release: Any  # pimento.release.session.SqlAnswer
+    search: SearchOutcome
+    private_rs: float
+    avoided_sql: str | None
+    seconds: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        released = self.release.to_dict()
+        return {
+            "question": self.question,
+            "mode": "dp",
+            **released,
+            "chosen_sql": self.search.result.sql,
+            "rs": self.private_rs,
+            "avoided_sql": self.avoided_sql,
+            "search": self.search.to_dict(),
+            "seconds": round(self.seconds, 4),
+        }
+
+
+def open_synthetic(path: str | Path, *, require_marker: bool = True) -> Engine:
+    """Open a synthetic database read-only; refuse a database that ``pimento synth`` did not write."""
+    engine = open_engine(str(path), read_only=True)
+    if require_marker:
+        try:
+            engine.execute(f"SELECT COUNT(*) FROM {SYNTH_META_TABLE}")
+        except PimentoError:
+            engine.close()
+            raise DataSourceError(
+                f"{path} is not a synthetic database written by `pimento synth` (no {SYNTH_META_TABLE} table)",
+                hint="create one with `pimento synth --db DB --out SYN.duckdb --epsilon E --delta D`",
+            ) from None
+    return engine
+
+
+def search_question(
+    question: str,
+    synthetic: Engine,
+    catalog: Catalog,
+    *,
+    beta: float,
+    seed_sql: tuple[str, ...] = (),
+    k: int = 10,
+    config: SearchConfig | None = None,
+    llm: str | None = None,
+) -> SearchOutcome:
+    """Warm-start candidates (analyst SQL, then LLM or offline parser) and the search, on ``synthetic`` only."""
+    start = time.perf_counter()
+    candidates: list[CountQuery] = []
+    dropped: list[str] = []
+    for sql in seed_sql:
+        try:
+            candidates.append(parse_count_query(sql, catalog))
+        except UserError as exc:
+            dropped.append(f"--seed-sql {sql!r}: {exc.one_line()}")
+    usage = Usage()
+    if question:
+        candidates.extend(_translated(question, synthetic, catalog, k=k, llm=llm, usage=usage, dropped=dropped))
+    if not candidates:
+        raise SearchError(
+            "no DP-compatible formulation of the question was found; nothing was spent",
+            hint="; ".join(dropped) if dropped else "rephrase the question or pass --seed-sql",
+        )
+    search = SensitivitySearch(synthetic, catalog, beta=beta, config=config or SearchConfig())
+    result = search.run(candidates)
+    return SearchOutcome(
+        result,
+        tuple(q.to_sql(synthetic.dialect) for q in candidates),
+        tuple(dropped),
+        usage.calls,
+        usage.total_tokens,
+        time.perf_counter() - start,
+    )
+
+
+def _translated(question: str, synthetic: Engine, catalog: Catalog, *, k: int, llm: str | None, usage: Usage, dropped: list[str]) -> list[CountQuery]:
+    from pimento.nl import translate
+    from pimento.nl.values import ValueIndex
+
+    out: list[CountQuery] = []
+    if llm:
+        from pimento.llm import SyntheticValues, generate_zero_shot, open_backend
+
+        try:
+            backend = open_backend(url=llm)
+            values = SyntheticValues.from_engine(synthetic, catalog)
+            zero_shot = generate_zero_shot(backend, catalog, question, k=k, values=values, usage=usage, dialect=synthetic.dialect)
+            out.extend(zero_shot.distinct_queries)
+            dropped.extend(f"{n} LLM sample(s) dropped: {reason}" for reason, n in zero_shot.dropped.items())
+        except UserError as exc:
+            dropped.append(f"LLM unusable, offline parser used instead: {exc.one_line()}")
+    if not out:
+        values_index = ValueIndex.from_engine(synthetic, catalog)
+        try:
+            out.extend(c.query for c in translate(question, catalog, values=values_index, k=k))
+        except UserError as exc:
+            dropped.append(f"offline parser: {exc.one_line()}")
+    return out
+
+
+def ask_dp(
+    session: Any,
+    question: str,
+    *,
+    synthetic: str | Path,
+    epsilon: NumberLike,
+    delta: NumberLike | None = None,
+    analyst: str | None = None,
+    seed_sql: tuple[str, ...] = (),
+    k: int = 10,
+    config: SearchConfig | None = None,
+    llm: str | None = None,
+    require_marker: bool = True,
+) -> AskAnswer:
+    """Answer ``question`` with DP: search on the synthetic database, then release on the private one."""
+    start = time.perf_counter()
+    mechanism = mechanism_for(epsilon, delta)  # bad parameters fail here: nothing read, nothing spent
+    session.ledger.analyst_cap(analyst or session.analyst)
+    engine = open_synthetic(synthetic, require_marker=require_marker)
+    try:
+        outcome = search_question(
+            question,
+            engine,
+            session.database.catalog,
+            beta=mechanism.beta_float(),
+            seed_sql=seed_sql,
+            k=k,
+            config=config,
+            llm=llm,
+        )
+    finally:
+        engine.close()
+    released = session.release_sql(outcome.result.sql, epsilon, delta, analyst=analyst, question=question)
+    avoided = None
+    top1 = outcome.result.zero_shot_top1
+    if top1 is not None and top1.canonical() != outcome.result.query:
+        avoided = top1.to_sql(session.database.engine.dialect)
+    rs = released.release.sensitivity if hasattr(released.release, "sensitivity") else None
+    return AskAnswer(
+        question,
+        released,
+        outcome,
+        float(rs) if rs is not None else float("nan"),
+        avoided,
+        time.perf_counter() - start,
+    )
