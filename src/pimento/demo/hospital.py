@@ -34,7 +34,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from pimento.errors import DataSourceError, UserError
+from pimento.errors import DataSourceError, InternalError, UserError
 
 __all__ = [
     "DEMO_QUESTION",
@@ -46,6 +46,7 @@ __all__ = [
     "SPECIALTIES",
     "TABLES",
     "DemoInfo",
+    "check_target",
     "create_demo",
     "demo_config_text",
 ]
@@ -408,10 +409,9 @@ def create_demo(
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise UserError(f"the seed must be a non-negative integer, not {seed!r}")
     patients, seed = int(patients), int(seed)
-    target = Path(path).expanduser()
+    target = check_target(path, overwrite=overwrite)
     config_path = target.parent / "pimento.toml"
     config_text = demo_config_text(target.name)
-    _check_target(target, config_path, config_text, overwrite)
 
     steps = ("sample", *TABLES)
     if progress is not None:
@@ -426,12 +426,14 @@ def create_demo(
     try:
         con = duckdb.connect(str(tmp))
         try:
+            con.execute("BEGIN TRANSACTION")  # one commit (one fsync) for the whole database
             for i, table in enumerate(TABLES):
                 con.execute(_DDL[table])
                 _load(con, table, data)
                 rows[table] = int(con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])  # type: ignore[index]
                 if progress is not None:
                     progress(table, i + 2, len(steps))
+            con.execute("COMMIT")
             con.execute("CHECKPOINT")
         finally:
             con.close()
@@ -449,17 +451,31 @@ def create_demo(
 # --------------------------------------------------------------------------- files
 
 
-def _check_target(target: Path, config_path: Path, config_text: str, overwrite: bool) -> None:
+def check_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Check that a demo database can be written at ``path`` (creating its folder); return the path.
+
+    Raises:
+        UserError: the database (or a different pimento.toml beside it) exists and ``overwrite`` is off.
+        DataSourceError: the path is a directory, lies under a file, or its folder is not writable.
+    """
+    target = Path(path).expanduser()
+    config_path = target.parent / "pimento.toml"
+    config_text = demo_config_text(target.name)
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise DataSourceError(f"cannot write {target}: {parent} is a file, not a folder")
+            break
     if target.is_dir():
         raise DataSourceError(f"{target} is a directory", hint="give the path of a database file, e.g. demo/hospital.duckdb")
     if target.exists() and not overwrite:
-        raise UserError(f"{target} already exists", hint="pass --force (overwrite=True) to replace it")
+        raise UserError(f"{target} already exists", hint="pass --force (overwrite=True) to replace it, or choose another path")
     if config_path.is_dir():
         raise DataSourceError(f"{config_path} is a directory; the demo writes its settings there")
     if config_path.exists() and not overwrite and config_path.read_text(encoding="utf-8") != config_text:
         raise UserError(
             f"{config_path} already exists with other settings",
-            hint="choose another folder or pass --force (overwrite=True) to replace it",
+            hint="choose another folder, or replace it with `pimento demo create --force` (overwrite=True)",
         )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -467,6 +483,7 @@ def _check_target(target: Path, config_path: Path, config_text: str, overwrite: 
         raise DataSourceError(f"cannot create the folder {target.parent}: {exc.strerror or exc}") from exc
     if not os.access(target.parent, os.W_OK):
         raise DataSourceError(f"the folder {target.parent} is not writable")
+    return target
 
 
 def _remove_database_files(path: Path) -> None:
@@ -486,6 +503,10 @@ class _Cat:
 
     codes: np.ndarray
     vocab: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if any("\x1f" in v for v in self.vocab):
+            raise InternalError("a demo vocabulary entry contains the separator \\x1f")
 
     @staticmethod
     def of(values: np.ndarray | list[str]) -> _Cat:
@@ -833,8 +854,11 @@ def _decode(columns: Columns, source: str) -> tuple[str, dict[str, np.ndarray], 
     for name, value in columns.items():
         if isinstance(value, _Cat):
             arrays[name] = value.codes
-            exprs.append(f"CASE WHEN {source}.{name} >= 0 THEN (?::VARCHAR[])[{source}.{name} + 1] END AS {name}")
-            params.append(list(value.vocab))
+            # One string parameter split once (constant-folded): binding a Python list is far slower.
+            exprs.append(
+                f"CASE WHEN {source}.{name} >= 0 THEN string_split(?, chr(31))[{source}.{name} + 1] END AS {name}"
+            )
+            params.append(_SEPARATOR.join(value.vocab))
         elif isinstance(value, _Days):
             arrays[name] = value.days
             exprs.append(f"DATE '1970-01-01' + CAST({source}.{name} AS INTEGER) AS {name}")
@@ -842,6 +866,9 @@ def _decode(columns: Columns, source: str) -> tuple[str, dict[str, np.ndarray], 
             arrays[name] = value
             exprs.append(f"{source}.{name}")
     return ", ".join(exprs), arrays, params
+
+
+_SEPARATOR = "\x1f"  # ASCII unit separator: in no vocabulary entry (checked in _Cat)
 
 
 _NOTE = """

@@ -1,0 +1,277 @@
+"""``pimento demo``: build the demo hospital database and walk through the paper's example on it.
+
+``demo run`` is a list of steps (:data:`RUN_STEPS`). Each step is a small function that takes the
+shared :class:`DemoContext`, does one thing, and returns a JSON-ready dict; a second function shows
+that dict to people. Adding a step (residual sensitivity, private release, search) is adding one
+:class:`DemoStep` to the list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from pimento.cli._common import console, emit_json, err_console, handle_errors
+from pimento.errors import UserError
+
+__all__ = ["DEFAULT_OUT", "RUN_STEPS", "DemoContext", "DemoStep", "register"]
+
+#: Where the demo database goes when ``--out`` is not given (relative to the working directory).
+DEFAULT_OUT = Path("pimento-demo") / "hospital.duckdb"
+DEFAULT_PATIENTS = 10_000
+
+
+# --------------------------------------------------------------------------- steps of `demo run`
+
+
+@dataclass
+class DemoContext:
+    """What the steps of ``demo run`` share: options, the open database, earlier results."""
+
+    path: Path
+    patients: int | None = None
+    seed: int = 0
+    quiet: bool = False
+    database: Any = None
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def close(self) -> None:
+        if self.database is not None:
+            self.database.close()
+            self.database = None
+
+
+@dataclass(frozen=True)
+class DemoStep:
+    """One step of ``demo run``: ``run(ctx) -> dict`` and ``show(dict)`` for the Rich view."""
+
+    name: str
+    run: Callable[[DemoContext], dict[str, Any]]
+    show: Callable[[dict[str, Any]], None]
+
+
+def step_database(ctx: DemoContext) -> dict[str, Any]:
+    """Build the demo database if it is missing, then open it (read-only) with its catalog."""
+    from pimento.demo.hospital import create_demo
+    from pimento.engines.database import load_database
+
+    built = None
+    if not ctx.path.exists():
+        patients = ctx.patients if ctx.patients is not None else DEFAULT_PATIENTS
+        built = _build(ctx.path, patients=patients, seed=ctx.seed, overwrite=False, quiet=ctx.quiet)
+    ctx.database = load_database(ctx.path)
+    rows = _row_count(ctx, "Patient")
+    out: dict[str, Any] = {
+        "path": str(ctx.path),
+        "config_path": str(ctx.path.parent / "pimento.toml"),
+        "built": built is not None,
+        "patients": rows,
+        "build_seconds": round(built.seconds, 3) if built is not None else None,
+    }
+    if built is None and ctx.patients is not None and ctx.patients != rows:
+        out["note"] = (
+            f"the existing database has {rows} patients, not {ctx.patients}; "
+            "rebuild it with `pimento demo create --force --patients N`"
+        )
+    return out
+
+
+def show_database(data: dict[str, Any]) -> None:
+    verb = f"built in {data['build_seconds']:.1f} s" if data["built"] else "existing"
+    console.print(f"[bold]Demo database[/] {data['path']} ({verb}, {data['patients']:,} patients)", highlight=False)
+    if data.get("note"):
+        console.print(f"[yellow]note:[/] {data['note']}", highlight=False)
+
+
+def step_catalog(ctx: DemoContext) -> dict[str, Any]:
+    """Tables with their row counts and private flags, and the declared functional dependencies."""
+    catalog = ctx.database.catalog
+    tables = [
+        {"name": t.name, "rows": _row_count(ctx, t.name), "private": catalog.is_private(t.name), "columns": len(t.columns)}
+        for t in catalog.tables
+    ]
+    return {
+        "tables": tables,
+        "foreign_keys": len(catalog.foreign_keys),
+        "functional_dependencies": [str(fd) for fd in catalog.functional_dependencies],
+    }
+
+
+def show_catalog(data: dict[str, Any]) -> None:
+    table = Table(title="Catalog")
+    for heading, justify in (("relation", "left"), ("rows", "right"), ("columns", "right"), ("privacy", "left")):
+        table.add_column(heading, justify=justify)  # type: ignore[arg-type]
+    for t in data["tables"]:
+        table.add_row(t["name"], f"{t['rows']:,}", str(t["columns"]), "[red]private[/]" if t["private"] else "[green]public[/]")
+    console.print(table)
+    fds = ", ".join(data["functional_dependencies"]) or "none"
+    console.print(f"{data['foreign_keys']} foreign keys; functional dependencies: {fds}", highlight=False)
+
+
+def step_question(ctx: DemoContext) -> dict[str, Any]:
+    """The demo question, its two SQL formulations and their true answers on the database."""
+    from pimento.demo.hospital import DEMO_QUESTION, DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION
+
+    formulations = []
+    for name, sql in (("prescription", DEMO_SQL_PRESCRIPTION), ("orders", DEMO_SQL_ORDERS)):
+        answer = ctx.database.engine.execute(sql).rows[0][0]
+        formulations.append({"name": name, "sql": sql, "true_answer": int(answer)})
+    return {
+        "question": DEMO_QUESTION,
+        "formulations": formulations,
+        "answers_agree": len({f["true_answer"] for f in formulations}) == 1,
+    }
+
+
+def show_question(data: dict[str, Any]) -> None:
+    console.print(f"\n[bold]Question:[/] {data['question']}", highlight=False)
+    for f in data["formulations"]:
+        console.print(f"  [cyan]{f['name']}[/]: {f['sql']}", highlight=False)
+        console.print(f"    true answer (not private, for the demo only): [bold]{f['true_answer']}[/]", highlight=False)
+    agree = "[green]the two formulations agree[/]" if data["answers_agree"] else "[red]the formulations disagree[/]"
+    console.print(f"  {agree}")
+
+
+def step_parse(ctx: DemoContext) -> dict[str, Any]:
+    """Each formulation parsed into the CountQuery IR (relations, joins, selections, count)."""
+    from pimento.demo.hospital import DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION
+    from pimento.sql import parse_count_query
+
+    parsed = []
+    for name, sql in (("prescription", DEMO_SQL_PRESCRIPTION), ("orders", DEMO_SQL_ORDERS)):
+        query = parse_count_query(sql, ctx.database.catalog)
+        parsed.append(
+            {
+                "name": name,
+                "relations": [f"{r.table} AS {r.alias}" if r.alias != r.table else r.table for r in query.relations],
+                "joins": [str(j) for j in query.joins],
+                "selections": [s.predicate for s in query.selections],
+                "count": str(query.count),
+                "sql": query.to_sql(ctx.database.engine.dialect),
+            }
+        )
+    return {"formulations": parsed}
+
+
+def show_parse(data: dict[str, Any]) -> None:
+    console.print("\n[bold]Parsed CountQuery IR[/]")
+    for f in data["formulations"]:
+        console.print(f"  [cyan]{f['name']}[/]: {f['count']}", highlight=False)
+        console.print(f"    relations:  {', '.join(f['relations'])}", highlight=False)
+        console.print(f"    joins:      {'; '.join(f['joins']) or '-'}", highlight=False)
+        console.print(f"    selections: {'; '.join(f['selections']) or '-'}", highlight=False)
+
+
+#: The steps of ``pimento demo run``, in order.
+RUN_STEPS: list[DemoStep] = [
+    DemoStep("database", step_database, show_database),
+    DemoStep("catalog", step_catalog, show_catalog),
+    DemoStep("question", step_question, show_question),
+    DemoStep("parse", step_parse, show_parse),
+]
+
+
+def run_steps(ctx: DemoContext, steps: list[DemoStep] | None = None, *, show: bool = True) -> dict[str, Any]:
+    """Run ``steps`` (default :data:`RUN_STEPS`) in order; each result is kept in ``ctx.results``."""
+    try:
+        for step in steps if steps is not None else RUN_STEPS:
+            ctx.results[step.name] = step.run(ctx)
+            if show:
+                step.show(ctx.results[step.name])
+    finally:
+        ctx.close()
+    return ctx.results
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _row_count(ctx: DemoContext, table: str) -> int:
+    return int(ctx.database.engine.execute(f'SELECT COUNT(*) FROM "{table}"').rows[0][0])
+
+
+def _check_patients(patients: int | None) -> None:
+    if patients is not None and patients <= 0:
+        raise UserError(f"--patients must be a positive number, not {patients}")
+
+
+def _build(path: Path, *, patients: int, seed: int, overwrite: bool, quiet: bool):
+    """create_demo with a Rich progress bar (one tick per table) on stderr unless ``quiet``."""
+    from pimento.demo.hospital import create_demo
+
+    if quiet:
+        return create_demo(path, patients=patients, seed=seed, overwrite=overwrite)
+    with Progress(
+        TextColumn("[bold]{task.description:<22}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=False,
+    ) as bar:
+        task = bar.add_task(f"demo ({patients:,} patients)", total=None)
+
+        def progress(step: str, done: int, total: int) -> None:
+            bar.update(task, total=total, completed=done, description=step if done < total else "done")
+
+        return create_demo(path, patients=patients, seed=seed, overwrite=overwrite, progress=progress)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def register(app: typer.Typer) -> None:
+    demo = typer.Typer(
+        help="The demo hospital database (synthetic, seeded) and a walk through the paper's example.",
+        no_args_is_help=True,
+    )
+    app.add_typer(demo, name="demo")
+
+    @demo.command("create")
+    @handle_errors
+    def create_cmd(
+        patients: int = typer.Option(DEFAULT_PATIENTS, "--patients", help="Number of patients; other tables scale with it."),
+        seed: int = typer.Option(0, "--seed", min=0, help="Seed of the generator: same seed and size, same database."),
+        out: Path = typer.Option(DEFAULT_OUT, "--out", help="DuckDB file to write; pimento.toml is written beside it."),
+        force: bool = typer.Option(False, "--force", help="Replace an existing database (and its pimento.toml)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Build the demo hospital database and its pimento.toml."""
+        _check_patients(patients)
+        from pimento.demo.hospital import check_target
+
+        check_target(out, overwrite=force)  # fail before the progress bar starts
+        info = _build(out, patients=patients, seed=seed, overwrite=force, quiet=json_out)
+        if json_out:
+            emit_json(info.to_dict())
+            return
+        table = Table(title=f"{info.path} ({info.seconds:.1f} s)")
+        table.add_column("relation")
+        table.add_column("rows", justify="right")
+        for name, rows in info.rows.items():
+            table.add_row(name, f"{rows:,}")
+        console.print(table)
+        console.print(f"settings: {info.config_path}; next: pimento demo run --out {info.path}", highlight=False)
+
+    @demo.command("run")
+    @handle_errors
+    def run_cmd(
+        out: Path = typer.Option(DEFAULT_OUT, "--out", help="The demo database (built first if missing)."),
+        patients: int = typer.Option(None, "--patients", help=f"Patients when building (default {DEFAULT_PATIENTS:,})."),
+        seed: int = typer.Option(0, "--seed", min=0, help="Seed when building."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Build the demo database if missing, show its catalog, the demo question and its formulations."""
+        _check_patients(patients)
+        if out.is_dir():
+            raise UserError(f"{out} is a directory", hint="give the path of the demo database file")
+        ctx = DemoContext(out, patients=patients, seed=seed, quiet=json_out)
+        results = run_steps(ctx, show=not json_out)
+        if json_out:
+            emit_json(results)
