@@ -1,0 +1,686 @@
+"""The synthesis pipeline: read, cap, encode, test ties, fit, sample, mint keys, link, repair.
+
+See PRIVACY.md for the guarantee and the sensitivity of every measurement made here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pimento.errors import ConfigError
+from pimento.schema import Catalog, ForeignKey
+from pimento.synth._budget import Accountant
+from pimento.synth._encode import (
+    PLACEHOLDER,
+    ColumnData,
+    Encoding,
+    bucket_keys,
+    public_encoding,
+    select_keys,
+    selection_sensitivity_sq,
+    MIN_COVERAGE,
+    KEYS_PER_UNIT,
+)
+from pimento.synth._mst import fit_table_model
+from pimento.synth._plan import Plan
+
+__all__ = ["synthesize_tables", "Progress"]
+
+Progress = Callable[[str, int, int], None]
+
+#: Largest fan-out a cap may take, and most rows one unit may hold in any table.
+MAX_CAP = 64
+CAP_BINS = np.array([0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64])
+MAX_UNIT_ROWS = 4096
+#: Cap quantile: the cap covers this share of the (noisy) parents' degrees.
+CAP_QUANTILE = 0.95
+#: A tie (copy a parent's value) is declared when the noisy mismatch share is at most this.
+TIE_MISMATCH = 0.02
+#: A 1:1 extension present in at least this noisy share of parent rows is always generated.
+TOTAL_PARTICIPATION = 0.97
+#: Public link keys modelled as categories (larger public tables: uniform choice).
+MAX_PUBLIC_KEYS = 200
+#: Budget shares inside a component.
+SHARE_CAPS, SHARE_SELECT, SHARE_TIES = 0.05, 0.25, 0.05
+
+
+@dataclass
+class Attr:
+    """One modelled attribute of an entity row."""
+
+    name: str  # unique within the entity model
+    kind: str  # "col" | "has" | "deg" | "link" | "linknull" | "ctx"
+    table: str
+    column: str | None = None
+    size: int = 1
+    encoding: Encoding | None = None
+    fk: ForeignKey | None = None
+    ref_column: str | None = None  # for link attributes: the referenced table's column
+    child: str | None = None  # for deg: the child table
+    tied_to: str | None = None  # name of the partner attribute (own row "a" or parent row "^a")
+
+
+@dataclass
+class EntityInfo:
+    name: str
+    tables: list[str]  # the entity table then its extensions (parents before children)
+    attrs: list[Attr] = field(default_factory=list)
+    ctx: list[str] = field(default_factory=list)  # parent attribute names used as context
+    unit_rows: int = 1
+
+
+def _read_table(engine: Any, catalog: Catalog, table: str) -> dict[str, ColumnData]:
+    t = catalog.table(table)
+    cols = [c.name for c in t.columns]
+    sql = "SELECT " + ", ".join(f'"{c}"' for c in cols) + f' FROM "{t.name}"'
+    con = getattr(engine, "connection", None)
+    out: dict[str, ColumnData] = {}
+    if con is not None and getattr(engine, "name", "") == "duckdb":
+        data = con.execute(sql).fetchnumpy()
+        for c in t.columns:
+            v = data[c.name]
+            null = np.ma.getmaskarray(v) if isinstance(v, np.ma.MaskedArray) else np.zeros(len(v), dtype=bool)
+            raw = np.ma.getdata(v)
+            if raw.dtype.kind == "M":
+                raw = raw.astype("datetime64[us]")
+            elif raw.dtype.kind in "iub" and c.type != "boolean":
+                raw = raw.astype(np.int64)
+            if c.type == "boolean" or raw.dtype.kind not in "iufM":
+                vals = np.empty(len(raw), dtype=object)
+                vals[:] = list(raw)
+                vals[null] = None
+                raw = vals
+            out[c.name] = ColumnData(c.type, raw, null)
+        return out
+    rows = engine.execute(sql).rows
+    for i, c in enumerate(t.columns):
+        vals = np.empty(len(rows), dtype=object)
+        vals[:] = [r[i] for r in rows]
+        null = np.array([x is None for x in vals], dtype=bool)
+        if c.type in ("integer", "real"):
+            num = np.zeros(len(rows), dtype=float)
+            ok = ~null
+            try:
+                num[ok] = np.array([float(x) for x in vals[ok]], dtype=float)
+            except (TypeError, ValueError):
+                out[c.name] = ColumnData("text", np.array([None if x is None else str(x) for x in vals], dtype=object), null)
+                continue
+            if c.type == "integer" and np.all(num[ok] == np.round(num[ok])):
+                num = num.astype(np.int64)
+            out[c.name] = ColumnData(c.type, num, null)
+        elif c.type in ("date", "timestamp"):
+            d = np.array([np.datetime64(x) if x is not None else np.datetime64("NaT") for x in vals], dtype="datetime64[us]")
+            out[c.name] = ColumnData(c.type, d, null)
+        else:
+            out[c.name] = ColumnData(c.type, vals, null)
+    return out
+
+
+def _key_tuples(data: dict[str, ColumnData], cols: tuple[str, ...], idx: np.ndarray | None = None) -> list[tuple]:
+    arrays = [data[c].values if idx is None else data[c].values[idx] for c in cols]
+    nulls = [data[c].null if idx is None else data[c].null[idx] for c in cols]
+    n = len(arrays[0])
+    out = []
+    lists = [a.tolist() for a in arrays]
+    nl = [m.tolist() for m in nulls]
+    for i in range(n):
+        if any(m[i] for m in nl):
+            out.append(None)
+        else:
+            out.append(tuple(_norm(lst[i]) for lst in lists))
+    return out
+
+
+def _norm(x: Any) -> Any:
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    if isinstance(x, (bytes, bytearray)):
+        return bytes(x)
+    return x
+
+
+def _lookup(parent_keys: list[tuple], child_keys: list[tuple]) -> np.ndarray:
+    index: dict[tuple, int] = {}
+    for i, k in enumerate(parent_keys):
+        if k is not None and k not in index:
+            index[k] = i
+    return np.fromiter((index.get(k, -1) if k is not None else -1 for k in child_keys), dtype=np.int64, count=len(child_keys))
+
+
+def _check_domains(engine: Any, catalog: Catalog) -> dict[tuple[str, str], list[Any]]:
+    import sqlglot
+    from sqlglot import exp
+
+    out: dict[tuple[str, str], list[Any]] = {}
+    if getattr(engine, "name", "") != "duckdb":
+        return out
+    rows = engine.execute(
+        "SELECT table_name, expression FROM duckdb_constraints() WHERE constraint_type = 'CHECK' AND schema_name = current_schema()"
+    ).rows
+    for table, expression in rows:
+        try:
+            tree = sqlglot.parse_one(expression, read="duckdb")
+        except sqlglot.errors.ParseError:
+            continue
+        while isinstance(tree, exp.Paren):
+            tree = tree.this
+        if isinstance(tree, exp.In) and isinstance(tree.this, exp.Column) and tree.expressions:
+            if all(isinstance(v, exp.Literal) for v in tree.expressions) and catalog.has_table(table):
+                t = catalog.table(table)
+                if t.has_column(tree.this.name):
+                    col = t.column(tree.this.name)
+                    vals = [v.this if v.is_string else (int(v.this) if col.type == "integer" else float(v.this)) for v in tree.expressions]
+                    out[(t.name, col.name)] = vals
+    return out
+
+
+def _col_name(table: str, column: str) -> str:
+    return f"{table}.{column}"
+
+
+class Synthesizer:
+    """One run of the pipeline over a plan (not thread-safe; use :func:`synthesize_tables`)."""
+
+    def __init__(
+        self,
+        engine: Any,
+        plan: Plan,
+        accountant: Accountant,
+        *,
+        seed: int,
+        caps: dict[str, int] | None,
+        link_context: list[str],
+        progress: Progress | None,
+    ) -> None:
+        self.engine = engine
+        self.plan = plan
+        self.cat = plan.catalog
+        self.acc = accountant
+        self.rng = np.random.default_rng(seed)
+        self.order_rng = np.random.default_rng(accountant._rng.integers(0, 2**63 - 1))
+        self.user_caps = {k.lower(): v for k, v in (caps or {}).items()}
+        self.link_context = self._parse_link_context(link_context)
+        self.progress = progress or (lambda stage, done, total: None)
+        self.data: dict[str, dict[str, ColumnData]] = {}
+        self.parent_idx: dict[str, np.ndarray] = {}
+        self.valid: dict[str, np.ndarray] = {}
+        self.unit: dict[str, np.ndarray] = {}
+        self.unit_rows: dict[str, int] = {}
+        self.caps: dict[str, int] = {}
+        self.enc: dict[tuple[str, str], Encoding] = {}
+        self.entities: dict[str, EntityInfo] = {}
+        self.models: dict[str, Any] = {}
+        self.report: dict[str, Any] = {"caps": {}, "ties": [], "free_text": [], "models": {}, "components": plan.components}
+
+    # ------------------------------------------------------------------ helpers
+
+    def _parse_link_context(self, items: list[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for item in items:
+            if "." not in item:
+                raise ConfigError(f"link context {item!r} is not Table.column", hint="e.g. --link-context Employee.specialty")
+            t, c = item.split(".", 1)
+            table = self.cat.table(t)
+            col = table.column(c)
+            out.setdefault(table.name, []).append(col.name)
+        return out
+
+    def _fk_columns(self, table: str) -> set[str]:
+        return {c for fk in self.cat.foreign_keys_of(table) for c in fk.columns}
+
+    def _minted(self, table: str) -> set[str]:
+        """Single-column keys that are not foreign keys: fresh values are minted."""
+        t = self.cat.table(table)
+        fkcols = self._fk_columns(table)
+        out = set()
+        for key in [t.primary_key, *t.unique]:
+            if len(key) == 1 and key[0] not in fkcols:
+                out.add(key[0])
+        return out
+
+    # ------------------------------------------------------------------ stage 1: read and cap
+
+    def load(self) -> None:
+        names = [t for t in self.plan.tables if self.plan.tables[t].kind != "public"]
+        for i, t in enumerate(self.plan.order):
+            self.data[t] = _read_table(self.engine, self.cat, t)
+            self.progress("read", i + 1, len(names))
+
+    @property
+    def check_domains(self) -> dict[tuple[str, str], list[Any]]:
+        """Columns whose CHECK constraint is ``col IN (literal, ...)``: a public domain (DuckDB only)."""
+        if getattr(self, "_check_domains", None) is None:
+            self._check_domains = _check_domains(self.engine, self.cat)
+        return self._check_domains
+
+    def _n(self, table: str) -> int:
+        d = self.data[table]
+        return len(next(iter(d.values())).values) if d else 0
+
+    def cap_and_link(self) -> None:
+        """Parents of every row, caps chosen with DP top-down, and the unit of every kept row."""
+        for comp in self.plan.components:
+            self.acc.scope = comp
+            tables = [t for t in self.plan.order if self.plan.tables[t].component == comp]
+            edges = [t for t in tables if self.plan.tables[t].kind == "entity" and self.plan.tables[t].parent]
+            rho_comp = self.acc.rho_total
+            rho_cap = rho_comp * SHARE_CAPS / max(len(edges), 1) if edges else 0.0
+            for t in tables:
+                tp = self.plan.tables[t]
+                n = self._n(t)
+                if tp.parent is None:
+                    self.parent_idx[t] = np.full(n, -1, dtype=np.int64)
+                    self.valid[t] = np.ones(n, dtype=bool)
+                    self.unit[t] = np.arange(n, dtype=np.int64)
+                    self.unit_rows[t] = 1
+                    continue
+                fk = tp.parent_fk
+                assert fk is not None
+                pkeys = _key_tuples(self.data[tp.parent], fk.ref_columns)
+                ckeys = _key_tuples(self.data[t], fk.columns)
+                pidx = _lookup(pkeys, ckeys)
+                ok = pidx >= 0
+                ok[ok] &= self.valid[tp.parent][pidx[ok]]
+                # Derived keys must agree with the ancestor they copy (else the row is dropped).
+                for dfk, anc in tp.derived:
+                    anc_idx = pidx.copy()
+                    cur = tp.parent
+                    while cur != anc:
+                        up = self.parent_idx[cur]
+                        anc_idx = np.where(anc_idx >= 0, up[np.maximum(anc_idx, 0)], -1)
+                        cur = self.plan.tables[cur].parent
+                    akeys = _key_tuples(self.data[anc], dfk.ref_columns)
+                    mine = _key_tuples(self.data[t], dfk.columns)
+                    agree = np.array([a >= 0 and (m is None or akeys[a] == m) for a, m in zip(anc_idx.tolist(), mine)], dtype=bool)
+                    ok &= agree
+                if tp.kind == "extension":
+                    cap = 1
+                    user = self.user_caps.get(t.lower())
+                    if user is not None and user != 1:
+                        raise ConfigError(
+                            f"impossible cap {user} for {t}: its foreign key {fk} is unique, so each parent has at most one",
+                            hint=f"use cap 1 for {t} or leave it out",
+                        )
+                    # Uniqueness holds in valid data; keep the first row per parent to be safe.
+                    ok = self._truncate(ok, pidx, 1)
+                else:
+                    cap = self._choose_cap(t, pidx, ok, rho_cap)
+                    ok = self._truncate(ok, pidx, cap)
+                self.caps[t] = cap
+                self.report["caps"][t] = cap
+                self.parent_idx[t] = np.where(ok, pidx, -1)
+                self.valid[t] = ok
+                self.unit[t] = np.where(ok, self.unit[tp.parent][np.maximum(pidx, 0)], -1)
+                self.unit_rows[t] = self.unit_rows[tp.parent] * cap
+                if self.unit_rows[t] > MAX_UNIT_ROWS:
+                    raise ConfigError(
+                        f"impossible cap: one unit may hold {self.unit_rows[t]} rows of {t} (caps along the path multiply)",
+                        hint=f"lower the caps on the path to {t} so that their product stays at most {MAX_UNIT_ROWS}",
+                    )
+
+    def _truncate(self, ok: np.ndarray, pidx: np.ndarray, cap: int) -> np.ndarray:
+        """Keep at most ``cap`` rows per parent, chosen in a random order (independent of other units)."""
+        idx = np.flatnonzero(ok)
+        if idx.size == 0:
+            return ok
+        perm = idx[self.order_rng.permutation(idx.size)]
+        perm = perm[np.argsort(pidx[perm], kind="stable")]
+        p = pidx[perm]
+        starts = np.r_[0, np.flatnonzero(np.diff(p)) + 1]
+        group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(p)]))
+        rank = np.arange(len(p)) - starts[group]
+        out = np.zeros_like(ok)
+        out[perm[rank < cap]] = True
+        return out
+
+    def _choose_cap(self, table: str, pidx: np.ndarray, ok: np.ndarray, rho: float) -> int:
+        tp = self.plan.tables[table]
+        parent = tp.parent
+        assert parent is not None
+        user = self.user_caps.get(table.lower())
+        if user is not None:
+            if not isinstance(user, int) or user < 1 or user > MAX_CAP:
+                raise ConfigError(f"impossible cap {user!r} for {table}", hint=f"caps are integers from 1 to {MAX_CAP}")
+            return user
+        n_parent = self._n(parent)
+        deg = np.bincount(pidx[ok], minlength=n_parent)[self.valid[parent]]
+        # Geometric bins: bin i holds degrees in (CAP_BINS[i-1], CAP_BINS[i]].
+        which = np.searchsorted(CAP_BINS, np.minimum(deg, MAX_CAP), side="left")
+        hist = np.bincount(which, minlength=len(CAP_BINS)).astype(float)
+        sens = math.sqrt(2.0) * self.unit_rows[parent]
+        sigma = self.acc.sigma(sensitivity=sens, rho=rho)
+        noisy = self.acc.gaussian(hist, sensitivity=sens, rho=rho, what=f"cap of {table}")
+        # Only bins whose noisy count is clearly above noise count; the cap is the smallest bin
+        # edge that leaves at most 1 - CAP_QUANTILE of the (significant) parents above it.
+        sig = np.where(noisy > 2.0 * sigma, noisy, 0.0)
+        total = sig.sum()
+        if total <= 0:
+            return 1
+        above = total - np.cumsum(sig)
+        i = int(np.flatnonzero(above <= (1 - CAP_QUANTILE) * total)[0])
+        cap = max(1, int(CAP_BINS[i]))
+        return max(1, min(cap, MAX_CAP, MAX_UNIT_ROWS // max(self.unit_rows[parent], 1)))
+
+    # ------------------------------------------------------------------ stage 2: encodings
+
+    def encode_columns(self) -> None:
+        for comp in self.plan.components:
+            self.acc.scope = comp
+            tables = [t for t in self.plan.order if self.plan.tables[t].component == comp]
+            todo = []
+            for t in tables:
+                fkcols = self._fk_columns(t)
+                minted = self._minted(t)
+                for c in self.cat.table(t).columns:
+                    if c.name in fkcols or c.name in minted:
+                        continue
+                    domain = self.check_domains.get((t, c.name))
+                    if c.type == "boolean":
+                        self.enc[(t, c.name)] = public_encoding("boolean", [False, True], c.nullable)
+                    elif domain is not None:
+                        self.enc[(t, c.name)] = public_encoding(c.type, domain, c.nullable)
+                    elif c.type in ("text", "integer", "real", "date", "timestamp"):
+                        todo.append((t, c))
+                    else:
+                        self.enc[(t, c.name)] = Encoding(c.type, "free", nullable=c.nullable)
+            if not todo:
+                continue
+            weights = [2 if c.type in ("integer", "real", "date", "timestamp") else 1 for _, c in todo]
+            rho_unit = self.acc.rho_total * SHARE_SELECT / sum(weights)
+            delta_col = self.acc.delta_selection / sum(weights)
+            for i, (t, c) in enumerate(todo):
+                col = self.data[t][c.name].take(np.flatnonzero(self.valid[t]))
+                unit = self.unit[t][self.valid[t]]
+                present = ~col.null
+                m = min(KEYS_PER_UNIT, self.unit_rows[t])
+                sens = math.sqrt(selection_sensitivity_sq(m))
+                levels = ["fine", "coarse"] if c.type in ("integer", "real", "date", "timestamp") else ["fine"]
+                chosen = None
+                for level in levels:
+                    sigma = self.acc.sigma(sensitivity=sens, rho=rho_unit)
+                    self.acc.spend(f"selection {t}.{c.name} ({level})", rho_unit, delta_col)
+                    keys = bucket_keys(col, level)
+                    kept, weights_kept, coverage = select_keys(
+                        keys, present, unit, sigma=sigma, delta_column=delta_col, keys_per_unit=m,
+                        noise=lambda size, s=sigma: self.acc.normal(size, s), order_rng=self.order_rng,
+                    )
+                    if kept and (coverage >= MIN_COVERAGE or level == "coarse"):
+                        chosen = Encoding(c.type, "cat", level, kept, weights_kept, True, c.nullable)
+                        break
+                if chosen is None:
+                    chosen = Encoding(c.type, "free", nullable=c.nullable)
+                    self.report["free_text"].append(f"{t}.{c.name}")
+                self.enc[(t, c.name)] = chosen
+                self.progress("encode", i + 1, len(todo))
+
+    # ------------------------------------------------------------------ stage 3: entity rows
+
+    def _entity_tables(self, e: str) -> list[str]:
+        out = [e]
+        i = 0
+        while i < len(out):
+            out.extend(self.plan.tables[out[i]].extensions)
+            i += 1
+        return out
+
+    def build_entities(self) -> None:
+        for t in self.plan.order:
+            if self.plan.tables[t].kind != "entity":
+                continue
+            info = EntityInfo(t, self._entity_tables(t), unit_rows=self.unit_rows[t])
+            for tt in info.tables:
+                tp = self.plan.tables[tt]
+                if tt != t:
+                    info.attrs.append(Attr(f"has:{tt}", "has", tt, size=2))
+                minted = self._minted(tt)
+                fkcols = self._fk_columns(tt)
+                for c in self.cat.table(tt).columns:
+                    if c.name in fkcols or c.name in minted:
+                        continue
+                    enc = self.enc[(tt, c.name)]
+                    if enc.kind != "cat":
+                        continue
+                    info.attrs.append(Attr(_col_name(tt, c.name), "col", tt, c.name, enc.size, enc))
+                for fk in tp.links:
+                    ref = self.cat.table(fk.ref_table)
+                    nullable = any(self.cat.table(tt).column(c).nullable for c in fk.columns)
+                    if not ref.private and len(fk.columns) == 1:
+                        keys = self._public_keys(ref.name, fk.ref_columns[0])
+                        if keys is not None:
+                            enc = public_encoding("key", keys, nullable)
+                            info.attrs.append(Attr(f"link:{tt}.{fk.columns[0]}", "link", tt, fk.columns[0], enc.size, enc, fk, fk.ref_columns[0]))
+                            continue
+                    ctx_cols = self.link_context.get(ref.name, []) if ref.private else []
+                    for rc in ctx_cols:
+                        enc = self.enc.get((ref.name, rc))
+                        if enc is None or enc.kind != "cat":
+                            continue
+                        enc2 = Encoding(enc.family, "cat", enc.level, enc.keys, enc.weights, enc.has_other, True)
+                        info.attrs.append(Attr(f"ctx:{tt}.{fk.columns[0]}.{rc}", "ctx", tt, fk.columns[0], enc2.size, enc2, fk, rc))
+                    if nullable and not (ctx_cols):
+                        info.attrs.append(Attr(f"linknull:{tt}.{fk.columns[0]}", "linknull", tt, fk.columns[0], 2, fk=fk))
+                for child in tp.children:
+                    info.attrs.append(Attr(f"deg:{child}", "deg", tt, size=self.caps[child] + 1, child=child))
+            self.entities[t] = info
+
+    def _public_keys(self, table: str, column: str) -> list[Any] | None:
+        rows = self.engine.execute(f'SELECT DISTINCT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL').rows
+        if len(rows) > MAX_PUBLIC_KEYS:
+            return None
+        return sorted((_norm(r[0]) for r in rows), key=lambda x: (str(type(x)), x))
+
+    def _entity_row_index(self, e: str) -> dict[str, np.ndarray]:
+        """For each table of entity ``e``: the row of that table for each valid entity row (-1: none)."""
+        info = self.entities[e]
+        base = np.flatnonzero(self.valid[e])
+        out = {e: base}
+        pos_of: dict[str, np.ndarray] = {}
+        n_e = self._n(e)
+        inv = np.full(n_e, -1, dtype=np.int64)
+        inv[base] = np.arange(base.size)
+        pos_of[e] = inv
+        for tt in info.tables[1:]:
+            parent = self.plan.tables[tt].parent
+            assert parent is not None
+            valid = np.flatnonzero(self.valid[tt])
+            pos = pos_of[parent][self.parent_idx[tt][valid]]
+            arr = np.full(base.size, -1, dtype=np.int64)
+            ok = pos >= 0
+            arr[pos[ok]] = valid[ok]
+            out[tt] = arr
+            inv_t = np.full(self._n(tt), -1, dtype=np.int64)
+            inv_t[valid[ok]] = pos[ok]
+            pos_of[tt] = inv_t
+        return out
+
+    def _raw_attr(self, e: str, a: Attr, rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Comparable raw values of attribute ``a`` for each valid entity row, and a presence mask."""
+        r = rows[a.table]
+        present = r >= 0
+        safe = np.maximum(r, 0)
+        if a.kind == "col":
+            col = self.data[a.table][a.column]
+            vals = np.where(col.null[safe], None, col.values[safe].astype(object))
+            return vals, present
+        if a.kind in ("link", "ctx"):
+            fk = a.fk
+            keys = _key_tuples(self.data[a.table], fk.columns, safe)
+            if a.kind == "link":
+                vals = np.array([k[0] if k is not None else None for k in keys], dtype=object)
+                return vals, present
+            ref = fk.ref_table
+            rdata = self.data[ref]
+            ridx = _lookup(_key_tuples(rdata, fk.ref_columns), keys)
+            col = rdata[a.ref_column]
+            vals = np.where(ridx >= 0, np.where(col.null[np.maximum(ridx, 0)], None, col.values[np.maximum(ridx, 0)].astype(object)), None)
+            return vals, present
+        return np.zeros(len(r), dtype=object), present
+
+    def _codes(self, e: str, a: Attr, rows: dict[str, np.ndarray]) -> np.ndarray:
+        r = rows[a.table]
+        present = r >= 0
+        safe = np.maximum(r, 0)
+        n = len(r)
+        if a.kind == "has":
+            return present.astype(np.int64)
+        if a.kind == "deg":
+            child = a.child
+            pidx = self.parent_idx[child][self.valid[child]]
+            deg = np.bincount(pidx, minlength=self._n(a.table))
+            return np.where(present, np.minimum(deg[safe], self.caps[child]), 0).astype(np.int64)
+        if a.kind == "linknull":
+            col = self.data[a.table][a.column]
+            return np.where(present, col.null[safe], 1).astype(np.int64)
+        enc = a.encoding
+        assert enc is not None
+        if a.kind == "col":
+            col = self.data[a.table][a.column].take(safe)
+            codes = enc.encode(col)
+        else:
+            vals, _ = self._raw_attr(e, a, rows)
+            null = np.array([v is None for v in vals], dtype=bool)
+            fam = enc.family if a.kind == "ctx" else "key"
+            if a.kind == "link":
+                lookup = {k: i for i, k in enumerate(enc.keys)}
+                codes = np.array([lookup.get(_norm(v), enc.null_code if enc.nullable else 0) for v in vals], dtype=np.int64)
+            else:
+                values = vals.copy()
+                if fam in ("integer", "real"):
+                    values = np.array([0 if v is None else v for v in vals], dtype=float)
+                elif fam in ("date", "timestamp"):
+                    values = np.array([np.datetime64(v) if v is not None else np.datetime64("NaT") for v in vals], dtype="datetime64[us]")
+                codes = enc.encode(ColumnData(fam, values, null))
+        if enc.nullable:
+            codes = np.where(present, codes, enc.null_code)
+        return codes.astype(np.int64)
+
+    def test_ties_and_fit(self) -> None:
+        ents = [e for e in self.plan.order if e in self.entities]
+        # Ties are tested per component with a shared budget share.
+        for comp in self.plan.components:
+            self.acc.scope = comp
+            comp_ents = [e for e in ents if self.plan.tables[e].component == comp]
+            if not comp_ents:
+                continue
+            candidates = []
+            for e in comp_ents:
+                info = self.entities[e]
+                parent_ent = self.plan.entity_of(self.plan.tables[e].parent) if self.plan.tables[e].parent else None
+                parent_attrs = self.entities[parent_ent].attrs if parent_ent else []
+                for i, a in enumerate(info.attrs):
+                    if a.kind == "has":
+                        candidates.append((e, a, None))
+                        continue
+                    if a.kind not in ("col", "link", "ctx"):
+                        continue
+                    partner = self._partner(a, info.attrs[:i], parent_attrs)
+                    if partner is not None:
+                        candidates.append((e, a, partner))
+            rho_tie = self.acc.rho_total * SHARE_TIES / len(candidates) if candidates else 0.0
+            rows_cache = {e: self._entity_row_index(e) for e in comp_ents}
+            for e, a, partner in candidates:
+                rows = rows_cache[e]
+                n_rows = self.entities[e].unit_rows
+                sens = math.sqrt(2.0) * n_rows
+                if a.kind == "has":
+                    base_present = np.ones(len(rows[e]), dtype=bool)
+                    parent_tab = self.plan.tables[a.table].parent
+                    if parent_tab in rows:
+                        base_present = rows[parent_tab] >= 0
+                    stats = np.array([float((rows[a.table] >= 0).sum()), float(base_present.sum())])
+                    noisy = self.acc.gaussian(stats, sensitivity=sens, rho=rho_tie, what=f"participation of {a.table}")
+                    if noisy[1] > 0 and noisy[0] >= TOTAL_PARTICIPATION * noisy[1]:
+                        a.tied_to = "=1"
+                        self.report["ties"].append(f"{a.table} present for every parent row")
+                    continue
+                mine, present = self._raw_attr(e, a, rows)
+                theirs = self._partner_values(e, partner, rows)
+                mism = float(np.sum(present & np.array([_norm(x) != _norm(y) for x, y in zip(mine.tolist(), theirs.tolist())], dtype=bool)))
+                stats = np.array([mism, float(present.sum())])
+                noisy = self.acc.gaussian(stats, sensitivity=sens, rho=rho_tie, what=f"tie {a.name}")
+                if noisy[1] > 0 and noisy[0] <= TIE_MISMATCH * noisy[1]:
+                    a.tied_to = partner
+                    self.report["ties"].append(f"{a.name} = {partner}")
+        # Fit one model per entity.
+        rho_model = self.acc.rho_total * (1 - SHARE_CAPS - SHARE_SELECT - SHARE_TIES)
+        for i, e in enumerate(ents):
+            info = self.entities[e]
+            self.acc.scope = self.plan.tables[e].component
+            comp_ents = [x for x in ents if self.plan.tables[x].component == self.plan.tables[e].component]
+            rows = self._entity_row_index(e)
+            codes: dict[str, np.ndarray] = {}
+            sizes: dict[str, int] = {}
+            for a in info.attrs:
+                if a.tied_to is not None:
+                    continue
+                codes[a.name] = self._codes(e, a, rows)
+                sizes[a.name] = a.size
+            parent = self.plan.tables[e].parent
+            if parent is not None:
+                pent = self.plan.entity_of(parent)
+                pinfo = self.entities[pent]
+                pmodelled = [a for a in pinfo.attrs if a.tied_to is None and a.kind in ("col", "link", "ctx", "has") and a.size > 1]
+                preferred = {p.lstrip("^") for a in info.attrs if isinstance(a.tied_to, str) for p in [a.tied_to] if p.startswith("^")}
+                pmodelled.sort(key=lambda a: (a.name not in preferred, a.size))
+                info.ctx = [a.name for a in pmodelled[:3]]
+                if info.ctx:
+                    prow = self._parent_entity_pos(e)
+                    prows = self._entity_row_index(pent)
+                    for name in info.ctx:
+                        pa = next(a for a in pinfo.attrs if a.name == name)
+                        pc = self._codes(pent, pa, prows)
+                        codes["^" + name] = pc[prow]
+                        sizes["^" + name] = pa.size
+            model = fit_table_model(
+                codes, sizes, rho=rho_model / len(comp_ents), unit_rows=info.unit_rows, accountant=self.acc, what=f"model {e}"
+            )
+            self.models[e] = model
+            self.report["models"][e] = {"attributes": len(model.columns), "pairs": [list(p) for p in model.pairs]}
+            self.progress("fit", i + 1, len(ents))
+
+    def _parent_entity_pos(self, e: str) -> np.ndarray:
+        """For each valid row of entity ``e``: the position of its parent entity row (among valid rows)."""
+        parent = self.plan.tables[e].parent
+        pent = self.plan.entity_of(parent)
+        prows = self._entity_row_index(pent)
+        inv = np.full(self._n(parent), -1, dtype=np.int64)
+        arr = prows[parent]
+        ok = arr >= 0
+        inv[arr[ok]] = np.flatnonzero(ok)
+        mine = self.parent_idx[e][self.valid[e]]
+        return inv[mine]
+
+    def _partner(self, a: Attr, earlier: list[Attr], parent_attrs: list[Attr]) -> str | None:
+        def same(b: Attr) -> bool:
+            if b.kind != a.kind or b is a:
+                return False
+            if a.kind == "col":
+                return b.column.lower() == a.column.lower() and b.table != a.table and b.encoding.family == a.encoding.family
+            return b.fk.ref_table == a.fk.ref_table and b.ref_column == a.ref_column
+
+        for b in earlier:
+            if same(b):
+                return b.name
+        for b in parent_attrs:
+            if same(b):
+                return "^" + b.name
+        return None
+
+    def _partner_values(self, e: str, partner: str, rows: dict[str, np.ndarray]) -> np.ndarray:
+        if partner.startswith("^"):
+            pent = self.plan.entity_of(self.plan.tables[e].parent)
+            pinfo = self.entities[pent]
+            pa = next(a for a in pinfo.attrs if a.name == partner[1:])
+            vals, _ = self._raw_attr(pent, pa, self._entity_row_index(pent))
+            return vals[self._parent_entity_pos(e)]
+        info = self.entities[e]
+        pa = next(a for a in info.attrs if a.name == partner)
+        vals, _ = self._raw_attr(e, pa, rows)
+        return vals
+
+

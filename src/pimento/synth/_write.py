@@ -1,0 +1,247 @@
+"""Repairs (functional dependencies, composite keys, dangling links) and writing the DuckDB file."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from pimento.errors import DataSourceError
+from pimento.schema import Catalog
+from pimento.synth._core import Synthesizer, _norm
+from pimento.synth._sample import Sampled
+
+__all__ = ["repair", "write_database", "META_TABLE"]
+
+META_TABLE = "_pimento_synth_meta"
+
+
+def _enforce_fds(s: Synthesizer, out: Sampled) -> None:
+    for t in s.plan.order:
+        for fd in s.cat.dependencies_of(t):
+            n = out.size(t)
+            if n == 0:
+                continue
+            lhs = [out.cols[t][c] for c in fd.lhs]
+            first: dict[tuple, int] = {}
+            src = np.empty(n, dtype=np.int64)
+            for i in range(n):
+                k = tuple(_norm(a[i]) for a in lhs)
+                src[i] = first.setdefault(k, i)
+            for c in fd.rhs:
+                out.cols[t][c] = out.cols[t][c][src]
+
+
+def repair(s: Synthesizer, out: Sampled) -> dict[str, int]:
+    """Enforce FDs, then drop rows that break a composite key or point at a dropped row (cascading)."""
+    _enforce_fds(s, out)
+    keep = {t: np.ones(out.size(t), dtype=bool) for t in s.plan.order}
+    dropped = {t: 0 for t in s.plan.order}
+    minted = {t: s._minted(t) for t in s.plan.order}
+    changed = True
+    while changed:
+        changed = False
+        for t in s.plan.order:
+            tp = s.plan.tables[t]
+            k = keep[t]
+            if tp.parent is not None:
+                par = out.parent[t]
+                ok = (par >= 0) & keep[tp.parent][np.maximum(par, 0)] if len(par) else np.zeros(0, dtype=bool)
+                if np.any(k & ~ok):
+                    k &= ok
+                    changed = True
+            for fk in tp.links:
+                tgt = s.link_target.get((t, str(fk)))
+                if tgt is None or not s.cat.table(fk.ref_table).private:
+                    continue
+                ref_keep = keep[fk.ref_table]
+                bad = (tgt >= 0) & ~ref_keep[np.maximum(tgt, 0)] if len(tgt) else np.zeros(0, dtype=bool)
+                nullable = any(s.cat.table(t).column(c).nullable for c in fk.columns)
+                if np.any(bad & k):
+                    if nullable:
+                        tgt[bad] = -1
+                        for c in fk.columns:
+                            out.cols[t][c][bad] = None
+                    else:
+                        k &= ~bad
+                    changed = True
+                missing = (tgt < 0) & np.array([any(out.cols[t][c][i] is None for c in fk.columns) for i in range(len(tgt))], dtype=bool) if not nullable else None
+                if missing is not None and np.any(missing & k):
+                    k &= ~missing
+                    changed = True
+            table = s.cat.table(t)
+            for key in [table.primary_key, *table.unique]:
+                if not key or (len(key) == 1 and key[0] in minted[t]):
+                    continue
+                seen: set[tuple] = set()
+                arrays = [out.cols[t][c] for c in key]
+                for i in np.flatnonzero(k):
+                    tup = tuple(_norm(a[i]) for a in arrays)
+                    if any(v is None for v in tup):
+                        if any(c in table.primary_key for c in key) and key == table.primary_key:
+                            k[i] = False
+                            changed = True
+                        continue
+                    if tup in seen:
+                        k[i] = False
+                        changed = True
+                    else:
+                        seen.add(tup)
+            keep[t] = k
+    # Compact, remapping parent indices and link targets.
+    remap = {}
+    for t in s.plan.order:
+        idx = np.flatnonzero(keep[t])
+        new = np.full(out.size(t), -1, dtype=np.int64)
+        new[idx] = np.arange(idx.size)
+        remap[t] = new
+        dropped[t] = int(out.size(t) - idx.size)
+        for c in out.cols[t]:
+            out.cols[t][c] = out.cols[t][c][idx]
+        out.n[t] = idx.size
+    for t in s.plan.order:
+        tp = s.plan.tables[t]
+        idx = np.flatnonzero(keep[t])
+        if tp.parent is not None:
+            out.parent[t] = remap[tp.parent][out.parent[t][idx]]
+    return dropped
+
+
+def _table_order(catalog: Catalog) -> list[str]:
+    names = [t.name for t in catalog.tables if not t.name.startswith("_pimento")]
+    done: list[str] = []
+    pending = list(names)
+    while pending:
+        progressed = False
+        for t in list(pending):
+            refs = {fk.ref_table for fk in catalog.foreign_keys_of(t) if fk.ref_table != t}
+            if refs <= set(done) or not (refs & set(pending)):
+                done.append(t)
+                pending.remove(t)
+                progressed = True
+        if not progressed:
+            done.extend(pending)
+            break
+    return done
+
+
+def _ddl_from_catalog(catalog: Catalog, table: str) -> str:
+    t = catalog.table(table)
+    parts = []
+    for c in t.columns:
+        raw = c.raw_type or {"integer": "BIGINT", "real": "DOUBLE", "date": "DATE", "timestamp": "TIMESTAMP", "boolean": "BOOLEAN"}.get(c.type, "VARCHAR")
+        raw = _duck_type(raw, c.type)
+        parts.append(f'"{c.name}" {raw}' + (" NOT NULL" if not c.nullable else ""))
+    if t.primary_key:
+        parts.append("PRIMARY KEY (" + ", ".join(f'"{c}"' for c in t.primary_key) + ")")
+    for u in t.unique:
+        parts.append("UNIQUE (" + ", ".join(f'"{c}"' for c in u) + ")")
+    for fk in catalog.foreign_keys_of(table):
+        ref = catalog.table(fk.ref_table)
+        keys = [ref.primary_key, *ref.unique]
+        if any(tuple(k.lower() for k in key) == tuple(c.lower() for c in fk.ref_columns) for key in keys if key) and ref.name != t.name:
+            parts.append(
+                "FOREIGN KEY (" + ", ".join(f'"{c}"' for c in fk.columns) + f') REFERENCES "{ref.name}" ('
+                + ", ".join(f'"{c}"' for c in fk.ref_columns) + ")"
+            )
+    return f'CREATE TABLE "{t.name}" (' + ", ".join(parts) + ")"
+
+
+def _duck_type(raw: str, family: str) -> str:
+    try:
+        duckdb.sql(f"SELECT CAST(NULL AS {raw})")
+        return raw
+    except duckdb.Error:
+        return {"integer": "BIGINT", "real": "DOUBLE", "date": "DATE", "timestamp": "TIMESTAMP", "boolean": "BOOLEAN"}.get(family, "VARCHAR")
+
+
+def source_ddl(engine: Any, catalog: Catalog) -> dict[str, str]:
+    """CREATE TABLE statements: the source's own (DuckDB) or generated from the catalog."""
+    out: dict[str, str] = {}
+    if getattr(engine, "name", "") == "duckdb":
+        rows = engine.execute("SELECT table_name, sql FROM duckdb_tables() WHERE schema_name = current_schema()").rows
+        have = {r[0]: r[1] for r in rows}
+        for t in catalog.tables:
+            if t.name in have and have[t.name]:
+                out[t.name] = have[t.name]
+    for t in catalog.tables:
+        if t.name not in out and not t.name.startswith("_pimento"):
+            out[t.name] = _ddl_from_catalog(catalog, t.name)
+    return out
+
+
+def write_database(
+    path: str,
+    catalog: Catalog,
+    ddl: dict[str, str],
+    tables: dict[str, dict[str, np.ndarray]],
+    meta: dict[str, Any],
+) -> None:
+    try:
+        con = duckdb.connect(path)
+    except duckdb.Error as exc:
+        raise DataSourceError(f"cannot create {path}: {exc}") from exc
+    try:
+        con.execute("BEGIN")
+        for t in _table_order(catalog):
+            con.execute(ddl[t])
+            cols = [c.name for c in catalog.table(t).columns]
+            data = tables.get(t)
+            n = len(next(iter(data.values()))) if data else 0
+            if n:
+                frame: dict[str, np.ndarray] = {}
+                select = []
+                for i, c in enumerate(catalog.table(t).columns):
+                    values, null = _column_array(data[c.name], c.type)
+                    frame[f"c{i}"] = values
+                    frame[f"n{i}"] = null
+                    select.append(f'CASE WHEN n{i} THEN NULL ELSE CAST(c{i} AS {_target_type(con, t, c.name)}) END')
+                con.register("_pimento_frame", frame)
+                con.execute(f'INSERT INTO "{t}" SELECT ' + ", ".join(select) + " FROM _pimento_frame")
+                con.unregister("_pimento_frame")
+        con.execute(
+            f"CREATE TABLE {META_TABLE} (epsilon VARCHAR NOT NULL, delta VARCHAR NOT NULL, root VARCHAR NOT NULL, "
+            "seed BIGINT NOT NULL, source_fingerprint VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, "
+            "pimento_version VARCHAR NOT NULL, ledger_charge VARCHAR, details VARCHAR NOT NULL)"
+        )
+        con.execute(
+            f"INSERT INTO {META_TABLE} VALUES (?, ?, ?, ?, ?, CAST(? AS TIMESTAMP), ?, ?, ?)",
+            [
+                meta["epsilon"], meta["delta"], meta["root"], meta["seed"], meta["source_fingerprint"],
+                meta["created_at"], meta["pimento_version"], meta.get("ledger_charge"), json.dumps(meta["details"], default=str),
+            ],
+        )
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.execute("ROLLBACK")
+        raise DataSourceError(f"writing the synthetic database {path} failed: {str(exc).splitlines()[0]}") from exc
+    finally:
+        con.close()
+
+
+def _target_type(con: Any, table: str, column: str) -> str:
+    row = con.execute(
+        "SELECT data_type FROM information_schema.columns WHERE table_name = ? AND column_name = ?", [table, column]
+    ).fetchone()
+    return row[0] if row else "VARCHAR"
+
+
+def _column_array(values: np.ndarray, family: str) -> tuple[np.ndarray, np.ndarray]:
+    """A typed numpy array (fast to scan) and a NULL mask for an object column."""
+    items = [v.item() if isinstance(v, np.generic) else v for v in values.tolist()]
+    null = np.array([v is None or (isinstance(v, float) and v != v) for v in items], dtype=bool)
+    if family == "integer":
+        try:
+            return np.array([0 if m else int(v) for v, m in zip(items, null)], dtype=np.int64), null
+        except (TypeError, ValueError, OverflowError):
+            pass
+    if family == "real":
+        try:
+            return np.array([0.0 if m else float(v) for v, m in zip(items, null)], dtype=np.float64), null
+        except (TypeError, ValueError):
+            pass
+    if family == "boolean":
+        return np.array([False if m else bool(v) for v, m in zip(items, null)], dtype=bool), null
+    return np.array(["" if m else str(v) for v, m in zip(items, null)], dtype=str), null

@@ -1,0 +1,176 @@
+"""``synthesize``: a DP synthetic copy of a relational database that keeps every declared constraint."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pimento.engines import Engine, open_engine
+from pimento.errors import DataSourceError
+from pimento.schema import Catalog
+from pimento.synth._budget import Accountant, check_budget
+from pimento.synth._core import Progress, Synthesizer
+from pimento.synth._plan import make_plan
+from pimento.synth._sample import mint_and_link, sample_database
+from pimento.synth._write import META_TABLE, repair, source_ddl, write_database
+
+__all__ = ["SynthResult", "synthesize", "source_fingerprint", "META_TABLE"]
+
+
+@dataclass
+class SynthResult:
+    """What :func:`synthesize` produced: the file, the spend, and an engine opened read-only on it."""
+
+    path: str
+    epsilon: Fraction
+    delta: Fraction
+    root: str
+    seed: int
+    engine: Engine
+    rows: dict[str, int]
+    seconds: float
+    ledger_charge: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "epsilon": str(self.epsilon),
+            "delta": str(self.delta),
+            "root": self.root,
+            "seed": self.seed,
+            "rows": self.rows,
+            "seconds": round(self.seconds, 2),
+            "ledger_charge": self.ledger_charge,
+            "details": self.details,
+        }
+
+
+def source_fingerprint(engine: Engine, catalog: Catalog) -> str:
+    """A hash of the source's location and schema only: never of its data (a hash of private data
+    would let anyone test guesses about it)."""
+    payload = json.dumps({"location": str(getattr(engine, "location", "")), "schema": catalog.to_dict()}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def synthesize(
+    engine: Engine,
+    catalog: Catalog,
+    out_path: str | os.PathLike[str],
+    epsilon: Any,
+    delta: Any,
+    root: str | None = None,
+    seed: int = 0,
+    progress: Progress | None = None,
+    *,
+    caps: dict[str, int] | None = None,
+    link_context: list[str] | tuple[str, ...] = (),
+    ledger: Any = None,
+    database: str | None = None,
+    overwrite: bool = False,
+    _noise_seed: int | None = None,
+) -> SynthResult:
+    """Write an (epsilon, delta)-DP synthetic copy of the database to ``out_path`` (DuckDB).
+
+    The privacy unit is one row of ``root`` with every row that references it (PRIVACY.md).
+    ``seed`` drives sampling only; the noise always comes from the operating system
+    (``_noise_seed`` exists for tests and must never be used on real data). If ``ledger`` is
+    given, the spend is charged to it once, before anything is written.
+
+    >>> # result = synthesize(engine, catalog, "syn.duckdb", "1.6", "1e-6", root="Patient")
+    """
+    started = time.monotonic()
+    eps, dlt = check_budget(epsilon, delta)
+    out_path = str(out_path)
+    if Path(out_path).exists():
+        if not overwrite:
+            raise DataSourceError(f"{out_path} already exists", hint="choose another --out or remove the file")
+        Path(out_path).unlink()
+    if str(Path(out_path).resolve()) == str(Path(str(getattr(engine, "location", ""))).resolve()):
+        raise DataSourceError("the output file is the source database", hint="choose another --out")
+    plan = make_plan(catalog, root)
+    acc = Accountant(eps, dlt, noise_seed=_noise_seed)
+    s = Synthesizer(engine, plan, acc, seed=seed, caps=caps, link_context=list(link_context), progress=progress)
+    s.load()
+    s.cap_and_link()
+    s.encode_columns()
+    s.build_entities()
+    s.test_ties_and_fit()
+    if progress:
+        progress("sample", 0, 1)
+    sampled = sample_database(s)
+    public_rows = {name: _read_public(engine, catalog, name) for name, tp in plan.tables.items() if tp.kind == "public"}
+    mint_and_link(s, sampled, public_rows)
+    dropped = repair(s, sampled)
+    if progress:
+        progress("sample", 1, 1)
+    tables: dict[str, dict[str, np.ndarray]] = dict(public_rows)
+    for t in plan.order:
+        tables[t] = sampled.cols[t]
+    charge_id = None
+    fingerprint = source_fingerprint(engine, catalog)
+    if ledger is not None:
+        from pimento.mechanisms.budget import Budget
+
+        charge = ledger.charge_synthetic(
+            database or str(getattr(engine, "location", "")),
+            Budget(eps, dlt),
+            note=f"synthetic database {out_path} (root {plan.root}, source {fingerprint[:12]})",
+        )
+        charge_id = str(getattr(charge, "id", charge))
+    details = {
+        "plan": plan.describe(),
+        "budget": acc.summary(),
+        "spends": [(w, r, d) for w, r, d in acc.log],
+        "dropped_in_repair": dropped,
+        "link_context": list(link_context),
+        **s.report,
+    }
+    meta = {
+        "epsilon": str(eps),
+        "delta": str(dlt),
+        "root": plan.root,
+        "seed": int(seed),
+        "source_fingerprint": fingerprint,
+        "created_at": datetime.now(timezone.utc).replace(tzinfo=None).isoformat(sep=" "),
+        "pimento_version": _version(),
+        "ledger_charge": charge_id,
+        "details": details,
+    }
+    write_database(out_path, catalog, source_ddl(engine, catalog), tables, meta)
+    if progress:
+        progress("write", 1, 1)
+    rows = {t: len(next(iter(v.values()))) if v else 0 for t, v in tables.items()}
+    return SynthResult(
+        out_path, eps, dlt, plan.root, int(seed), open_engine(out_path, read_only=True), rows, time.monotonic() - started, charge_id, details
+    )
+
+
+def _read_public(engine: Engine, catalog: Catalog, table: str) -> dict[str, np.ndarray]:
+    t = catalog.table(table)
+    cols = [c.name for c in t.columns]
+    rows = engine.execute("SELECT " + ", ".join(f'"{c}"' for c in cols) + f' FROM "{t.name}"').rows
+    out = {}
+    for i, c in enumerate(cols):
+        arr = np.empty(len(rows), dtype=object)
+        arr[:] = [r[i] for r in rows]
+        out[c] = arr
+    return out
+
+
+def _version() -> str:
+    try:
+        from pimento import __version__
+
+        return str(__version__)
+    except ImportError:  # pragma: no cover
+        return "unknown"
