@@ -1,0 +1,398 @@
+"""Canonical checks over compiled views (Section 4.2.2): coverage, redundancy,
+satisfiability, information implication.
+
+* **Coverage** happens in :func:`~pimento.policy.compiler.compile_policy`: every clause
+  compiles to at least one view or a PolicyError names it. Here we record, per clause, the
+  views it produced.
+* **Information implication** (run first, it changes the policy into ``P+``): for each
+  location ``(R, A)`` of a data type that a *negative* norm governs, every declared functional
+  dependency ``R.x -> R.A`` makes ``R.x`` a location too (same row filter), and every
+  single-column foreign key ``S.y -> R.x`` makes ``S.y`` a location (rows of ``S`` whose
+  referenced ``R`` row passes the filter), transitively. Positive norms are never extended.
+* **Redundancy**: role and condition views with the same SQL are merged into one; norms that
+  are identical after that (sign, roles, data cells, purpose, condition) are merged. Views
+  with different SQL that return the same rows on this database are *reported*, not merged:
+  merging them would change the policy's meaning once the data changes.
+* **Satisfiability**: for each positive norm, a witness flow (sender, recipient, purpose,
+  cell) permitted by it and prohibited by no negative norm is searched with SQL on the
+  database. Norms without a witness are reported with the reason (contradicted by negative
+  norms, or empty views); a policy where no flow at all is permitted raises PolicyError.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from pimento.errors import EngineError, PolicyError
+from pimento.policy.compiler import PREFIX, CompiledPolicy, Location, _subject_sql, quote
+from pimento.policy.enforce import NormSQL, cond_cte, norm_predicates, role_cte
+from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, Policy
+from pimento.schema import Catalog, FunctionalDependency
+
+__all__ = ["apply_implications", "run_checks"]
+
+
+# --------------------------------------------------------------------------- implication
+
+
+def _parse_dependency(text: str, catalog: Catalog) -> FunctionalDependency:
+    m = re.match(r"^\s*(\w+)\.\(?([\w\s,]+)\)?\s*->\s*(\w+)\.\(?([\w\s,]+)\)?\s*$", text)
+    if not m or m.group(1).lower() != m.group(3).lower():
+        raise PolicyError(f"grounding.dependencies: cannot read {text!r}", clause="grounding.dependencies",
+                          hint="write 'Table.lhs -> Table.rhs' (same table)")
+    table = catalog.table(m.group(1))
+    lhs = tuple(table.column(c.strip()).name for c in m.group(2).split(","))
+    rhs = tuple(table.column(c.strip()).name for c in m.group(4).split(","))
+    return FunctionalDependency(table.name, lhs, rhs)
+
+
+def _rename_alias(sql: str, old: str, new: str, dialect: str) -> str:
+    tree = sqlglot.parse_one(f"SELECT 1 WHERE {sql}", read=dialect).args["where"].this
+    for col in tree.find_all(exp.Column):
+        if col.table == old:
+            col.set("table", exp.to_identifier(new))
+    return tree.sql(dialect)
+
+
+def apply_implications(
+    compiled: CompiledPolicy, catalog: Catalog, dependencies: list[FunctionalDependency]
+) -> list[dict[str, Any]]:
+    """Extend negative norms with the locations their data determines (P -> P+). Returns a report."""
+    dialect = compiled.dialect
+    subj = compiled.principals[compiled.subject_principal]
+    report: list[dict[str, Any]] = []
+    for norm in compiled.norms:
+        if norm.positive:
+            continue
+        existing = {(compiled.locations[i].relation, compiled.locations[i].attribute, compiled.locations[i].where_sql)
+                    for i in compiled.norm_locations[norm.id]}
+        work = [compiled.locations[i] for i in compiled.norm_locations[norm.id]]
+        depth = 0
+        while work:
+            loc = work.pop(0)
+            derived: list[tuple[str, str, str, str]] = []  # relation, attribute, where, because
+            for fd in dependencies:
+                if fd.table.lower() == loc.relation.lower() and loc.attribute in fd.rhs and len(fd.lhs) == 1 \
+                        and fd.lhs[0] != loc.attribute:
+                    derived.append((loc.relation, fd.lhs[0], loc.where_sql, f"FD {fd}"))
+            for fk in catalog.foreign_keys_into(loc.relation):
+                if len(fk.columns) == 1 and fk.ref_columns[0].lower() == loc.attribute.lower():
+                    depth += 1
+                    alias = f"{PREFIX}u{depth}"
+                    inner = _rename_alias(loc.where_sql, "t", alias, dialect)
+                    where = (
+                        f"COALESCE(t.{quote(fk.columns[0])} IN (SELECT {quote(alias)}.{quote(loc.attribute)} "
+                        f"FROM {quote(loc.relation)} AS {quote(alias)} WHERE {inner}), FALSE)"
+                    )
+                    derived.append((fk.table, fk.columns[0], where, f"FK {fk}"))
+            for relation, attribute, where, because in derived:
+                if (relation, attribute, where) in existing:
+                    continue
+                existing.add((relation, attribute, where))
+                key = compiled.tables[relation]["key"]
+                if not key:
+                    continue
+                from pimento.policy.compiler import _row_key_sql
+
+                new_id = f"{loc.data_type}+{relation}.{attribute}#{len(compiled.locations) + 1}"
+                new = Location(
+                    new_id, relation, attribute, where,
+                    _subject_sql(catalog, relation, None, subj, f"implication of {norm.id}"),
+                    _row_key_sql("t", tuple(key)), loc.data_type, implied_by=f"{loc.relation}.{loc.attribute} via {because}",
+                )
+                compiled.locations[new_id] = new
+                compiled.norm_locations[norm.id].append(new_id)
+                work.append(new)
+                report.append({"norm": norm.id, "location": f"{relation}.{attribute}", "because": new.implied_by})
+    # permitted information that determines prohibited information
+    for item in list(report):
+        rel, attr = item["location"].split(".")
+        permits = [
+            n.id for n in compiled.norms if n.positive and any(
+                (compiled.locations[i].relation, compiled.locations[i].attribute) == (rel, attr)
+                for i in compiled.norm_locations[n.id])
+        ]
+        item["overrides_permits_of"] = permits
+    return report
+
+
+# --------------------------------------------------------------------------- redundancy
+
+
+def _rename_cond(cond: Cond, names: dict[str, str]) -> Cond:
+    if isinstance(cond, Atom):
+        return Atom(names.get(cond.name, cond.name))
+    if isinstance(cond, Not):
+        return Not(_rename_cond(cond.arg, names))
+    if isinstance(cond, All):
+        return All(tuple(_rename_cond(a, names) for a in cond.args))
+    if isinstance(cond, AnyOf):
+        return AnyOf(tuple(_rename_cond(a, names) for a in cond.args))
+    return cond
+
+
+def _redundancy(compiled: CompiledPolicy, engine: Any) -> dict[str, Any]:
+    merged_roles: dict[str, str] = {}
+    by_sql: dict[tuple[str, str], str] = {}
+    for name, role in compiled.roles.items():
+        key = (role.principal, role.sql)
+        if key in by_sql:
+            merged_roles[name] = by_sql[key]
+        else:
+            by_sql[key] = name
+    merged_conds: dict[str, str] = {}
+    by_csql: dict[str, str] = {}
+    for name, cond in compiled.conditions.items():
+        key = f"{cond.principals}|{cond.sql}"
+        if key in by_csql:
+            merged_conds[name] = by_csql[key]
+        else:
+            by_csql[key] = name
+    # rewrite norms to canonical views
+    norms: list[Norm] = []
+    for n in compiled.norms:
+        norms.append(replace(
+            n,
+            sender=merged_roles.get(n.sender, n.sender),
+            recipient=merged_roles.get(n.recipient, n.recipient),
+            subject=merged_roles.get(n.subject, n.subject),
+            condition=_rename_cond(n.condition, merged_conds),
+            when=_rename_cond(n.when, merged_conds),
+        ))
+    # identical norms
+    merged_norms: dict[str, str] = {}
+    seen: dict[tuple, str] = {}
+    kept: list[Norm] = []
+    for n in norms:
+        cells = frozenset((compiled.locations[i].relation, compiled.locations[i].attribute, compiled.locations[i].where_sql)
+                          for i in compiled.norm_locations[n.id])
+        key = (n.sign, n.sender, n.recipient, n.subject, cells, n.purpose, n.condition, n.when)
+        if key in seen:
+            merged_norms[n.id] = seen[key]
+            continue
+        seen[key] = n.id
+        kept.append(n)
+    compiled.norms = kept
+    for nid in merged_norms:
+        compiled.norm_locations.pop(nid, None)
+    for name in merged_roles:
+        compiled.roles.pop(name)
+    for name in merged_conds:
+        compiled.conditions.pop(name)
+    compiled.merged = {"roles": merged_roles, "conditions": merged_conds, "norms": merged_norms}
+
+    # same rows, different SQL: reported
+    equivalent: list[dict[str, Any]] = []
+    if engine is not None:
+        def rows(sql: str) -> frozenset:
+            return frozenset(engine.execute(sql).rows)
+
+        for kind, views in (
+            ("role", {k: v.sql for k, v in compiled.roles.items()}),
+            ("condition", {k: v.sql for k, v in compiled.conditions.items()}),
+            ("data_type", {k: "\nUNION ALL\n".join(
+                f"SELECT relation, row_key, attribute FROM ({compiled.locations[i].view_sql()}) AS x" for i in ids)
+                for k, ids in compiled.data_types.items() if ids}),
+        ):
+            results = {k: rows(v) for k, v in views.items()}
+            names = list(results)
+            for i, a in enumerate(names):
+                for b in names[i + 1:]:
+                    if results[a] == results[b] and (kind != "condition" or
+                                                     compiled.conditions[a].variables == compiled.conditions[b].variables):
+                        equivalent.append({"kind": kind, "views": [a, b], "rows": len(results[a])})
+    return {"merged": compiled.merged, "equivalent_on_data": equivalent}
+
+
+# --------------------------------------------------------------------------- satisfiability
+
+
+def _top_atoms(cond: Cond) -> list[Atom]:
+    if isinstance(cond, Atom):
+        return [cond]
+    if isinstance(cond, All):
+        return [a for arg in cond.args for a in _top_atoms(arg)]
+    return []
+
+
+def _kind_of(compiled: CompiledPolicy, norm: Norm, var: str) -> str:
+    role = getattr(norm, var)
+    if role != ANY:
+        return compiled.roles[role].principal
+    for atom in _top_atoms(norm.condition):
+        view = compiled.conditions[atom.name]
+        if var in view.principals:
+            return view.principals[var]
+    others = [k for k in compiled.principals if k != compiled.subject_principal]
+    return others[0] if others else compiled.subject_principal
+
+
+def _witness(compiled: CompiledPolicy, engine: Any, norm: Norm, purpose: str, with_negatives: bool) -> tuple | None:
+    """A flow permitted by ``norm`` (and, with ``with_negatives``, prohibited by no negative norm).
+
+    The search is one conjunctive SQL query: the norm's data view joined with the condition
+    views of the top-level conjunction of its condition on shared variables (hash joins, not
+    a cross product of candidate senders and recipients); the full norm formula and the
+    negative norms are then checked on each joined row.
+    """
+    sk, rk = _kind_of(compiled, norm, "sender"), _kind_of(compiled, norm, "recipient")
+    kinds = {"sender": sk, "recipient": rk}
+    froms = [f"({compiled.data_view(norm.id)}) AS x"]
+    binding = {"subject": "x.subject"}
+    eqs: list[str] = []
+    used_conds: set[str] = set()
+    for k, atom in enumerate(_top_atoms(norm.condition)):
+        view = compiled.conditions[atom.name]
+        if any(view.principals.get(v, kinds.get(v)) != kinds.get(v) for v in view.variables if v != "subject"):
+            return None  # a conjunct that can never hold for these kinds
+        alias = f"a{k}"
+        froms.append(f"{cond_cte(atom.name)} AS {alias}")
+        used_conds.add(atom.name)
+        for var in view.variables:
+            if var in binding:
+                eqs.append(f"{alias}.{var} = {binding[var]}")
+            else:
+                binding[var] = f"{alias}.{var}"
+    used_roles: set[str] = set()
+    for var in ("sender", "recipient"):
+        if var not in binding:
+            role = getattr(norm, var)
+            if role != ANY:
+                froms.append(f"{role_cte(role)} AS {var}_c")
+                used_roles.add(role)
+            else:
+                p = compiled.principals[kinds[var]]
+                froms.append(f"(SELECT DISTINCT CAST({quote(p['key'])} AS VARCHAR) AS agent FROM {quote(p['relation'])}) AS {var}_c")
+            binding[var] = f"{var}_c.agent"
+    pos_ns = NormSQL(compiled, sender_sql=binding["sender"], recipient_sql=binding["recipient"], sender_kind=sk,
+                     recipient_kind=rk, purposes={purpose}, subject_sql="x.subject")
+    pred = pos_ns.cond(norm_predicates(norm))
+    if pred == "FALSE":
+        return None
+    ns = NormSQL(compiled, sender_sql=binding["sender"], recipient_sql=binding["recipient"], sender_kind=sk,
+                 recipient_kind=rk, purposes={purpose})
+    negs = []
+    if with_negatives:
+        mine = {(compiled.locations[i].relation, compiled.locations[i].attribute) for i in compiled.norm_locations[norm.id]}
+        for other in compiled.norms:
+            if other.positive:
+                continue
+            theirs = {(compiled.locations[i].relation, compiled.locations[i].attribute)
+                      for i in compiled.norm_locations[other.id]}
+            if not mine & theirs:
+                continue
+            npred = ns.cond(norm_predicates(other))
+            if npred == "FALSE":
+                continue
+            negs.append(
+                f"NOT EXISTS (SELECT 1 FROM ({compiled.data_view(other.id)}) AS d WHERE d.relation = x.relation "
+                f"AND d.row_key = x.row_key AND d.attribute = x.attribute AND {npred})"
+            )
+    roles = used_roles | pos_ns.roles_used | ns.roles_used
+    conds = used_conds | pos_ns.conditions_used | ns.conditions_used
+    ctes = [f"{role_cte(r)} AS ({compiled.roles[r].sql})" for r in sorted(roles)]
+    ctes += [f"{cond_cte(c)} AS ({compiled.conditions[c].sql})" for c in sorted(conds)]
+    where = " AND ".join(eqs + [pred] + negs)
+    sql = (
+        ("WITH " + ", ".join(ctes) + " " if ctes else "")
+        + f"SELECT {binding['sender']}, {binding['recipient']}, x.relation, x.row_key, x.attribute "
+        f"FROM {', '.join(froms)} WHERE {where} LIMIT 1"
+    )
+    try:
+        rows = engine.execute(sql).rows
+    except EngineError as exc:
+        raise PolicyError(f"clause {norm.id}: the satisfiability check failed on the database: {exc.message}",
+                          clause=norm.id) from None
+    return tuple(rows[0]) if rows else None
+
+
+def _static_contradictions(compiled: CompiledPolicy) -> list[dict[str, str]]:
+    out = []
+    for p in compiled.norms:
+        if not p.positive:
+            continue
+        mine = {(compiled.locations[i].relation, compiled.locations[i].attribute, compiled.locations[i].where_sql)
+                for i in compiled.norm_locations[p.id]}
+        for n in compiled.norms:
+            if n.positive or n.condition != Const(False) or n.when != Const(True):
+                continue
+            theirs = {(compiled.locations[i].relation, compiled.locations[i].attribute, compiled.locations[i].where_sql)
+                      for i in compiled.norm_locations[n.id]}
+            covers = all(getattr(n, v) in (ANY, getattr(p, v)) for v in ("sender", "recipient", "subject")) \
+                and n.purpose in (ANY, p.purpose) and mine <= theirs
+            if covers:
+                out.append({"permit": p.id, "deny": n.id,
+                            "reason": f"{n.id} unconditionally prohibits every flow {p.id} permits"})
+    return out
+
+
+def _satisfiability(compiled: CompiledPolicy, engine: Any) -> dict[str, Any]:
+    result: dict[str, Any] = {"witnesses": {}, "unsatisfied": {}, "contradictions": _static_contradictions(compiled)}
+    if engine is None:
+        return result
+    for norm in compiled.norms:
+        if not norm.positive:
+            continue
+        purposes = [norm.purpose] if norm.purpose != ANY else list(compiled.purposes)
+        found = None
+        for purpose in purposes:
+            w = _witness(compiled, engine, norm, purpose, with_negatives=True)
+            if w is not None:
+                found = {"sender": w[0], "recipient": w[1], "purpose": compiled.purposes[purpose][0],
+                         "cell": {"relation": w[2], "row_key": w[3], "attribute": w[4]}}
+                break
+        if found:
+            result["witnesses"][norm.id] = found
+            continue
+        alone = any(_witness(compiled, engine, norm, p, with_negatives=False) for p in purposes)
+        result["unsatisfied"][norm.id] = (
+            "every flow it permits is prohibited by a negative norm (contradiction)" if alone
+            else "its views admit no flow on this database (roles, condition and data never hold together)"
+        )
+    return result
+
+
+# --------------------------------------------------------------------------- all checks
+
+
+def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Any = None, *, policy: Policy | None = None,
+               require_satisfiable: bool = True) -> dict[str, Any]:
+    """Run the four checks; mutates ``compiled`` into the canonical ``P+`` and stores the report.
+
+    Raises:
+        PolicyError: the policy is unsatisfiable (no flow at all is permitted), naming the
+            contradictions found.
+    """
+    deps = list(catalog.functional_dependencies)
+    if policy is not None:
+        deps += [_parse_dependency(d, catalog) for d in policy.grounding.dependencies]
+    coverage = {n.id: sorted(compiled.views(n.id)) for n in compiled.norms}
+    implication = apply_implications(compiled, catalog, deps)
+    redundancy = _redundancy(compiled, engine)
+    satisfiability = _satisfiability(compiled, engine)
+    report = {
+        "coverage": {"clauses": len(coverage), "views": coverage, "ok": True},
+        "information_implication": implication,
+        "redundancy": redundancy,
+        "satisfiability": satisfiability,
+    }
+    compiled.checks = report
+    if require_satisfiable:
+        positive = [n.id for n in compiled.norms if n.positive]
+        if not positive:
+            raise PolicyError("unsatisfiable policy: it has no positive norm, so every flow is denied",
+                              hint="add a 'permit' norm")
+        if engine is not None and not satisfiability["witnesses"]:
+            reasons = "; ".join(f"{k}: {v}" for k, v in satisfiability["unsatisfied"].items())
+            raise PolicyError(f"unsatisfiable policy: no information flow is permitted ({reasons})",
+                              clause=positive[0])
+        if engine is None and len(satisfiability["contradictions"]) and \
+                {c["permit"] for c in satisfiability["contradictions"]} >= set(positive):
+            raise PolicyError("unsatisfiable policy: " + "; ".join(c["reason"] for c in satisfiability["contradictions"]),
+                              clause=positive[0])
+    return report

@@ -1,0 +1,222 @@
+"""Which base columns an analyst query reads and returns (lineage), and the table rewrite.
+
+The analyst may send any single query the engine runs (SELECT, set operations, CTEs,
+subqueries, aggregates, window functions). This module
+
+* refuses anything else: several statements, DML/DDL, table functions (``read_csv``),
+  tables outside the catalog or in another schema, names with the compiler's ``__p_`` prefix;
+* finds every base column the query *references* (select list, WHERE, JOIN, GROUP BY, ...)
+  using sqlglot's ``qualify`` and scopes, and per output column the base columns it
+  *returns* (for the report);
+* rewrites each base-table reference to the authorized view of that table.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, ParseError, SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from pimento.errors import Highlight, SqlError
+from pimento.schema import Catalog
+
+__all__ = ["AnalyzedQuery", "analyze_query"]
+
+_PREFIX = "__p_"
+_DENIED_FUNCTIONS = ("read_", "query", "glob", "sniff_", "parquet_", "iceberg_", "delta_", "getenv", "load", "install")
+_ALLOWED_SCHEMAS = {"", "main"}
+
+
+@dataclass(frozen=True)
+class AnalyzedQuery:
+    """A validated analyst query with its lineage."""
+
+    sql: str
+    tree: exp.Query
+    #: relation (catalog spelling) -> referenced column names (catalog spelling).
+    referenced: dict[str, frozenset[str]]
+    #: output column name -> base columns (relation, column) it is computed from.
+    returned: tuple[tuple[str, frozenset[tuple[str, str]]], ...]
+
+    def rewrite(self, table_name: dict[str, str]) -> tuple[str, list[str], bool]:
+        """The query with each base table replaced by ``table_name[relation]``.
+
+        Returns the body (without its WITH clause), its own CTEs rendered as
+        ``name AS (...)`` in the query's dialect, and whether its WITH was RECURSIVE.
+        """
+        tree = self.tree.copy()
+        for table in _base_tables(tree):
+            relation = table.meta["pimento_relation"]
+            alias = table.alias or table.name
+            new = exp.Table(this=exp.to_identifier(table_name[relation]))
+            new.set("alias", exp.TableAlias(this=exp.to_identifier(alias, quoted=True)))
+            if table.args.get("alias") is not None and table.args["alias"].columns:
+                new.args["alias"].set("columns", table.args["alias"].columns)
+            table.replace(new)
+        with_ = tree.args.get("with_")
+        ctes: list[str] = []
+        recursive = False
+        if with_ is not None:
+            ctes = [cte.sql(self._dialect) for cte in with_.expressions]
+            recursive = bool(with_.args.get("recursive"))
+            tree.set("with_", None)
+        return tree.sql(self._dialect), ctes, recursive
+
+    @property
+    def _dialect(self) -> str:
+        return self.tree.meta.get("pimento_dialect", "duckdb")
+
+
+def _base_tables(tree: exp.Expression) -> list[exp.Table]:
+    return [t for t in tree.find_all(exp.Table) if "pimento_relation" in t.meta]
+
+
+_CACHE: OrderedDict[tuple[str, str, int], AnalyzedQuery] = OrderedDict()
+
+
+def analyze_query(sql: str, catalog: Catalog, *, dialect: str = "duckdb") -> AnalyzedQuery:
+    """Validate ``sql`` and compute its lineage (cached per text, dialect and catalog)."""
+    key = (sql, dialect, id(catalog))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
+        return hit
+    result = _analyze(sql, catalog, dialect)
+    _CACHE[key] = result
+    if len(_CACHE) > 256:
+        _CACHE.popitem(last=False)
+    return result
+
+
+def _error(sql: str, message: str, node: exp.Expression | None = None, hint: str | None = None) -> SqlError:
+    highlight = None
+    if node is not None:
+        text = node.sql() if not isinstance(node, exp.Identifier) else node.name
+        start = sql.lower().find(text.lower()) if text else -1
+        if start >= 0:
+            highlight = Highlight(sql, start, start + len(text))
+    return SqlError(message, highlight=highlight, hint=hint)
+
+
+def _analyze(sql: str, catalog: Catalog, dialect: str) -> AnalyzedQuery:
+    if not isinstance(sql, str) or not sql.strip():
+        raise SqlError("the query is empty")
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except ParseError as exc:
+        first = exc.errors[0] if exc.errors else {}
+        raise SqlError(f"the query does not parse: {first.get('description', exc)}") from None
+    if len(statements) != 1:
+        raise SqlError(
+            f"send exactly one query, not {len(statements)} statements",
+            hint="CI mode runs a single SELECT; remove the ';' and what follows",
+        )
+    tree = statements[0]
+    if not isinstance(tree, exp.Query):
+        raise SqlError(f"only a query (SELECT) can be authorized, not {tree.key.upper()}")
+    for node in tree.walk():
+        if isinstance(node, (exp.Insert, exp.Update, exp.Delete, exp.Drop, exp.Create, exp.Alter, exp.Command)):
+            raise _error(sql, f"{node.key.upper()} is not allowed in an analyst query", node)
+        if isinstance(node, exp.Identifier) and node.name.lower().startswith(_PREFIX):
+            raise _error(sql, f"names starting with {_PREFIX!r} are reserved", node)
+        if isinstance(node, exp.Placeholder) or isinstance(node, exp.Parameter):
+            raise _error(sql, "parameters are not allowed in an analyst query", node)
+        if isinstance(node, exp.Func):
+            name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+            if name.startswith(_DENIED_FUNCTIONS):
+                raise _error(sql, f"function {name}() is not allowed in an analyst query", node)
+    tree.meta["pimento_dialect"] = dialect
+
+    names = {t.name.lower(): t for t in catalog.tables}
+    try:
+        scopes = traverse_scope(tree)
+    except (OptimizeError, SqlglotError) as exc:
+        raise SqlError(f"the query cannot be resolved: {exc}") from None
+    seen: set[int] = set()
+    for scope in scopes:
+        for table in scope.tables:
+            seen.add(id(table))
+            source = scope.sources.get(table.alias_or_name)
+            if isinstance(source, Scope):
+                continue  # a CTE reference
+            if not isinstance(table.this, exp.Identifier):
+                raise _error(sql, f"table functions are not allowed ({table.sql(dialect)})", table)
+            if (table.db or "").lower() not in _ALLOWED_SCHEMAS or table.catalog:
+                raise _error(sql, f"table {table.sql(dialect)} is outside the database's main schema", table)
+            found = names.get(table.name.lower())
+            if found is None:
+                raise _error(sql, f"unknown table {table.name!r}", table,
+                             hint=f"tables: {', '.join(catalog.table_names)}")
+            table.meta["pimento_relation"] = found.name
+    for table in tree.find_all(exp.Table):
+        if id(table) not in seen:
+            raise _error(sql, f"unsupported table reference {table.sql(dialect)}", table)
+
+    schema = {t.name.lower(): {c.name.lower(): (c.raw_type or "TEXT") for c in t.columns} for t in catalog.tables}
+    try:
+        qualified = qualify(
+            tree.copy(), schema=schema, dialect=dialect, validate_qualify_columns=True, quote_identifiers=False,
+            expand_alias_refs=True,
+        )
+        qscopes = traverse_scope(qualified)
+    except (OptimizeError, SqlglotError) as exc:
+        raise SqlError(f"the query cannot be resolved against the schema: {exc}") from None
+    referenced: dict[str, set[str]] = {}
+    for scope in qscopes:
+        for table in scope.tables:
+            source = scope.sources.get(table.alias_or_name)
+            if isinstance(source, exp.Table) and source.name.lower() in names:
+                referenced.setdefault(names[source.name.lower()].name, set())
+        for col in scope.columns:
+            source = scope.sources.get(col.table)
+            if isinstance(source, exp.Table) and source.name.lower() in names:
+                t = names[source.name.lower()]
+                referenced.setdefault(t.name, set()).add(t.column(col.name).name)
+    returned = _returned(qualified, names)
+    return AnalyzedQuery(sql, tree, {k: frozenset(v) for k, v in referenced.items()}, returned)
+
+
+def _returned(qualified: exp.Query, names: dict[str, Any]) -> tuple[tuple[str, frozenset[tuple[str, str]]], ...]:
+    """Per output column, the base columns it depends on (following CTEs and subqueries)."""
+    scopes = {id(s.expression): s for s in traverse_scope(qualified)}
+
+    def deps(node: exp.Expression, scope: Scope, depth: int = 0) -> set[tuple[str, str]]:
+        out: set[tuple[str, str]] = set()
+        if depth > 32:
+            return out
+        for col in node.find_all(exp.Column):
+            source = scope.sources.get(col.table)
+            if isinstance(source, exp.Table) and source.name.lower() in names:
+                t = names[source.name.lower()]
+                out.add((t.name, t.column(col.name).name))
+            elif isinstance(source, Scope) and isinstance(source.expression, exp.Select):
+                for sel in source.expression.selects:
+                    if sel.alias_or_name.lower() == col.name.lower():
+                        out |= deps(sel, source, depth + 1)
+            elif isinstance(source, Scope):  # set operation: every branch
+                for branch in source.expression.find_all(exp.Select):
+                    bscope = scopes.get(id(branch))
+                    if bscope is None:
+                        continue
+                    for sel in branch.selects:
+                        if sel.alias_or_name.lower() == col.name.lower():
+                            out |= deps(sel, bscope, depth + 1)
+        return out
+
+    root = scopes.get(id(qualified))
+    result = []
+    selects = qualified.selects if isinstance(qualified, exp.Query) else []
+    for i, sel in enumerate(selects):
+        name = sel.alias_or_name or f"col{i}"
+        branch_scope = root
+        if branch_scope is None or not isinstance(qualified, exp.Select):
+            first = qualified.find(exp.Select)
+            branch_scope = scopes.get(id(first)) if first is not None else None
+        result.append((name, frozenset(deps(sel, branch_scope) if branch_scope else set())))
+    return tuple(result)
