@@ -392,7 +392,7 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
             _check_tables(tree, catalog, clause=clause, what="the role predicate")
             cols = {c.lower() for c in catalog.table(pr["relation"]).column_names}
             where = f"COALESCE(({_qualify_to(tree, 't', cols).sql(dialect)}), FALSE)"
-        sql = f"SELECT CAST(t.{quote(pr["key"])} AS VARCHAR) AS agent FROM {quote(pr['relation'])} AS t WHERE {where}"
+        sql = f"SELECT CAST(t.{quote(pr['key'])} AS VARCHAR) AS agent FROM {quote(pr['relation'])} AS t WHERE {where}"
         _probe(engine, sql, clause=clause, what="the role view")
         roles[name] = CompiledRole(name, r.principal, sql)
 
