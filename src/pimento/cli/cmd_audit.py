@@ -61,11 +61,12 @@ def register(app: typer.Typer) -> None:
             emit_json(rows)
             return
         table = Table(show_lines=True)
-        for heading in ("#", "time", "analyst", "mode", "eps", "delta", "noise", "scale", "value", "question / SQL"):
-            table.add_column(heading)
+        for heading in ("#", "time (UTC)", "analyst", "eps, delta", "noise, scale", "value"):
+            table.add_column(heading, no_wrap=True)
+        table.add_column("question / SQL", ratio=1)
         for r in rows:
             what = (f"{r['question']}\n" if r.get("question") else "") + f"[dim]{r['sql']}[/]"
             table.add_row(
-                str(r["seq"]), r["time"][:19], r["analyst"], r["mode"], r["epsilon"], r["delta"], r["noise"], r["scale"], r["value"], what
+                str(r["seq"]), r["time"][5:19].replace("T", " "), r["analyst"], f"{r['epsilon']}, {r['delta']}", f"{r['noise']}, {r['scale']}", r["value"], what
             )
         console.print(table)

@@ -127,19 +127,25 @@ class Budget:
     @classmethod
     def spend(cls, epsilon: NumberLike, delta: NumberLike | None = None) -> Budget:
         """Parse the cost of one release: epsilon > 0 and, if given, 0 < delta < 1."""
-        return cls.of(epsilon, delta).as_spend(delta_given=delta is not None)
+        eps = parse_number(epsilon, name="epsilon")
+        dlt = None if delta is None else parse_number(delta, name="delta")
+        if dlt is not None and not 0 < dlt < 1:
+            raise PrivacyParameterError(
+                f"delta must be in (0, 1), got {format_number(dlt)}",
+                hint="omit delta for pure epsilon-DP, or pass e.g. --delta 1e-6",
+            )
+        if eps <= 0:
+            raise PrivacyParameterError(
+                f"epsilon must be > 0, got {format_number(eps)}", hint="pass a positive epsilon such as --epsilon 0.5"
+            )
+        return cls(eps, dlt if dlt is not None else Fraction(0))
 
-    def as_spend(self, *, delta_given: bool = False) -> Budget:
+    def as_spend(self) -> Budget:
         """This budget, checked to be a valid cost of one release (epsilon > 0)."""
         if self.epsilon <= 0:
             raise PrivacyParameterError(
                 f"epsilon must be > 0, got {format_number(self.epsilon)}",
                 hint="pass a positive epsilon such as --epsilon 0.5",
-            )
-        if delta_given and self.delta <= 0:
-            raise PrivacyParameterError(
-                f"delta must be in (0, 1), got {format_number(self.delta)}",
-                hint="omit delta for pure epsilon-DP, or pass e.g. --delta 1e-6",
             )
         return self
 
