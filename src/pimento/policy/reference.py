@@ -1,0 +1,242 @@
+"""A small reference evaluator: Barth semantics applied to tuples directly in Python.
+
+It shares no SQL with the compiler. The custodian's grounding is given as Python
+functions over rows (role membership, location filters, condition relations computed in
+Python, e.g. a transitive closure by fixpoint), information implication is recomputed from
+functional dependencies and foreign keys over the rows, and every cell is decided by the
+definition:
+
+    authorized(cell) = (some positive norm permits it) and not (some negative norm prohibits it)
+    positive N permits   iff roles(N) and purpose(N) and condition(N)
+    negative N prohibits iff roles(N) and purpose(N) and when(N) and not condition(N)
+
+Identities are compared as text (``str(value)``), as the compiled views do. The CI-mode
+answer is the analyst query run on the authorized database built in Python (rows with an
+authorized referenced cell; unauthorized cells NULL) loaded into a fresh in-memory DuckDB.
+Used by the differential tests and by the context benchmark for ground truth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, PurposeIs, RoleIs
+
+__all__ = ["RefCondition", "RefLocation", "RefRole", "ReferencePolicy", "row_key"]
+
+Row = dict[str, Any]
+Rows = dict[str, list[Row]]
+
+
+def _s(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def row_key(row: Row, key: tuple[str, ...]) -> str:
+    """The provenance row key, as the compiler renders it."""
+    if len(key) == 1:
+        return str(row[key[0]])
+    return "|".join(str(row[k]).replace("\\", "\\\\").replace("|", "\\|") for k in key)
+
+
+@dataclass(frozen=True)
+class RefRole:
+    kind: str
+    member: Callable[[Row], bool] = lambda row: True
+
+
+@dataclass(frozen=True)
+class RefCondition:
+    """A condition relation: ``rows(db) -> iterable of dicts over its variables``."""
+
+    variables: tuple[str, ...]
+    principals: dict[str, str]
+    rows: Callable[[Rows], Iterable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class RefLocation:
+    relation: str
+    attribute: str
+    where: Callable[[Row], bool] = lambda row: True
+    subject: str | None = None  # column holding the subject, None: no subject
+
+
+@dataclass
+class ReferencePolicy:
+    """The grounding in Python, plus the norms (same :class:`Norm` objects as the compiler)."""
+
+    principals: dict[str, tuple[str, str]]  # kind -> (relation, key column)
+    subject_kind: str
+    roles: dict[str, RefRole]
+    conditions: dict[str, RefCondition]
+    data_types: dict[str, list[RefLocation]]
+    purposes: dict[str, list[str]]
+    norms: list[Norm]
+    keys: dict[str, tuple[str, ...]]  # relation -> row key columns
+    columns: dict[str, list[str]]  # relation -> columns
+    dependencies: list[tuple[str, str, str]] = field(default_factory=list)  # (relation, lhs, rhs)
+    foreign_keys: list[tuple[str, str, str, str]] = field(default_factory=list)  # (table, col, ref_table, ref_col)
+
+    # ------------------------------------------------------------------ implication (P -> P+)
+
+    def _implied(self, locs: list[RefLocation], db: Rows) -> list[tuple[RefLocation, Callable[[Row], bool]]]:
+        """Locations with their row filters, closed under FDs and FKs (for negative norms)."""
+        out: list[tuple[RefLocation, Callable[[Row], bool]]] = [(loc, loc.where) for loc in locs]
+        work = list(out)
+        seen = {(loc.relation, loc.attribute, id(loc.where)) for loc in locs}
+        while work:
+            loc, where = work.pop(0)
+            derived: list[tuple[str, str, Callable[[Row], bool]]] = []
+            for rel, lhs, rhs in self.dependencies:
+                if rel == loc.relation and rhs == loc.attribute and lhs != loc.attribute:
+                    derived.append((rel, lhs, where))
+            for table, col, ref_table, ref_col in self.foreign_keys:
+                if ref_table == loc.relation and ref_col == loc.attribute:
+                    allowed = {r[ref_col] for r in db[ref_table] if where(r) and r[ref_col] is not None}
+                    derived.append((table, col, (lambda c, a: lambda row: row[c] is not None and row[c] in a)(col, allowed)))
+            for rel, attr, f in derived:
+                marker = (rel, attr, id(f)) if f is not where else (rel, attr, id(where))
+                if marker in seen:
+                    continue
+                seen.add(marker)
+                subject = self._subject_column(rel)
+                new = (RefLocation(rel, attr, f, subject), f)
+                out.append(new)
+                work.append(new)
+        return out
+
+    def _subject_column(self, relation: str) -> str | None:
+        rel, key = self.principals[self.subject_kind]
+        if relation == rel:
+            return key
+        for table, col, ref_table, ref_col in self.foreign_keys:
+            if table == relation and ref_table == rel and ref_col == key:
+                return col
+        return None
+
+    # ------------------------------------------------------------------ formulas
+
+    def _holds(self, cond: Cond, env: dict[str, Any]) -> bool:
+        if isinstance(cond, Const):
+            return cond.value
+        if isinstance(cond, PurposeIs):
+            return env["purpose"] in self.purposes[cond.purpose]
+        if isinstance(cond, RoleIs):
+            value, kind = env[cond.variable], env["kinds"][cond.variable]
+            role = self.roles[cond.role]
+            return value is not None and role.kind == kind and value in env["members"][cond.role]
+        if isinstance(cond, Atom):
+            view = self.conditions[cond.name]
+            for var in view.variables:
+                if env[var] is None:
+                    return False
+                if var in view.principals and view.principals[var] != env["kinds"][var]:
+                    return False
+            want = tuple(env[v] for v in view.variables)
+            return want in env["views"][cond.name]
+        if isinstance(cond, Not):
+            return not self._holds(cond.arg, env)
+        if isinstance(cond, All):
+            return all(self._holds(a, env) for a in cond.args)
+        if isinstance(cond, AnyOf):
+            return any(self._holds(a, env) for a in cond.args)
+        raise TypeError(cond)
+
+    def _applies(self, norm: Norm, env: dict[str, Any]) -> bool:
+        for var, role in (("sender", norm.sender), ("recipient", norm.recipient), ("subject", norm.subject)):
+            if role != ANY and not self._holds(RoleIs(var, role), env):
+                return False
+        return norm.purpose == ANY or env["purpose"] in self.purposes[norm.purpose]
+
+    # ------------------------------------------------------------------ cells
+
+    def authorized_cells(
+        self,
+        db: Rows,
+        sender: tuple[str, str],
+        recipient: tuple[str, str],
+        purpose: str,
+        wanted: set[tuple[str, str]] | None = None,
+    ) -> set[tuple[str, str, str]]:
+        """Every authorized cell ``(relation, row_key, attribute)`` (restricted to ``wanted`` columns)."""
+        members = {}
+        for name, role in self.roles.items():
+            rel, key = self.principals[role.kind]
+            members[name] = {str(r[key]) for r in db[rel] if r[key] is not None and role.member(r)}
+        views = {
+            name: {tuple(_s(t[v]) for v in c.variables) for t in c.rows(db)} for name, c in self.conditions.items()
+        }
+        env_base = {
+            "sender": sender[1],
+            "recipient": recipient[1],
+            "purpose": purpose,
+            "kinds": {"sender": sender[0], "recipient": recipient[0], "subject": self.subject_kind},
+            "members": members,
+            "views": views,
+        }
+        per_norm = []
+        for norm in self.norms:
+            locs = [loc for dt in norm.data for loc in self.data_types[dt]]
+            with_filters = self._implied(locs, db) if not norm.positive else [(loc, loc.where) for loc in locs]
+            per_norm.append((norm, with_filters))
+        permitted: set[tuple[str, str, str]] = set()
+        prohibited: set[tuple[str, str, str]] = set()
+        for norm, locs in per_norm:
+            for loc, where in locs:
+                if wanted is not None and (loc.relation, loc.attribute) not in wanted:
+                    continue
+                for row in db[loc.relation]:
+                    if not where(row):
+                        continue
+                    subject = _s(row[loc.subject]) if loc.subject else None
+                    env = dict(env_base, subject=subject)
+                    if not self._applies(norm, env):
+                        continue
+                    cell = (loc.relation, row_key(row, self.keys[loc.relation]), loc.attribute)
+                    if norm.positive and self._holds(norm.condition, env):
+                        permitted.add(cell)
+                    if not norm.positive and self._holds(norm.when, env) and not self._holds(norm.condition, env):
+                        prohibited.add(cell)
+        return permitted - prohibited
+
+    # ------------------------------------------------------------------ CI-mode answer
+
+    def authorized_database(self, db: Rows, cells: set[tuple[str, str, str]], referenced: dict[str, frozenset[str]]) -> Rows:
+        """Rows with an authorized referenced cell, unauthorized cells set to None."""
+        out: Rows = {}
+        for rel, rows in db.items():
+            cols = self.columns[rel]
+            use = set(referenced.get(rel) or cols)
+            kept = []
+            for row in rows:
+                key = row_key(row, self.keys[rel])
+                ok = {c for c in use if (rel, key, c) in cells}
+                if ok:
+                    kept.append({c: (row[c] if c in ok else None) for c in cols})
+            out[rel] = kept
+        return out
+
+    def answer(self, db: Rows, ddl: dict[str, str], sql: str, sender: tuple[str, str], recipient: tuple[str, str],
+               purpose: str, referenced: dict[str, frozenset[str]]) -> list[tuple[Any, ...]]:
+        """The analyst query run on the authorized database (fresh in-memory DuckDB)."""
+        import duckdb
+
+        wanted = {(r, c) for r, cols in referenced.items() for c in (cols or self.columns[r])}
+        cells = self.authorized_cells(db, sender, recipient, purpose, wanted)
+        auth = self.authorized_database(db, cells, referenced)
+        con = duckdb.connect()
+        try:
+            for rel, create in ddl.items():
+                con.execute(create)
+                cols = self.columns[rel]
+                if auth[rel]:
+                    con.executemany(
+                        f'INSERT INTO "{rel}" VALUES ({", ".join("?" for _ in cols)})',
+                        [[r[c] for c in cols] for r in auth[rel]],
+                    )
+            return [tuple(r) for r in con.execute(sql).fetchall()]
+        finally:
+            con.close()
