@@ -16,10 +16,11 @@ prescriptions than warfarin orders of the visits they attend, so the prescriptio
 much larger residual sensitivity when Employee is private.
 
 Example:
+    >>> import pathlib, tempfile
     >>> from pimento.demo.hospital import create_demo
-    >>> info = create_demo("/tmp/pimento-doctest/hospital.duckdb", patients=200, overwrite=True)
-    >>> info.rows["Patient"]
-    200
+    >>> info = create_demo(pathlib.Path(tempfile.mkdtemp()) / "hospital.duckdb", patients=200)
+    >>> info.rows["Patient"], info.config_path.name
+    (200, 'pimento.toml')
 """
 
 from __future__ import annotations
