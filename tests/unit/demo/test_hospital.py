@@ -333,3 +333,12 @@ def test_rejects_bad_paths(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(DataSourceError, match="is a file, not a folder"):
         create_demo(tmp_path / "file" / "h.duckdb", patients=10)
+
+
+def test_package_exports() -> None:
+    import pimento.demo
+
+    assert sorted(pimento.demo.__all__) == sorted(
+        ["DEMO_QUESTION", "DEMO_SQL_ORDERS", "DEMO_SQL_PRESCRIPTION", "DemoInfo", "check_target", "create_demo"]
+    )
+    assert pimento.demo.create_demo is create_demo
