@@ -211,8 +211,10 @@ DIAGNOSES: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
     ("Migraine", "Diseases of the nervous system", "unknown", "Neurology", ("sumatriptan", "ibuprofen")),
     ("Parkinson disease", "Diseases of the nervous system", "unknown", "Neurology", ("levodopa",)),
     ("Multiple sclerosis", "Diseases of the nervous system", "unknown", "Neurology", ("prednisone",)),
+    # Warfarin is also prescribed outside cardiology (cardioembolic stroke), so that the
+    # "by cardiologists" filter of the demo question really selects.
     ("Cerebral infarction", "Diseases of the circulatory system", "unknown", "Neurology",
-     ("aspirin", "clopidogrel", "atorvastatin")),
+     ("aspirin", "clopidogrel", "atorvastatin", "warfarin", "warfarin")),
     ("Type 2 diabetes mellitus", "Endocrine, nutritional and metabolic diseases", "unknown",
      "Internal Medicine", ("metformin", "atorvastatin")),
     ("Hyperlipidemia", "Endocrine, nutritional and metabolic diseases", "unknown", "Internal Medicine",
