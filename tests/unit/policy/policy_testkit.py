@@ -225,7 +225,7 @@ def reference(norms_policy: Any) -> ReferencePolicy:
             "d_grp": [RefLocation("Person", "grp", subject="pid"),
                       RefLocation("Rec", "rid", lambda r: r["val"] == "v1", subject="pid")],
             "d_flag": [RefLocation("Code", "flag", lambda r: r["flag"] == "x")],
-            "d_edge": [RefLocation("Edge", "src"), RefLocation("Edge", "dst"), RefLocation("Link", "aid"),
+            "d_edge": [RefLocation("Edge", "src"), RefLocation("Edge", "dst"), RefLocation("Link", "aid", subject="pid"),
                        RefLocation("Link", "pid", subject="pid")],
         },
         purposes={"p1": ["p1", "p1-alias"], "p2": ["p2"]},

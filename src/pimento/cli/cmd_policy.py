@@ -1,0 +1,125 @@
+"""``pimento policy compile | show``: compile a CI policy file into checked SQL views."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from pimento.cli._common import console, emit_json, handle_errors
+from pimento.errors import PolicyError
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    policy_app = typer.Typer(help="Contextual-integrity policies: compile to SQL views, inspect.", no_args_is_help=True)
+    app.add_typer(policy_app, name="policy")
+
+    @policy_app.command("compile")
+    @handle_errors
+    def compile_cmd(
+        policy: str = typer.Argument(..., help="Structured policy file (YAML), or 'example:hospital_hipaa'."),
+        db: str = typer.Option(..., "--db", help="Database the policy is grounded in (DuckDB file, ...)."),
+        out: str = typer.Option(None, "--out", help="Write the compiled policy (JSON) here."),
+        config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
+        json_out: bool = typer.Option(False, "--json", help="Print the check report as JSON."),
+    ) -> None:
+        """Compile POLICY to SQL views over DB and run the checks (coverage, redundancy,
+        satisfiability, information implication)."""
+        from pimento.engines.database import load_database
+        from pimento.policy import compile_policy, example_policy_path, load_policy, run_checks
+
+        path = example_policy_path(policy.split(":", 1)[1]) if policy.startswith("example:") else policy
+        parsed = load_policy(path)
+        database = load_database(db, config=config)
+        try:
+            compiled = compile_policy(parsed, database.catalog, database.engine)
+            report = run_checks(compiled, database.catalog, database.engine, policy=parsed)
+        finally:
+            database.close()
+        if out:
+            Path(out).write_text(json.dumps(compiled.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
+        if json_out:
+            emit_json({"policy": parsed.name, "out": out, "norms": len(compiled.norms), "checks": report})
+        else:
+            _show_checks(parsed.name, compiled, report, out)
+
+    @policy_app.command("show")
+    @handle_errors
+    def show_cmd(
+        compiled_path: str = typer.Argument(..., help="A compiled policy (JSON from `pimento policy compile`)."),
+        norm: str = typer.Option(None, "--norm", help="Show the SQL views of this clause only."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Show the norms, views and check results of a compiled policy."""
+        compiled = load_compiled(compiled_path)
+        if norm is not None:
+            compiled.norm(norm)
+        if json_out:
+            data = compiled.to_dict()
+            if norm is not None:
+                data = {"norm": compiled.norm(norm).to_dict(), "views": data["views"][norm]}
+            emit_json(data)
+            return
+        table = Table(title=f"Policy {compiled.name}", show_lines=True)
+        for heading in ("clause", "sign", "sender -> recipient", "subject", "data", "purpose", "condition"):
+            table.add_column(heading)
+        for n in compiled.norms:
+            if norm is not None and n.id != norm:
+                continue
+            d = n.to_dict()
+            cond = json.dumps(d["condition"]) + ("" if d["when"] is True else f" when {json.dumps(d['when'])}")
+            table.add_row(n.id, n.sign, f"{n.sender} -> {n.recipient}", n.subject, ", ".join(n.data), n.purpose, cond)
+        console.print(table)
+        if norm is not None:
+            for name, sql in compiled.views(norm).items():
+                console.print(f"[bold]{name}[/]", highlight=False)
+                console.print(sql, highlight=False, markup=False)
+
+
+def load_compiled(path: str):
+    from pimento.policy import CompiledPolicy
+
+    p = Path(path)
+    if not p.is_file():
+        raise PolicyError(f"compiled policy not found: {path}",
+                          hint="produce one with `pimento policy compile POLICY --db DB --out compiled.json`")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"{path}: not a JSON compiled policy ({exc})") from None
+    return CompiledPolicy.from_dict(data)
+
+
+def _show_checks(name: str, compiled, report: dict, out: str | None) -> None:
+    console.print(f"[bold]policy {name}[/]: {len(compiled.norms)} norms compiled", highlight=False)
+    console.print(f"[green]coverage[/]: every clause compiled ({report['coverage']['clauses']} clauses)")
+    impl = report["information_implication"]
+    if impl:
+        for item in impl:
+            over = f"; overrides permits of {', '.join(item['overrides_permits_of'])}" if item["overrides_permits_of"] else ""
+            console.print(f"[yellow]implication[/]: {item['norm']} now also governs {item['location']} "
+                          f"({item['because']}){over}", highlight=False)
+    else:
+        console.print("[green]implication[/]: nothing to add")
+    merged = report["redundancy"]["merged"]
+    for kind, pairs in merged.items():
+        for a, b in pairs.items():
+            console.print(f"[yellow]redundancy[/]: {kind[:-1]} {a} merged into {b}", highlight=False)
+    for eq in report["redundancy"]["equivalent_on_data"]:
+        console.print(f"[yellow]redundancy[/]: {eq['kind']} views {' and '.join(eq['views'])} return the same "
+                      f"{eq['rows']} rows on this database (not merged)", highlight=False)
+    sat = report["satisfiability"]
+    for nid, w in sat["witnesses"].items():
+        console.print(f"[green]satisfiable[/]: {nid} permits e.g. {w['sender']} -> {w['recipient']} for "
+                      f"{w['purpose']}: {w['cell']['relation']}.{w['cell']['attribute']}[{w['cell']['row_key']}]",
+                      highlight=False)
+    for nid, why in sat["unsatisfied"].items():
+        console.print(f"[red]no flow[/]: {nid}: {why}", highlight=False)
+    for c in sat["contradictions"]:
+        console.print(f"[red]contradiction[/]: {c['reason']}", highlight=False)
+    if out:
+        console.print(f"written to {out}", highlight=False)
