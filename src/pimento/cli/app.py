@@ -29,6 +29,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cmd_sensitivity",
     "cmd_translate",
     "cmd_search",
+    "cmd_policy",
+    "cmd_authorize",
 )
 
 
