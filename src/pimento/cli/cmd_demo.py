@@ -168,12 +168,80 @@ def show_parse(data: dict[str, Any]) -> None:
         console.print(f"    selections: {'; '.join(f['selections']) or '-'}", highlight=False)
 
 
+#: Privacy parameters of the demo's releases (the paper's per-query setting).
+DEMO_EPSILON = "1"
+DEMO_DELTA = "1e-6"
+DEMO_ANALYST = "demo"
+
+
+def step_sensitivity(ctx: DemoContext) -> dict[str, Any]:
+    """Residual sensitivity of each formulation on the demo database, at the release's beta."""
+    from pimento.demo.hospital import DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION
+    from pimento.mechanisms import mechanism_for
+    from pimento.sensitivity import residual_sensitivity
+    from pimento.sql import parse_count_query
+
+    beta = mechanism_for(DEMO_EPSILON, DEMO_DELTA).beta_float()
+    out = []
+    for name, sql in (("prescription", DEMO_SQL_PRESCRIPTION), ("orders", DEMO_SQL_ORDERS)):
+        query = parse_count_query(sql, ctx.database.catalog)
+        result = residual_sensitivity(ctx.database.engine, query, ctx.database.catalog, beta)
+        out.append(
+            {
+                "name": name,
+                "rs": result.rs_float,
+                "ls": result.ls,
+                "k_star": result.k_star,
+                "shapley": {k: round(v, 3) for k, v in result.shapley.items()},
+                "seconds": round(result.seconds, 3),
+            }
+        )
+    return {"beta": beta, "epsilon": DEMO_EPSILON, "delta": DEMO_DELTA, "formulations": out}
+
+
+def show_sensitivity(data: dict[str, Any]) -> None:
+    console.print(f"\n[bold]Residual sensitivity[/] (beta = {data['beta']:.4g}, for eps = {data['epsilon']}, delta = {data['delta']})")
+    for f in data["formulations"]:
+        console.print(
+            f"  [cyan]{f['name']}[/]: RS = [bold]{f['rs']:.4g}[/] (local sensitivity {f['ls']}, k* = {f['k_star']}); "
+            f"Shapley shares {f['shapley']}",
+            highlight=False,
+        )
+
+
+def step_release(ctx: DemoContext) -> dict[str, Any]:
+    """A private answer from a given SQL query: the lower-sensitivity formulation, charged to the ledger."""
+    from pimento.demo.hospital import DEMO_QUESTION, DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION
+    from pimento.release.session import Session
+
+    sens = {f["name"]: f["rs"] for f in ctx.results.get("sensitivity", {}).get("formulations", [])}
+    sql = DEMO_SQL_ORDERS if sens.get("orders", 0) <= sens.get("prescription", 1) else DEMO_SQL_PRESCRIPTION
+    with Session(ctx.path, analyst=DEMO_ANALYST) as session:
+        answer = session.release_sql(sql, DEMO_EPSILON, DEMO_DELTA, question=DEMO_QUESTION)
+    return answer.to_dict()
+
+
+def show_release(data: dict[str, Any]) -> None:
+    console.print("\n[bold]Private answer from SQL[/] (pimento sql)")
+    console.print(f"  SQL: {data['sql']}", highlight=False)
+    cached = " (answer cache: same request, no new cost)" if data.get("cached") else ""
+    console.print(
+        f"  released: [bold green]{data['value']}[/], 95% interval [{data['interval'][0]}, {data['interval'][1]}], "
+        f"{data['noise']} noise of scale {data['scale']}, RS {data['rs']:.4g}{cached}",
+        highlight=False,
+    )
+    left = data["budget_left"]
+    console.print(f"  budget left for analyst {DEMO_ANALYST!r}: eps {left['epsilon']}, delta {left['delta']}", highlight=False)
+
+
 #: The steps of ``pimento demo run``, in order.
 RUN_STEPS: list[DemoStep] = [
     DemoStep("database", step_database, show_database),
     DemoStep("catalog", step_catalog, show_catalog),
     DemoStep("question", step_question, show_question),
     DemoStep("parse", step_parse, show_parse),
+    DemoStep("sensitivity", step_sensitivity, show_sensitivity),
+    DemoStep("release", step_release, show_release),
 ]
 
 
