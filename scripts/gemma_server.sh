@@ -8,13 +8,15 @@
 #   scripts/gemma_server.sh stop      # stop the server started by `start`
 #   scripts/gemma_server.sh status
 #
+# The GGUF carries no chat template, so the script names llama-cpp-python's "gemma" format, which
+# drops system messages: clients fold them into the first user turn (PIMENTO_LLM_FOLD_SYSTEM=1).
 # Then: PIMENTO_GEMMA_URL=http://127.0.0.1:$PORT/v1 .venv/bin/pytest -m gemma tests/integration -s
 set -euo pipefail
 
 LLAMA_VENV="${LLAMA_VENV:-/tmp/llamavenv}"
 PORT="${PORT:-8089}"
 HOST=127.0.0.1                      # loopback only, never a public interface
-THREADS="${THREADS:-2}"
+THREADS="${THREADS:-1}"          # 1: OpenMP threads spin badly on a busy 2-core machine
 N_CTX="${N_CTX:-4096}"
 STATE_DIR="${STATE_DIR:-/tmp/pimento-gemma}"
 LLAMA_CPP_PYTHON_VERSION=0.3.16
@@ -45,7 +47,7 @@ model_path() {
 
 server_cmd() {
   echo "$LLAMA_VENV/bin/python" -m llama_cpp.server --model "$(model_path)" --model_alias gemma-3-270m \
-    --host "$HOST" --port "$PORT" --n_ctx "$N_CTX" --n_threads "$THREADS"
+    --chat_format gemma --host "$HOST" --port "$PORT" --n_ctx "$N_CTX" --n_threads "$THREADS"
 }
 
 up() {

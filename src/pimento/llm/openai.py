@@ -42,6 +42,8 @@ class OpenAIBackend:
         max_retries: further attempts after a retryable failure.
         backoff_s: first backoff delay; doubled at each retry, capped at ``max_backoff_s``.
         json_mode: one of :data:`JSON_MODES`.
+        fold_system: send system messages as the start of the first user message (for chat
+            templates without a system role, such as Gemma's, which would drop them).
         transport: an httpx transport (tests pass ``httpx.MockTransport``).
         sleep: the sleep function (tests pass a recorder).
     """
@@ -59,6 +61,7 @@ class OpenAIBackend:
         backoff_s: float = 0.5,
         max_backoff_s: float = 8.0,
         json_mode: str = "json_schema",
+        fold_system: bool = False,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -75,6 +78,7 @@ class OpenAIBackend:
         self.backoff_s = float(backoff_s)
         self.max_backoff_s = float(max_backoff_s)
         self.json_mode = json_mode
+        self.fold_system = bool(fold_system)
         self._sleep = sleep
         headers = {"Content-Type": "application/json"}
         if api_key:
@@ -94,7 +98,8 @@ class OpenAIBackend:
         """Build from ``[llm]`` settings; environment variables override the file.
 
         ``PIMENTO_LLM_URL``, ``PIMENTO_LLM_MODEL``, the key from the variable named by
-        ``settings.api_key_env``, and ``PIMENTO_LLM_JSON_MODE`` (one of :data:`JSON_MODES`).
+        ``settings.api_key_env``, ``PIMENTO_LLM_JSON_MODE`` (one of :data:`JSON_MODES`) and
+        ``PIMENTO_LLM_FOLD_SYSTEM`` (``1`` to fold system messages into the first user message).
         """
         environ = os.environ if environ is None else environ
         base_url = url or environ.get("PIMENTO_LLM_URL") or settings.base_url
@@ -107,6 +112,8 @@ class OpenAIBackend:
             timeout_s=settings.timeout_s,
             max_retries=settings.max_retries,
             json_mode=environ.get("PIMENTO_LLM_JSON_MODE", kwargs.pop("json_mode", "json_schema")),
+            fold_system=environ.get("PIMENTO_LLM_FOLD_SYSTEM", "") in ("1", "true", "yes")
+            or kwargs.pop("fold_system", False),
             **kwargs,
         )
 
@@ -152,7 +159,7 @@ class OpenAIBackend:
 
     def _payload(self, request: ChatRequest, n: int, seed: int | None) -> dict[str, Any]:
         payload: dict[str, Any] = {
-            "messages": [m.to_dict() for m in request.messages],
+            "messages": _fold_system(request) if self.fold_system else [m.to_dict() for m in request.messages],
             "n": n,
             "temperature": float(request.temperature),
             "max_tokens": request.max_tokens,
@@ -256,6 +263,20 @@ class OpenAIBackend:
                 content = ""  # a refusal or tool call: an empty completion, judged by the caller
             choices.append(Completion(str(content), choice.get("finish_reason") if isinstance(choice, dict) else None))
         return choices
+
+
+def _fold_system(request: ChatRequest) -> list[dict[str, str]]:
+    """The messages with every system message moved to the start of the first user message."""
+    system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+    rest = [m.to_dict() for m in request.messages if m.role != "system"]
+    if system:
+        for message in rest:
+            if message["role"] == "user":
+                message["content"] = f"{system}\n\n{message['content']}"
+                break
+        else:
+            rest.insert(0, {"role": "user", "content": system})
+    return rest
 
 
 def _as_int(value: Any) -> int:

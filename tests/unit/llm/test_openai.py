@@ -246,3 +246,17 @@ def test_server_that_never_answers_times_out():
         for conn in accepted:
             conn.close()
         listener.close()
+
+
+def test_fold_system_moves_system_messages_into_the_first_user_turn():
+    server = Recorder(lambda payload: _ok(payload["n"]))
+    backend, _ = _backend(server, fold_system=True)
+    messages = (Message("system", "Rules."), Message("user", "Q1"), Message("assistant", "A1"), Message("user", "Q2"))
+    backend.complete(ChatRequest(messages))
+    assert server.payloads[0]["messages"] == [
+        {"role": "user", "content": "Rules.\n\nQ1"},
+        {"role": "assistant", "content": "A1"},
+        {"role": "user", "content": "Q2"},
+    ]
+    from_env = OpenAIBackend.from_settings(LLMSettings(base_url="http://x.test/v1"), environ={"PIMENTO_LLM_FOLD_SYSTEM": "1"})
+    assert from_env.fold_system
