@@ -380,6 +380,9 @@ class Synthesizer:
                     if c.name in fkcols or c.name in minted:
                         continue
                     domain = self.check_domains.get((t, c.name))
+                    if domain is None and c.name in self.link_context.get(t, []):
+                        # Declared link context is treated as a public attribute (PRIVACY.md).
+                        domain = self._public_keys(t, c.name)
                     if c.type == "boolean":
                         self.enc[(t, c.name)] = public_encoding("boolean", [False, True], c.nullable)
                     elif domain is not None:
@@ -594,7 +597,8 @@ class Synthesizer:
                         base_present = rows[parent_tab] >= 0
                     stats = np.array([float((rows[a.table] >= 0).sum()), float(base_present.sum())])
                     noisy = self.acc.gaussian(stats, sensitivity=sens, rho=rho_tie, what=f"participation of {a.table}")
-                    if noisy[1] > 0 and noisy[0] >= TOTAL_PARTICIPATION * noisy[1]:
+                    sigma = self.acc.sigma(sensitivity=sens, rho=rho_tie)
+                    if noisy[1] > 0 and noisy[0] >= TOTAL_PARTICIPATION * noisy[1] - 2.0 * sigma:
                         a.tied_to = "=1"
                         self.report["ties"].append(f"{a.table} present for every parent row")
                     continue
@@ -603,7 +607,8 @@ class Synthesizer:
                 mism = float(np.sum(present & np.array([_norm(x) != _norm(y) for x, y in zip(mine.tolist(), theirs.tolist())], dtype=bool)))
                 stats = np.array([mism, float(present.sum())])
                 noisy = self.acc.gaussian(stats, sensitivity=sens, rho=rho_tie, what=f"tie {a.name}")
-                if noisy[1] > 0 and noisy[0] <= TIE_MISMATCH * noisy[1]:
+                sigma = self.acc.sigma(sensitivity=sens, rho=rho_tie)
+                if noisy[1] > 0 and noisy[0] <= TIE_MISMATCH * noisy[1] + 2.0 * sigma:
                     a.tied_to = partner
                     self.report["ties"].append(f"{a.name} = {partner}")
         # Fit one model per entity.

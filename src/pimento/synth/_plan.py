@@ -95,7 +95,10 @@ def make_plan(catalog: Catalog, root: str | None) -> Plan:
             hint='pass --root TABLE or set root = "TABLE" under [privacy] in pimento.toml',
         )
     if not catalog.has_table(root):
-        raise CatalogError(f"root relation {root!r} does not exist", hint=catalog.table(root).name if False else None) from None
+        try:
+            catalog.table(root)
+        except CatalogError as exc:
+            raise CatalogError(f"root relation {root!r} does not exist", hint=exc.hint or "pass --root TABLE") from None
     root = catalog.table(root).name
     if not catalog.table(root).private:
         raise ConfigError(f"root relation {root!r} is declared public", hint="the root must be a private relation")

@@ -27,10 +27,9 @@ class Sampled:
         return self.n.get(t, 0)
 
 
-def _match(pool_keys: list[np.ndarray], want: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
-    """For each wanted context tuple, a random pool row with equal context (backing off column by column)."""
-    m = len(want[0]) if want else 0
-    n_pool = len(pool_keys[0]) if pool_keys else 0
+def _match(pool_keys: list[np.ndarray], want: list[np.ndarray], rng: np.random.Generator, *, m: int, n_pool: int) -> np.ndarray:
+    """For each of ``m`` wanted context tuples, a random row among ``n_pool`` with equal context
+    (backing off one context column at a time, the last first)."""
     out = np.full(m, -1, dtype=np.int64)
     if not want:
         return rng.integers(0, n_pool, size=m) if n_pool else out
@@ -82,7 +81,7 @@ def sample_database(s: Synthesizer) -> Sampled:
             pool = model.sample(pool_n, rng)
             want = [out.codes[pent][name][p_ent_rows[ppos]] for name in info.ctx]
             keys = [pool["^" + name] for name in info.ctx] if pool_n else []
-            pick = _match(keys, want, rng) if n else np.zeros(0, dtype=np.int64)
+            pick = _match(keys, want, rng, m=n, n_pool=pool_n) if n else np.zeros(0, dtype=np.int64)
             codes = {k: v[pick] for k, v in pool.items()}
         ent_codes = {k: v for k, v in codes.items() if not k.startswith("^")}
         out.codes[e] = ent_codes
@@ -251,7 +250,7 @@ def _resolve_link(s: Synthesizer, out: Sampled, t: str, fk: Any, public_rows: di
             else:
                 w = out.codes[e][a.name][ent_rows]
             want.append(np.asarray(w, dtype=np.int64))
-        target = _match(pool, want, rng)
+        target = _match(pool, want, rng, m=n, n_pool=n_ref)
         for a, pc in zip(ctx_attrs, pool):
             got = pc[target]
             total = len(next(iter(out.codes[e].values()))) if out.codes[e] else n

@@ -48,7 +48,8 @@ def repair(s: Synthesizer, out: Sampled) -> dict[str, int]:
             k = keep[t]
             if tp.parent is not None:
                 par = out.parent[t]
-                ok = (par >= 0) & keep[tp.parent][np.maximum(par, 0)] if len(par) else np.zeros(0, dtype=bool)
+                pk = keep[tp.parent]
+                ok = (par >= 0) & pk[np.maximum(par, 0)] if len(par) and len(pk) else np.zeros(len(par), dtype=bool)
                 if np.any(k & ~ok):
                     k &= ok
                     changed = True
@@ -57,7 +58,9 @@ def repair(s: Synthesizer, out: Sampled) -> dict[str, int]:
                 if tgt is None or not s.cat.table(fk.ref_table).private:
                     continue
                 ref_keep = keep[fk.ref_table]
-                bad = (tgt >= 0) & ~ref_keep[np.maximum(tgt, 0)] if len(tgt) else np.zeros(0, dtype=bool)
+                bad = np.zeros(len(tgt), dtype=bool)
+                if len(ref_keep):
+                    bad = (tgt >= 0) & ~ref_keep[np.maximum(tgt, 0)]
                 nullable = any(s.cat.table(t).column(c).nullable for c in fk.columns)
                 if np.any(bad & k):
                     if nullable:
