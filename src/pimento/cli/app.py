@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cmd_search",
     "cmd_policy",
     "cmd_authorize",
+    "cmd_synth",
 )
 
 
