@@ -1,0 +1,209 @@
+"""Utility of the synthetic database on the demo hospital (docs/benchmarks.md, "Synthetic database").
+
+Usage::
+
+    python -m pimento.bench.synth_utility --patients 10000 --epsilon 1.6 --delta 1e-6 [--no-rs] [--json OUT]
+
+Creates the demo database in a child process (so that the reported peak memory is the
+synthesizer's), synthesizes it in this process, and reports: runtime and peak RSS; mean
+total-variation distance of 2-way marginals per private table; relative error of every
+foreign-key join size; Spearman rank correlation of residual sensitivity of alternative
+formulations on the synthetic vs the real database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+__all__ = ["main", "tv_two_way", "join_size_errors", "rs_correlation"]
+
+LINK_CONTEXT = ["Employee.role", "Employee.specialty"]
+
+
+def _key(value: Any, family: str) -> Any:
+    if value is None:
+        return None
+    if family in ("date", "timestamp"):
+        return str(value)[:7]
+    if family in ("integer", "real"):
+        x = float(value)
+        if x == 0:
+            return 0.0
+        step = 10 ** (math.floor(math.log10(abs(x))) - 1)  # 2 significant digits
+        return math.floor(x / step) * step
+    return str(value)
+
+
+def _columns(catalog: Any, table: str) -> list[Any]:
+    t = catalog.table(table)
+    fk_cols = {c for fk in catalog.foreign_keys_of(table) for c in fk.columns}
+    keys = {c for key in [t.primary_key, *t.unique] if len(key) == 1 for c in key}
+    free = {"name", "note"}
+    return [c for c in t.columns if c.name not in fk_cols and c.name not in keys and c.name.lower() not in free]
+
+
+def tv_two_way(real: str, syn: str, catalog: Any) -> dict[str, float]:
+    """Mean TV distance of 2-way marginals (columns bucketed: months, 2 significant digits) per private table."""
+    out = {}
+    rc, sc = duckdb.connect(real, read_only=True), duckdb.connect(syn, read_only=True)
+    try:
+        for t in catalog.tables:
+            if not t.private:
+                continue
+            cols = _columns(catalog, t.name)
+            if len(cols) < 2:
+                continue
+            sel = ", ".join(f'"{c.name}"' for c in cols)
+            rrows = rc.execute(f'SELECT {sel} FROM "{t.name}"').fetchall()
+            srows = sc.execute(f'SELECT {sel} FROM "{t.name}"').fetchall()
+            tvs = []
+            for i, j in itertools.combinations(range(len(cols)), 2):
+                fi, fj = cols[i].type, cols[j].type
+                r = Counter((_key(x[i], fi), _key(x[j], fj)) for x in rrows)
+                s = Counter((_key(x[i], fi), _key(x[j], fj)) for x in srows)
+                nr, ns = max(sum(r.values()), 1), max(sum(s.values()), 1)
+                tvs.append(0.5 * sum(abs(r[k] / nr - s[k] / ns) for k in set(r) | set(s)))
+            out[t.name] = float(np.mean(tvs))
+    finally:
+        rc.close()
+        sc.close()
+    return out
+
+
+def join_size_errors(real: str, syn: str, catalog: Any) -> dict[str, dict[str, float]]:
+    """|child JOIN parent| on each foreign key: real, synthetic and relative error."""
+    out = {}
+    rc, sc = duckdb.connect(real, read_only=True), duckdb.connect(syn, read_only=True)
+    try:
+        for fk in catalog.foreign_keys:
+            cond = " AND ".join(f'c."{a}" = p."{b}"' for a, b in zip(fk.columns, fk.ref_columns))
+            q = f'SELECT COUNT(*) FROM "{fk.table}" c JOIN "{fk.ref_table}" p ON {cond}'
+            r, s = rc.execute(q).fetchone()[0], sc.execute(q).fetchone()[0]
+            out[str(fk)] = {"real": r, "synthetic": s, "relative_error": abs(s - r) / max(r, 1)}
+    finally:
+        rc.close()
+        sc.close()
+    return out
+
+
+def formulations() -> list[tuple[str, str]]:
+    """Alternative formulations (name, SQL) of a few demo questions."""
+    qs = []
+    for med, spec in [("warfarin", "Cardiology"), ("metformin", "Internal Medicine"), ("sertraline", "Psychiatry")]:
+        qs.append((f"A {med}/{spec}", f"SELECT COUNT(DISTINCT P.pat_id) FROM Prescription P JOIN Employee E ON P.prescriber_id = E.employee_id WHERE P.medication = '{med}' AND E.specialty = '{spec}'"))
+        qs.append((f"B {med}/{spec}", f"SELECT COUNT(DISTINCT M.pat_id) FROM MedicationOrders M JOIN Visit V ON M.visit_id = V.visit_id JOIN Employee E ON V.attending_id = E.employee_id WHERE M.medication = '{med}' AND E.specialty = '{spec}'"))
+    qs.append(("visits per patient sex F", "SELECT COUNT(*) FROM Visit V JOIN Patient P ON V.pat_id = P.pat_id WHERE P.sex = 'F'"))
+    qs.append(("orders in visits of F", "SELECT COUNT(*) FROM MedicationOrders M JOIN Visit V ON M.visit_id = V.visit_id JOIN Patient P ON V.pat_id = P.pat_id WHERE P.sex = 'F'"))
+    qs.append(("orders by patient", "SELECT COUNT(*) FROM MedicationOrders M JOIN Patient P ON M.pat_id = P.pat_id WHERE P.sex = 'F'"))
+    qs.append(("discharges of visits", "SELECT COUNT(*) FROM Discharge D JOIN Visit V ON D.visit_id = V.visit_id"))
+    qs.append(("treating cardiology", "SELECT COUNT(DISTINCT T.pat_id) FROM TreatingRelationship T JOIN Employee E ON T.employee_id = E.employee_id WHERE E.specialty = 'Cardiology'"))
+    qs.append(("visits cardiology", "SELECT COUNT(DISTINCT V.pat_id) FROM Visit V JOIN Employee E ON V.attending_id = E.employee_id WHERE E.specialty = 'Cardiology'"))
+    return qs
+
+
+def rs_correlation(real: str, syn: str, beta: float) -> dict[str, Any]:
+    """Spearman correlation of RS_beta over the formulations, synthetic vs real."""
+    from scipy.stats import spearmanr
+
+    from pimento.engines.database import load_database
+    from pimento.sensitivity.rs import residual_sensitivity
+    from pimento.sql import parse_count_query
+
+    rdb = load_database(real)
+    from pimento.engines import open_engine
+
+    sengine = open_engine(syn, read_only=True)
+    rows = []
+    for name, sql in formulations():
+        q = parse_count_query(sql, rdb.catalog)
+        r = residual_sensitivity(rdb.engine, q, rdb.catalog, beta)
+        s = residual_sensitivity(sengine, q, rdb.catalog, beta)
+        rows.append({"query": name, "rs_real": float(r.rs), "rs_synthetic": float(s.rs)})
+    rho = spearmanr([x["rs_real"] for x in rows], [x["rs_synthetic"] for x in rows]).statistic
+    return {"beta": beta, "spearman": float(rho), "queries": rows}
+
+
+def _agreement(syn: str) -> dict[str, Any]:
+    con = duckdb.connect(syn, read_only=True)
+    out = {}
+    try:
+        qs = formulations()
+        for i in range(0, 6, 2):
+            a = con.execute(qs[i][1]).fetchone()[0]
+            b = con.execute(qs[i + 1][1]).fetchone()[0]
+            out[qs[i][0][2:]] = {"A": a, "B": b}
+    finally:
+        con.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--patients", type=int, default=10_000)
+    ap.add_argument("--epsilon", default="1.6")
+    ap.add_argument("--delta", default="1e-6")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--db", help="an existing demo database (skips creation)")
+    ap.add_argument("--no-rs", action="store_true")
+    ap.add_argument("--no-utility", action="store_true")
+    ap.add_argument("--json", help="write the report here")
+    args = ap.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="pimento-synth-bench-"))
+    real = args.db
+    if real is None:
+        real = str(work / "hospital.duckdb")
+        code = f"from pimento.demo.hospital import create_demo; create_demo({real!r}, patients={args.patients}, seed={args.seed})"
+        subprocess.run([sys.executable, "-c", code], check=True)
+    from pimento.engines.database import load_database
+    from pimento.synth import synthesize
+
+    db = load_database(real)
+    syn = str(work / "synthetic.duckdb")
+    t0 = time.monotonic()
+    result = synthesize(db.engine, db.catalog, syn, args.epsilon, args.delta, root=db.settings.privacy.root, seed=args.seed, link_context=LINK_CONTEXT)
+    seconds = time.monotonic() - t0
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
+    result.engine.close()
+    report: dict[str, Any] = {
+        "patients": args.patients,
+        "epsilon": args.epsilon,
+        "delta": args.delta,
+        "link_context": LINK_CONTEXT,
+        "seconds": round(seconds, 1),
+        "peak_rss_gb": round(peak_gb, 2),
+        "rows": result.rows,
+        "caps": result.details["caps"],
+        "ties": result.details["ties"],
+        "free_text": result.details["free_text"],
+    }
+    if not args.no_utility:
+        report["tv_two_way"] = tv_two_way(real, syn, db.catalog)
+        report["join_sizes"] = join_size_errors(real, syn, db.catalog)
+        report["agreement"] = _agreement(syn)
+    db.engine.close()
+    if not args.no_rs:
+        eps_rel, delta_rel = 1.0, 1e-6
+        report["rs"] = rs_correlation(real, syn, eps_rel / (2 * math.log(2 / delta_rel)))
+    text = json.dumps(report, indent=2, default=str)
+    if args.json:
+        Path(args.json).write_text(text)
+    print(text)
+    return report
+
+
+if __name__ == "__main__":
+    main()
