@@ -118,7 +118,14 @@ class OpenAIBackend:
         )
 
     def close(self) -> None:
+        """Close the HTTP connections (also done by ``with OpenAIBackend(...) as backend:``)."""
         self._client.close()
+
+    def __enter__(self) -> OpenAIBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------------ requests
     def complete(self, request: ChatRequest) -> ChatResponse:

@@ -217,7 +217,8 @@ def zero_shot_messages(
     system = (
         "You translate questions about a relational database into one SQL counting query "
         f"in the {dialect} dialect.\n{_CLASS_RULES}\n"
-        'Answer with JSON only, exactly: {"sql": "<the query>"}'
+        'Answer with JSON only: one object with one key "sql" whose value is the query, for example\n'
+        '{"sql": "SELECT COUNT(*) FROM orders o WHERE o.status = \'shipped\'"}'
     )
     if low_sensitivity:
         system += (

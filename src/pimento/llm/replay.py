@@ -107,3 +107,9 @@ class RecordingBackend:
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
         tmp.replace(path)
         return response
+
+    def close(self) -> None:
+        """Close the wrapped backend, if it can be closed."""
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
