@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rich.console import Console
+from rich.markup import escape
 
 from pimento.errors import InternalError, PimentoError, UserError
 
@@ -62,10 +63,10 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except UserError as exc:
-            err_console.print(f"[bold red]error:[/] {exc.one_line()}", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold red]error:[/] {escape(exc.one_line())}", highlight=False, soft_wrap=True)
             raise SystemExit(EXIT_USER_ERROR) from None
         except (InternalError, PimentoError) as exc:
-            err_console.print(f"[bold red]internal error:[/] {exc.one_line()} (this is a bug in Pimento)", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold red]internal error:[/] {escape(exc.one_line())} (this is a bug in Pimento)", highlight=False, soft_wrap=True)
             if os.environ.get("PIMENTO_DEBUG"):
                 traceback.print_exc()
             raise SystemExit(EXIT_INTERNAL_ERROR) from None
@@ -81,7 +82,7 @@ def handle_errors(func: F) -> F:
                 raise
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             err_console.print(
-                f"[bold red]internal error:[/] {type(exc).__name__}: {first} (this is a bug in Pimento; "
+                f"[bold red]internal error:[/] {type(exc).__name__}: {escape(first)} (this is a bug in Pimento; "
                 "set PIMENTO_DEBUG=1 for the traceback)",
                 highlight=False,
                 soft_wrap=True,

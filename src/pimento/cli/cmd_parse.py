@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import typer
+from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
@@ -45,7 +46,7 @@ def register(app: typer.Typer) -> None:
                     }
                 )
                 raise typer.Exit(1) from None
-            console.print(f"[bold yellow]not in the DP-compatible class:[/] {exc.message}")
+            console.print(f"[bold yellow]{escape(exc.message)}[/]")
             if exc.highlight is not None:
                 console.print(exc.highlight.render(), highlight=False, markup=False)
             raise typer.Exit(1) from None
