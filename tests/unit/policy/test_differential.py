@@ -53,7 +53,7 @@ def test_compiled_views_agree_with_reference(seed: int) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(min_value=0, max_value=2**32 - 1))
 def test_compiled_views_agree_with_reference_many(seed: int) -> None:
     _check(seed)

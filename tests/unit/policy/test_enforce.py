@@ -138,6 +138,8 @@ def test_unknown_purpose_is_named(enforcer, purpose) -> None:
         "SELECT * FROM other.main.Visit",
         "SELECT * FROM NoSuchTable",
         "SELECT query('SELECT * FROM Visit')",
+        "SELECT * FROM '/etc/passwd'",
+        "SELECT * FROM Visit UNION ALL SELECT * FROM read_parquet('x.parquet')",
     ],
 )
 def test_hostile_analyst_sql_is_refused(enforcer, n1, sql) -> None:
