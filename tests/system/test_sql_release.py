@@ -54,13 +54,13 @@ def test_release_charges_and_caches(db, rs_impl):
     with Session(db, analyst="ann") as s:
         a = s.release_sql("SELECT COUNT(*) FROM customers WHERE region = 'north'", epsilon="0.5", delta="1e-6")
         assert not a.answer.cached
-        rs = a.release.sensitivity
-        assert 1 <= rs < 1 + Fraction(1, 10**9)  # the real RS is rounded up by a hair
-        assert a.release.scale == 4 * rs and a.release.noise == "laplace"
-        assert a.budget_left == Budget.of("1.5", "0.000009")
+        # One relation: global sensitivity 1, plain Laplace at 1/eps, pure eps-DP (delta not spent).
+        assert a.release.sensitivity == 1
+        assert a.release.scale == 2 and a.release.noise == "laplace" and a.release.delta == 0
+        assert a.budget_left == Budget.of("1.5", "0.00001")
         again = s.release_sql("SELECT COUNT(*) FROM customers WHERE region = 'north'", epsilon="0.5", delta="1e-6")
         assert again.answer.cached and again.release == a.release
-        assert s.ledger.spent(s.location) == Budget.of("0.5", "1e-6")
+        assert s.ledger.spent(s.location) == Budget.of("0.5", "0")
         assert s.ledger.verify_audit().rows == 1
 
 
@@ -107,3 +107,20 @@ def test_cli_sql_json(db, rs_impl):
     assert isinstance(data["value"], int) and abs(data["rs"] - 1.0) < 1e-9 and data["budget_left"]["epsilon"] == "1"
     bad = CliRunner().invoke(app, ["sql", "--db", db, "--sql", "SELECT COUNT(*) FROM customers", "--epsilon", "-1", "--analyst", "bob"])
     assert bad.exit_code == 2 and "epsilon" in bad.output and "Traceback" not in bad.output
+
+
+def test_join_counts_use_the_smooth_sensitivity_mechanism(tmp_path):
+    path = tmp_path / "orders.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, region VARCHAR)")
+    con.execute("CREATE TABLE orders (oid INTEGER PRIMARY KEY, cid INTEGER REFERENCES customers(id))")
+    con.execute("INSERT INTO customers SELECT i, 'north' FROM range(10) t(i)")
+    con.execute("INSERT INTO orders SELECT i, i % 10 FROM range(40) t(i)")
+    con.close()
+    with Session(path, analyst="ann") as s:
+        a = s.release_sql(
+            "SELECT COUNT(*) FROM orders o JOIN customers c ON o.cid = c.id", epsilon="1", delta="1e-6"
+        )
+        assert a.release.delta == Fraction(1, 10**6)
+        assert a.release.scale == 2 * a.release.sensitivity
+        assert a.release.sensitivity >= 4  # one customer joins 4 orders

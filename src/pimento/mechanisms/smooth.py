@@ -282,6 +282,60 @@ class SmoothQuartic(_SmoothBase):
         return rounded_quartic(scale, self.grid, rng)
 
 
+class GlobalLaplace(_SmoothBase):
+    """Pure epsilon-DP Laplace mechanism calibrated to a known global sensitivity: scale GS / eps.
+
+    Used only when GS is known from the query's structure alone, never from the data: a count
+    over a single relation has GS = 1 (adding or removing one tuple changes it by at most 1).
+    Then Laplace(GS / eps) is eps-DP (Dwork et al. 2006) and its noise is half that of the
+    smooth-sensitivity Laplace mechanism (2 RS / eps with RS = 1) with no delta spent.
+    The sensitivity passed to :meth:`release` must be that GS.
+    """
+
+    noise = "laplace"
+    _q95 = _Q95_LAPLACE
+
+    def __init__(self, budget: Budget, *, gs: int = 1, grid: Fraction = Fraction(1)) -> None:
+        budget = budget.as_spend()
+        if budget.delta != 0:
+            raise InternalError("GlobalLaplace is pure epsilon-DP: its budget must have delta = 0")
+        if isinstance(gs, bool) or not isinstance(gs, int) or gs <= 0:
+            raise InternalError(f"global sensitivity must be a positive integer, got {gs!r}")
+        super().__init__(budget, grid=grid)
+        self.gs = gs
+
+    @classmethod
+    def of(cls, epsilon: NumberLike, *, gs: int = 1, grid: NumberLike = 1) -> GlobalLaplace:
+        return cls(Budget.spend(epsilon), gs=gs, grid=parse_number(grid, name="grid"))
+
+    def beta(self) -> Fraction:
+        return Fraction(0)
+
+    def scale(self, rs: Any) -> Fraction:
+        sensitivity = exact_sensitivity(rs)
+        if sensitivity != self.gs:
+            raise InternalError(f"GlobalLaplace releases with its GS {self.gs}, not {format_number(sensitivity)}")
+        return sensitivity / self.epsilon
+
+    def _sample(self, scale: Fraction, rng: RandomSource) -> int:
+        return rounded_laplace(scale, self.grid, rng)
+
+
+def mechanism_for_query(
+    epsilon: NumberLike, delta: NumberLike | None, *, relations: int, grid: NumberLike = 1
+) -> SmoothLaplace | SmoothQuartic | GlobalLaplace:
+    """The mechanism for a counting query over ``relations`` relations (a structural fact, not data).
+
+    A single-relation count has global sensitivity 1, so the plain Laplace mechanism at scale
+    1/eps is used (pure eps-DP, costing (eps, 0) whatever delta was offered); joins use the
+    smooth-sensitivity mechanisms of :func:`mechanism_for`. Parameters are validated first.
+    """
+    requested = mechanism_for(epsilon, delta, grid=grid)  # validates epsilon and delta
+    if relations == 1:
+        return GlobalLaplace(Budget.spend(requested.epsilon), gs=1, grid=requested.grid)
+    return requested
+
+
 def mechanism_for(epsilon: NumberLike, delta: NumberLike | None = None, *, grid: NumberLike = 1) -> SmoothLaplace | SmoothQuartic:
     """The (epsilon, delta) Laplace mechanism if delta is given, else the pure-epsilon one.
 

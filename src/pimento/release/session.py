@@ -24,7 +24,7 @@ from typing import Any
 
 from pimento.config import Settings
 from pimento.errors import BudgetError, InternalError
-from pimento.mechanisms import GuardedAnswer, Ledger, guarded_release, mechanism_for
+from pimento.mechanisms import GlobalLaplace, GuardedAnswer, Ledger, guarded_release, mechanism_for, mechanism_for_query
 from pimento.mechanisms.guarded import cached_release
 from pimento.mechanisms.budget import NumberLike
 from pimento.mechanisms.samplers import RandomSource
@@ -104,6 +104,9 @@ class Session:
         catalog = self.database.catalog
         engine = self.database.engine
         query = parse_count_query(sql, catalog)
+        # A single-relation count has global sensitivity 1 (structure, not data): plain Laplace.
+        mechanism = mechanism_for_query(epsilon, delta, relations=len(query.relations))
+        cost = mechanism.privacy_cost()
         counted_sql = query.to_sql(engine.dialect)
         hit = cached_release(self.ledger, mechanism, analyst=analyst, database=self.location, sql=counted_sql)
         if hit is not None:
@@ -114,7 +117,10 @@ class Session:
         from pimento import sensitivity
 
         true_value = _as_int(engine.execute(counted_sql).scalar())
-        result = sensitivity.residual_sensitivity(engine, query, catalog, mechanism.beta_float(), attribution=False)
+        if isinstance(mechanism, GlobalLaplace):
+            rs: Any = mechanism.gs
+        else:
+            rs = sensitivity.residual_sensitivity(engine, query, catalog, mechanism.beta_float(), attribution=False).rs
         answer = guarded_release(
             self.ledger,
             mechanism,
@@ -122,7 +128,7 @@ class Session:
             database=self.location,
             sql=counted_sql,
             true_value=true_value,
-            rs=result.rs,
+            rs=rs,
             question=question,
             rng=self._rng,
         )

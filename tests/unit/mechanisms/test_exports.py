@@ -6,6 +6,7 @@ def test_public_api_is_pinned():
         "AuditReport",
         "Budget",
         "Charge",
+        "GlobalLaplace",
         "GuardedAnswer",
         "Ledger",
         "Mechanism",
@@ -16,6 +17,7 @@ def test_public_api_is_pinned():
         "guarded_release",
         "ledger_path",
         "mechanism_for",
+        "mechanism_for_query",
         "parse_number",
         "request_key",
     ]

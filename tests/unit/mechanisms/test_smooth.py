@@ -119,3 +119,25 @@ def test_float_beta_is_rounded_down(delta):
     mech = mechanism_for("0.9", delta)
     assert Fraction(mech.beta_float()) <= mech.beta()
     assert mech.beta_float() == pytest.approx(float(mech.beta()), rel=1e-15)
+
+
+def test_single_relation_counts_use_global_laplace_at_one_over_epsilon():
+    from pimento.mechanisms import GlobalLaplace, mechanism_for_query
+
+    m = mechanism_for_query("0.5", "1e-6", relations=1)
+    assert isinstance(m, GlobalLaplace)
+    assert m.privacy_cost().epsilon == Fraction(1, 2) and m.privacy_cost().delta == 0
+    assert m.scale(1) == 2
+    release = m.release(10, 1)
+    assert release.noise == "laplace" and release.scale == 2 and release.delta == 0
+
+
+def test_global_laplace_refuses_another_sensitivity_and_joins_keep_smooth():
+    from pimento.errors import InternalError, PrivacyParameterError
+    from pimento.mechanisms import GlobalLaplace, SmoothLaplace, mechanism_for_query
+
+    with pytest.raises(InternalError):
+        GlobalLaplace.of("1").scale(3)
+    assert isinstance(mechanism_for_query("1", "1e-6", relations=2), SmoothLaplace)
+    with pytest.raises(PrivacyParameterError):
+        mechanism_for_query("nan", "1e-6", relations=1)
