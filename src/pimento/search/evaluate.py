@@ -32,12 +32,16 @@ class SensitivityOracle(Protocol):
     def __call__(self, query: CountQuery) -> SensitivityInfo: ...
 
 
-def residual_oracle(engine: Engine, catalog: Catalog, beta: float) -> SensitivityOracle:
-    """The default oracle: residual sensitivity computed on ``engine`` (the synthetic database)."""
+def residual_oracle(engine: Engine, catalog: Catalog, beta: float, *, attribution: bool = True) -> SensitivityOracle:
+    """The default oracle: residual sensitivity computed on ``engine`` (the synthetic database).
+
+    ``attribution=False`` skips the extra T_E and the Shapley values (all shares then 0): enough
+    where only RS is compared, such as top-k selection.
+    """
     from pimento.sensitivity import residual_sensitivity
 
     def oracle(query: CountQuery) -> SensitivityInfo:
-        result = residual_sensitivity(engine, query, catalog, beta)
+        result = residual_sensitivity(engine, query, catalog, beta, attribution=attribution)
         return SensitivityInfo(float(result.rs), {k: float(v) for k, v in dict(result.shapley).items()})
 
     return oracle
@@ -105,10 +109,22 @@ class Clusters:
 class QueryEvaluator:
     """Runs completed queries on the synthetic engine with caches for answers and sensitivities."""
 
-    def __init__(self, engine: Engine, catalog: Catalog, oracle: SensitivityOracle, *, bucket_relative: float = 0.0, timeout_s: float | None = 30.0):
+    def __init__(
+        self,
+        engine: Engine,
+        catalog: Catalog,
+        oracle: SensitivityOracle,
+        *,
+        rs_oracle: SensitivityOracle | None = None,
+        bucket_relative: float = 0.0,
+        timeout_s: float | None = 30.0,
+    ):
         self.engine = engine
         self.catalog = catalog
         self.oracle = oracle
+        #: RS without Shapley values (fewer T_E): for checks that compare RS only, such as pruning.
+        self.rs_oracle = rs_oracle or oracle
+        self._rs_only: dict[CountQuery, float | PimentoError] = {}
         self.bucket_relative = bucket_relative
         self.timeout_s = timeout_s
         self._answers: dict[CountQuery, int | PimentoError] = {}
@@ -139,6 +155,25 @@ class QueryEvaluator:
             except PimentoError as exc:
                 cached = exc
             self._sensitivity[query] = cached
+        if isinstance(cached, PimentoError):
+            raise cached
+        return cached
+
+    def rs(self, query: CountQuery) -> float:
+        """RS alone: from the full computation when it was done, else the cheaper RS-only oracle."""
+        full = self._sensitivity.get(query)
+        if full is not None:
+            if isinstance(full, PimentoError):
+                raise full
+            return full.rs
+        cached = self._rs_only.get(query)
+        if cached is None:
+            try:
+                self.rs_computations += 1
+                cached = self.rs_oracle(query).rs
+            except PimentoError as exc:
+                cached = exc
+            self._rs_only[query] = cached
         if isinstance(cached, PimentoError):
             raise cached
         return cached

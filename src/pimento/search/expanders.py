@@ -19,8 +19,8 @@ from typing import Protocol
 
 from pimento.schema import Catalog, ForeignKey
 from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, Stop
-from pimento.search.intent import Intent
-from pimento.sql.ir import Attribute, JoinCondition, Relation
+from pimento.search.intent import Intent, grain
+from pimento.sql.ir import Attribute, Count, JoinCondition, Relation
 
 __all__ = ["Expander", "NodeState", "SchemaGraphExpander", "make_expander", "register_expander"]
 
@@ -66,10 +66,37 @@ class SchemaGraphExpander:
 
     catalog: Catalog
     max_relations: int = 5
+    #: Propose SetCount only where the query counts the same rows as the warm start (same
+    #: :func:`~pimento.search.intent.grain`); off, every join structure may complete.
+    preserve_grain: bool = True
+    #: Where a filter or count column may move: ``"keys"``, to a column that holds the same value
+    #: through foreign keys (R.a -> P.k: a predicate on P.k is one on R.a), or to the same-named
+    #: column across a 1:1 foreign key; ``"names"``, to any table with a column of the same name
+    #: (looser; the benchmark's ground-truth enumeration uses it).
+    moves: str = "keys"
     name: str = "schema-graph"
     _edges: dict[str, list[tuple[str, str, str, str]]] = field(default_factory=dict, init=False, repr=False)
+    _same: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.moves not in ("keys", "names"):
+            raise ValueError(f"moves must be 'keys' or 'names', not {self.moves!r}")
+        # Columns that hold the same values through single-column foreign keys (union-find).
+        parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+        def find(x: tuple[str, str]) -> tuple[str, str]:
+            parent.setdefault(x, x)
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for fk in self.catalog.foreign_keys:
+            if len(fk.columns) == 1:
+                a = find((fk.table.lower(), fk.columns[0].lower()))
+                b = find((fk.ref_table.lower(), fk.ref_columns[0].lower()))
+                parent[a] = b
+        self._same = {x: find(x) for x in list(parent)}
         edges: dict[str, list[tuple[str, str, str, str]]] = {}
 
         def add(a: str, ac: str, b: str, bc: str) -> None:
@@ -112,8 +139,11 @@ class SchemaGraphExpander:
                     proposals.append((action, placed, self._prior(state, table)))
             if not pending:
                 for relation in prefix.relations:
-                    if state.intent.count.hostable_by(relation.table, self.catalog):
-                        count = state.intent.count.on(relation.alias, relation.table, self.catalog)
+                    host = self.count_host(state.intent, relation.table)
+                    if host is not False:
+                        count = state.intent.count.on(relation.alias, relation.table, self.catalog, host)
+                        if not self._same_grain(state, count):
+                            continue
                         origin = relation.table == state.intent.count.origin_table
                         proposals.append((SetCount(count), frozenset(), 3.0 if origin else 1.0))
         seen = set(exclude)
@@ -127,18 +157,64 @@ class SchemaGraphExpander:
                 break
         return out
 
+    def _column_in(self, origin: str, column: str, table: str) -> str | None:
+        """The column of ``table`` holding ``origin.column``'s value (same table: itself)."""
+        t = self.catalog.table(table)
+        if table.lower() == origin.lower() or self.moves == "names":
+            return t.column(column).name if t.has_column(column) else None
+        root = self._same.get((origin.lower(), column.lower()))
+        if root is not None:
+            for c in t.columns:
+                if self._same.get((table.lower(), c.name.lower())) == root:
+                    return c.name
+        # A 1:1 extension (a foreign key that is a key of its table, such as Prescription.order_id
+        # -> MedicationOrders) usually copies attributes of the row it extends under the same name.
+        if t.has_column(column) and any(
+            {fk.table.lower(), fk.ref_table.lower()} == {origin.lower(), table.lower()}
+            and self.catalog.table(fk.table).is_key(fk.columns)
+            for fk in self.catalog.foreign_keys
+        ):
+            return t.column(column).name
+        return None
+
+    def filter_host(self, f, table: str) -> dict[str, str] | None:
+        """How ``table`` can host filter ``f``: its column renaming, or None when it cannot."""
+        rename = {}
+        for column in f.columns:
+            found = self._column_in(f.origin_table, column, table)
+            if found is None:
+                return None
+            rename[column] = found
+        return rename
+
+    def count_host(self, intent: Intent, table: str) -> str | None | bool:
+        """The column of ``table`` to count (None for COUNT(*)), or False when it cannot host the count."""
+        c = intent.count
+        if c.column is None:
+            return None
+        if c.origin_table is None:
+            return False
+        found = self._column_in(c.origin_table, c.column, table)
+        return False if found is None else found
+
+    def _same_grain(self, state: NodeState, count: Count) -> bool:
+        if not self.preserve_grain or state.intent.grain is None:
+            return True
+        query = state.prefix.apply(SetCount(count)).complete()
+        return query is not None and grain(query, self.catalog) == state.intent.grain
+
     def _start_tables(self, state: NodeState) -> list[str]:
         intent = state.intent
         tables = set(intent.origin_tables)
         for f in intent.filters:
-            tables.update(t.name for t in self.catalog.tables if f.hostable_by(t.name, self.catalog))
+            tables.update(t.name for t in self.catalog.tables if self.filter_host(f, t.name) is not None)
         return sorted(tables)
 
     def _prior(self, state: NodeState, table: str) -> float:
         """Prefer tables that host pending filters, then tables of the warm start."""
         score = 0.0
         for i in state.pending():
-            if state.intent.filters[i].hostable_by(table, self.catalog):
+            if self.filter_host(state.intent.filters[i], table) is not None:
                 score += 2.0
         if table in state.intent.origin_tables:
             score += 1.0
@@ -161,8 +237,9 @@ class SchemaGraphExpander:
 
     def _add(self, state: NodeState, table: str, joins: tuple[JoinCondition, ...]) -> tuple[AddRelation, frozenset[int]]:
         alias = _alias_for(table, state.prefix)
-        placed = [i for i in state.pending() if state.intent.filters[i].hostable_by(table, self.catalog)]
-        parts = [state.intent.filters[i].on(alias) for i in placed]
+        hosts = {i: self.filter_host(state.intent.filters[i], table) for i in state.pending()}
+        placed = [i for i, h in hosts.items() if h is not None]
+        parts = [state.intent.filters[i].on(alias, hosts[i]) for i in placed]
         selection = " AND ".join(f"({p})" if " OR " in p.upper() else p for p in parts) if parts else None
         relation = Relation(alias, self.catalog.table(table).name)
         joins = tuple(JoinCondition(j.left if j.left.alias != alias else Attribute(alias, j.left.column), j.right) for j in joins)

@@ -16,7 +16,7 @@ from sqlglot import exp
 from pimento.schema import Catalog
 from pimento.sql.ir import Attribute, Count, CountQuery
 
-__all__ = ["CountIntent", "FilterIntent", "Intent", "intent_of"]
+__all__ = ["CountIntent", "FilterIntent", "Intent", "grain", "intent_of"]
 
 
 @dataclass(frozen=True)
@@ -28,10 +28,12 @@ class FilterIntent:
     origin_table: str
     origin_alias: str
 
-    def on(self, alias: str) -> str:
-        """The predicate with its columns qualified by ``alias``."""
+    def on(self, alias: str, rename: dict[str, str] | None = None) -> str:
+        """The predicate with its columns qualified by ``alias`` (and renamed by ``rename``, lower-cased keys)."""
         tree = sqlglot.parse_one(self.template)
         for column in tree.find_all(exp.Column):
+            if rename and column.name.lower() in rename:
+                column.set("this", exp.to_identifier(rename[column.name.lower()]))
             column.set("table", exp.to_identifier(alias))
         return tree.sql()
 
@@ -51,10 +53,10 @@ class CountIntent:
     def hostable_by(self, table: str, catalog: Catalog) -> bool:
         return self.column is None or catalog.table(table).has_column(self.column)
 
-    def on(self, alias: str, table: str, catalog: Catalog) -> Count:
+    def on(self, alias: str, table: str, catalog: Catalog, column: str | None = None) -> Count:
         if self.column is None:
             return Count()
-        return Count(Attribute(alias, catalog.table(table).column(self.column).name), self.distinct)
+        return Count(Attribute(alias, catalog.table(table).column(column or self.column).name), self.distinct)
 
 
 @dataclass(frozen=True)
@@ -62,14 +64,73 @@ class Intent:
     filters: tuple[FilterIntent, ...]
     count: CountIntent
     origin_tables: frozenset[str]
+    #: The warm start's :func:`grain` (None: not computed, no grain check).
+    grain: frozenset[str] | None = None
 
     @property
     def size(self) -> int:
         return len(self.origin_tables)
 
 
-def intent_of(query: CountQuery) -> Intent:
-    """Split each relation's selection into conjuncts and abstract the alias away."""
+def _references(catalog: Catalog, table: str, column: str, ref_table: str, ref_column: str) -> bool:
+    for fk in catalog.foreign_keys_of(table):
+        if (
+            len(fk.columns) == 1
+            and fk.columns[0].lower() == column.lower()
+            and fk.ref_table.lower() == ref_table.lower()
+            and fk.ref_columns[0].lower() == ref_column.lower()
+        ):
+            return True
+    return False
+
+
+def grain(query: CountQuery, catalog: Catalog) -> frozenset[str]:
+    """The tables that decide how many rows a COUNT(*) counts, ignoring filters (lower-cased names).
+
+    A relation P is eliminated when every join predicate touching it is on one unique key column
+    P.k of P and every partner column references P.k by a foreign key: each partner row then
+    matches exactly one row of P, so dropping P (and joining the partners to each other on the
+    key value) keeps the row count, filters aside. Elimination repeats until nothing changes.
+    The relation holding the count column is never eliminated. Two formulations of one question
+    that count the same thing have the same grain; a formulation that drops the table whose rows
+    are counted (``COUNT(*) FROM countries WHERE ...`` for "how many car models ...") does not.
+    """
+    tables = {r.alias: r.table for r in query.relations}
+    joins = [(j.left, j.right) for j in query.joins]
+    keep = query.count.column.alias if query.count.column is not None else None
+    changed = True
+    while changed and len(tables) > 1:
+        changed = False
+        for alias in sorted(tables):
+            if alias == keep:
+                continue
+            touching = [(a, b) if a.alias == alias else (b, a) for a, b in joins if alias in (a.alias, b.alias)]
+            if not touching or any(other.alias == alias for _, other in touching):
+                continue
+            columns = {mine.column.lower() for mine, _ in touching}
+            if len(columns) != 1:
+                continue
+            column = touching[0][0].column
+            table = tables[alias]
+            if not catalog.has_table(table) or not catalog.table(table).is_key((column,)):
+                continue
+            if not all(_references(catalog, tables[o.alias], o.column, table, column) for _, o in touching):
+                continue
+            partners = [o for _, o in touching]
+            joins = [(a, b) for a, b in joins if alias not in (a.alias, b.alias)]
+            joins += [(partners[0], o) for o in partners[1:]]
+            del tables[alias]
+            changed = True
+            break
+    return frozenset(t.lower() for t in tables.values())
+
+
+def intent_of(query: CountQuery, catalog: Catalog | None = None) -> Intent:
+    """Split each relation's selection into conjuncts and abstract the alias away.
+
+    With ``catalog``, also record the query's :func:`grain` for COUNT(*) and COUNT(column)
+    (COUNT(DISTINCT ...) does not depend on row multiplicity: no grain is recorded).
+    """
     filters: list[FilterIntent] = []
     for selection in query.selections:
         table = query.relation(selection.alias).table
@@ -88,4 +149,5 @@ def intent_of(query: CountQuery) -> Intent:
         query.count.distinct,
         query.relation(column.alias).table if column else None,
     )
-    return Intent(tuple(filters), count, frozenset(r.table for r in query.relations))
+    g = grain(query, catalog) if catalog is not None and not query.count.distinct else None
+    return Intent(tuple(filters), count, frozenset(r.table for r in query.relations), g)

@@ -153,7 +153,11 @@ class SensitivitySearch:
         self.config = config or SearchConfig()
         self.expander = expander or SchemaGraphExpander(catalog, max_relations=self.config.max_relations)
         self.evaluator = QueryEvaluator(
-            synthetic, catalog, oracle or residual_oracle(synthetic, catalog, beta), bucket_relative=self.config.bucket_relative
+            synthetic,
+            catalog,
+            oracle or residual_oracle(synthetic, catalog, beta),
+            rs_oracle=None if oracle is not None else residual_oracle(synthetic, catalog, beta, attribution=False),
+            bucket_relative=self.config.bucket_relative,
         )
         self._rng = random.Random(self.config.seed)
         self.clusters = Clusters()
@@ -173,7 +177,7 @@ class SensitivitySearch:
             raise SearchError("no DP-compatible candidate query to start the search from",
                               hint="rephrase the question or pass --seed-sql")
         candidates = [q.canonical() for q in candidates]
-        intents = [intent_of(q) for q in candidates]
+        intents = [intent_of(q, self.catalog) for q in candidates]
         self.root = _Node(NodeState(PartialQuery(), intents[0]))
         self._root_intents = intents
         self._root_turn = 0
@@ -313,17 +317,24 @@ class SensitivitySearch:
         prefix = state.prefix
         if prefix.count is None:
             count_intent = state.intent.count
-            hosts = [r for r in prefix.relations if count_intent.hostable_by(r.table, self.catalog)]
+            hosts = [(r, h) for r in prefix.relations if (h := self._count_host(state.intent, r.table)) is not False]
             if hosts:
-                prefix = prefix.apply(SetCount(count_intent.on(hosts[0].alias, hosts[0].table, self.catalog)))
+                r, h = hosts[0]
+                prefix = prefix.apply(SetCount(count_intent.on(r.alias, r.table, self.catalog, h)))
         return prefix.complete()
+
+    def _count_host(self, intent: Intent, table: str) -> str | None | bool:
+        host = getattr(self.expander, "count_host", None)
+        if host is not None:
+            return host(intent, table)
+        return None if intent.count.column is None else (intent.count.column if intent.count.hostable_by(table, self.catalog) else False)
 
     def _prefix_rs(self, state: NodeState) -> float | None:
         query = self._completed_prefix(state)
         if query is None:
             return None
         try:
-            return self.evaluator.sensitivity(query).rs
+            return self.evaluator.rs(query)  # pruning compares RS only: no Shapley values needed
         except PimentoError:
             return None
 
