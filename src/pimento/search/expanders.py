@@ -71,8 +71,8 @@ class SchemaGraphExpander:
     preserve_grain: bool = True
     #: Where a filter or count column may move: ``"keys"``, to a column that holds the same value
     #: through foreign keys (R.a -> P.k: a predicate on P.k is one on R.a), or to the same-named
-    #: column across a 1:1 foreign key; ``"names"``, to any table with a column of the same name
-    #: (looser; the benchmark's ground-truth enumeration uses it).
+    #: column across a 1:1 foreign key; ``"names"``, also to any table with a column of the same
+    #: name (looser; the benchmark's ground-truth enumeration uses it).
     moves: str = "keys"
     name: str = "schema-graph"
     _edges: dict[str, list[tuple[str, str, str, str]]] = field(default_factory=dict, init=False, repr=False)
@@ -160,7 +160,7 @@ class SchemaGraphExpander:
     def _column_in(self, origin: str, column: str, table: str) -> str | None:
         """The column of ``table`` holding ``origin.column``'s value (same table: itself)."""
         t = self.catalog.table(table)
-        if table.lower() == origin.lower() or self.moves == "names":
+        if table.lower() == origin.lower() or (self.moves == "names" and t.has_column(column)):
             return t.column(column).name if t.has_column(column) else None
         root = self._same.get((origin.lower(), column.lower()))
         if root is not None:

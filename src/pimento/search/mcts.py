@@ -58,6 +58,10 @@ class SearchConfig:
     direct_rs_reward: bool = False
     #: AlphaSQL-style: MCTS without any sensitivity signal (no reward, prior, pruning or RS tie-break).
     ignore_sensitivity: bool = False
+    #: Final selection when the largest cluster's answer is 0 on the synthetic database: take its
+    #: incumbent among the formulations of its best-ranked warm-start intent (False: among all
+    #: its members, as the paper states it, whatever the answer).
+    intent_incumbent: bool = True
 
 
 @dataclass
@@ -168,6 +172,8 @@ class SensitivitySearch:
         self._invalid = 0
         self._evaluations = 0
         self._fan_outs: dict[tuple[str, str, str | None], int | None] = {}
+        #: Best rank of the warm-start intent each evaluated query follows (0 = the top candidate).
+        self._ranks: dict[CountQuery, int] = {}
 
     # ------------------------------------------------------------------ public
     def run(self, candidates: list[CountQuery]) -> SearchResult:
@@ -183,7 +189,7 @@ class SensitivitySearch:
         self._root_turn = 0
         warm_rs = []
         for rank, query in enumerate(candidates):
-            evaluation = self._evaluate(query, source=f"warm-start #{rank + 1}")
+            evaluation = self._evaluate(query, source=f"warm-start #{rank + 1}", rank=rank)
             if evaluation.valid and evaluation.sensitivity is not None:
                 warm_rs.append(evaluation.sensitivity.rs)
         self._s_ref = statistics.median(warm_rs) if warm_rs else 1.0
@@ -234,7 +240,8 @@ class SensitivitySearch:
             node = self._uct(node)
             path.append(node)
         query = node.state.prefix.complete() if node.terminal else None
-        evaluation = self._evaluate(query, source="search") if query is not None else Evaluation(None, False, "dead end")
+        rank = next((r for r, it in enumerate(self._root_intents) if it is node.state.intent), len(self._root_intents))
+        evaluation = self._evaluate(query, source="search", rank=rank) if query is not None else Evaluation(None, False, "dead end")
         if not evaluation.valid:
             self._invalid += 1
         self._backup(path, evaluation)
@@ -368,10 +375,11 @@ class SensitivitySearch:
             return False
 
     # ------------------------------------------------------------------ evaluation and backup
-    def _evaluate(self, query: CountQuery | None, *, source: str) -> Evaluation:
+    def _evaluate(self, query: CountQuery | None, *, source: str, rank: int) -> Evaluation:
         evaluation = self.evaluator.evaluate(query, with_sensitivity=self._uses_sensitivity)
         self._evaluations += 1
         if evaluation.valid and evaluation.query is not None:
+            self._ranks[evaluation.query] = min(rank, self._ranks.get(evaluation.query, rank))
             rs = evaluation.sensitivity.rs if evaluation.sensitivity else None
             self.clusters.add(evaluation.cluster, evaluation.answer, evaluation.query, rs, self._order)
             self._order += 1
@@ -413,7 +421,23 @@ class SensitivitySearch:
                 hint="check the question, or that the synthetic database is not empty",
             )
         members = self.clusters.members[key]
-        if self._uses_sensitivity and key in self.clusters.incumbents:
+        if self._uses_sensitivity and self.config.intent_incumbent and self.clusters.answers[key] == 0:
+            # An empty answer is no evidence that two formulations agree (a filter value that did
+            # not survive the synthesizer selects nothing in any of them): take the lowest RS among
+            # the formulations of the cluster's best-ranked warm-start intent only.
+            best = min(self._ranks.get(q, 0) for q in members)
+            pool = [q for q in members if self._ranks.get(q, 0) == best]
+            scored = []
+            for q in pool:
+                try:
+                    scored.append((self.evaluator.sensitivity(q).rs, members.index(q), q))
+                except PimentoError:
+                    continue
+            if scored:
+                rs, _, chosen = min(scored)
+            else:
+                rs, chosen = self.clusters.incumbents.get(key, (float("nan"), members[0]))
+        elif self._uses_sensitivity and key in self.clusters.incumbents:
             rs, chosen = self.clusters.incumbents[key]
         else:
             chosen = members[0]

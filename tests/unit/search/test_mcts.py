@@ -111,3 +111,20 @@ def test_empty_synthetic_database_gives_a_clear_message(tmp_path, demo):
     query = parse_count_query("SELECT COUNT(*) FROM Patient", catalog)
     with pytest.raises(SearchError, match="no query that runs"):
         SensitivitySearch(empty, catalog, beta=0.1, config=SearchConfig(rollouts=2), oracle=_oracle(frozenset())).run([query])
+
+
+def test_an_empty_answer_cluster_keeps_the_best_ranked_reading(demo):
+    engine, catalog = demo
+    first = parse_count_query(
+        "SELECT COUNT(*) FROM Prescription P JOIN Employee E ON P.prescriber_id = E.employee_id "
+        "WHERE P.medication = 'no-such-drug' AND E.specialty = 'Cardiology'",
+        catalog,
+    )
+    other = parse_count_query("SELECT COUNT(*) FROM Visit WHERE Visit.diagnosis = 'no-such-diagnosis'", catalog)
+    oracle = _oracle(frozenset({"Prescription", "Employee"}))
+    kept = SensitivitySearch(engine, catalog, beta=0.1, config=SearchConfig(rollouts=0), oracle=oracle).run([first, other])
+    assert kept.synthetic_answer == 0 and kept.cluster_size == 2
+    assert {r.table for r in kept.query.relations} == {"Prescription", "Employee"}
+    paper = SearchConfig(rollouts=0, intent_incumbent=False)
+    lowest = SensitivitySearch(engine, catalog, beta=0.1, config=paper, oracle=_oracle(frozenset({"Prescription", "Employee"}))).run([first, other])
+    assert {r.table for r in lowest.query.relations} == {"Visit"}
