@@ -15,15 +15,21 @@ bound on k for reference; the issue's ``k <= floor((m-1)/beta)`` can only give a
 smaller value.
 
 Exact maximisation. ``max_k e^{-beta k} min(GS, max_{|s|=k} f_i(s))`` equals the maximum of
-``h_i(s) = e^{-beta |s|} min(GS, f_i(s))`` over the integer points of the orthant.
-Writing ``e^{-beta|s|} = prod_j e^{-beta s_j}``, every term of h_i is a product of one-variable
-functions ``psi1(x) = x e^{-beta x}`` (j in A) and ``psi0(x) = e^{-beta x}`` (j not in A). On a box
-``[lo, hi]`` each factor is bounded by its maximum over the interval (psi1 peaks at 1/beta,
-psi0 at lo), which bounds h_i on the box. A best-first branch and bound over boxes (split the
-widest side in two) therefore finds the exact integer maximiser: a box is discarded only when
-its bound is below the best value found times ``1 - 1e-9`` (a margin far above float error),
-leaves are single integer points, and the final choice among the surviving near-ties is made
-on exact integers with directed-rounding decimal arithmetic. No enumeration of the simplex.
+``h_i(s) = e^{-beta |s|} min(GS, f_i(s))`` over the integer points of the orthant, found by a
+branch and bound over boxes, all problems i at once, vectorised with numpy:
+
+* incumbents: coordinate ascent from s = 1/beta and s = 0 (in one coordinate h is
+  ``e^{-beta x} min(GS, P + Q x)``, whose best integer x is known in closed form);
+* narrowing (:class:`_Narrowing`): a global maximiser is optimal in every coordinate, so s*_j is
+  floor/ceil of ``1/beta - P_j/Q_j`` (or 0); bounding the ratio P_j/Q_j over a box (at its
+  vertices: it is linear-fractional in each coordinate) shrinks the box or empties it;
+* bounds (:meth:`_Search._bounds`): every factor of every term at its maximum over the box, and
+  the tangent planes of the concave log-terms at the box centre (second-order tight).
+
+A box is discarded only when it is empty after narrowing or its bound is below the best value
+found times ``1 - 1e-9`` (a margin far above float error); leaves are single integer points, and
+the final choice among the surviving near-ties is made on exact integers with directed-rounding
+decimal arithmetic. No relaxation: the value is the exact maximum (PROOF.md, section 3).
 
 Numbers. ``f_i(s)`` is an exact Python int. ``e^{-beta k}`` is computed with ``decimal`` at 60
 significant digits (correctly rounded by ``Decimal.exp``) and then moved up by one unit in the
@@ -33,7 +39,6 @@ last place, so it is an upper bound; products are taken with ``ROUND_CEILING``. 
 
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -59,6 +64,9 @@ _PREC = 60
 _MARGIN = 1e-9
 #: Nodes explored before the branch and bound gives up (it has never come close; see bench).
 NODE_BUDGET = 2_000_000
+#: Bisections per box per round, and narrowing passes per round (measured best on the bench).
+SPLITS = 1
+NARROW_ROUNDS = 1
 
 
 def check_beta(beta: float) -> float:
@@ -170,6 +178,23 @@ class Envelope:
         return round_up_float(self.rs)
 
 
+def _split(lo: np.ndarray, hi: np.ndarray, which: np.ndarray, times: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bisect every box along its widest side, ``times`` times in a row (up to 2^times children)."""
+    for _ in range(times):
+        widths = hi - lo
+        j = widths.argmax(axis=1)
+        rows = np.arange(len(which))
+        wide = widths[rows, j] > 0
+        mid = (lo[rows, j] + hi[rows, j]) // 2
+        lo_b, hi_a = lo[wide].copy(), hi.copy()
+        hi_a[rows[wide], j[wide]] = mid[wide]
+        lo_b[np.arange(len(lo_b)), j[wide]] = mid[wide] + 1
+        lo = np.concatenate([lo, lo_b])
+        hi = np.concatenate([hi_a, hi[wide]])
+        which = np.concatenate([which, which[wide]])
+    return lo, hi, which
+
+
 def _multilinear(coeffs: Sequence[int], s: Sequence[int]) -> int:
     """Exact f(s) = sum_mask coeffs[mask] prod_{j in mask} s_j (bit j of mask = coordinate j)."""
     vals = list(coeffs)
@@ -206,7 +231,7 @@ def _coefficients(relations: Sequence[str], private: Sequence[str], i: str, te: 
 
 
 class _Search:
-    """Best-first branch and bound for max over integer s in [0, U]^d of e^{-beta|s|} min(GS, f(s)).
+    """Branch and bound for max over integer s in [0, U]^d of e^{-beta|s|} min(GS, f(s)).
 
     ``U = floor(1/beta) + 1``: for fixed other coordinates, h is ``e^{-beta x} min(GS, a x + b)``
     in coordinate x (a, b >= 0), which does not increase for x >= 1/beta, so every point can be
@@ -220,50 +245,6 @@ class _Search:
         self.candidates: list[tuple[float, int, tuple[int, ...]]] = []  # (value, which, s)
         self.nodes = 0
 
-    def psi1_max(self, lo: int, hi: int) -> float:
-        peak = 1.0 / self.beta
-        if lo <= peak <= hi:
-            return peak * math.exp(-1.0)
-        x = hi if hi < peak else lo
-        return x * math.exp(-self.beta * x)
-
-    def bound(self, prob: _Problem, lo: tuple[int, ...], hi: tuple[int, ...]) -> float:
-        """An upper bound of h on the box: the smaller of two valid bounds.
-
-        (1) term by term: each term is a product of one-variable factors, bounded by their maxima.
-        (2) tangent planes: log of each term L_A(s) = log c_A + sum_A log s_j - beta|s| is concave,
-            so L_A(s) <= L_A(m) + grad L_A(m).(s - m) at the box centre m; the sum of the
-            exponentials of these planes is convex in s, so its maximum over the box is at a
-            vertex. This bound is exact to second order, which is what prunes the flat optimum.
-        """
-        beta = self.beta
-        d = len(lo)
-        m0 = [math.exp(-beta * l) for l in lo]
-        m1 = [self.psi1_max(l, h) for l, h in zip(lo, hi, strict=True)]
-        prod0 = math.prod(m0)
-        b1 = prod0 * _multilinear_f(prob.fcoeffs, [a / b for a, b in zip(m1, m0, strict=True)])
-        if d and any(h > l for l, h in zip(lo, hi, strict=True)):
-            centre = np.array([(l + h) / 2.0 for l, h in zip(lo, hi, strict=True)])
-            alive = prob.logc > -np.inf
-            bits = prob.bits
-            # terms that need a coordinate fixed at 0 vanish on the box
-            zero = np.array([h == 0 for h in hi])
-            if zero.any():
-                alive = alive & ~(bits[:, zero].any(axis=1))
-            if alive.any():
-                safe = np.where(centre > 0, centre, 1.0)
-                logs = np.log(safe)
-                L = prob.logc[alive] + bits[alive] @ logs - beta * centre.sum()
-                G = bits[alive] / safe - beta
-                offsets = np.where(prob.vertex_bits, np.array(hi) - centre, np.array(lo) - centre)
-                expo = L[:, None] + G @ offsets.T
-                top = expo.max()
-                b2 = float(np.exp(top) * np.exp(expo - top).sum(axis=0).max())
-                b1 = min(b1, b2 * (1 + 1e-12))
-        if prob.fgs is not None:
-            b1 = min(b1, prob.fgs * math.exp(-beta * sum(lo)))
-        return b1
-
     def value(self, prob: _Problem, s: tuple[int, ...]) -> float:
         f = _multilinear_f(prob.fcoeffs, [float(x) for x in s])
         if prob.fgs is not None:
@@ -276,47 +257,66 @@ class _Search:
         if v > self.best:
             self.best = v
 
-    def incumbent(self, prob: _Problem, which: int) -> None:
-        """Coordinate ascent from a few starts: a good lower bound makes the search prune early."""
-        d = prob.d
-        peak = min(self.U, round(1 / self.beta))
-        starts = [tuple([peak] * d), tuple([0] * d)]
-        for start in starts:
-            s = list(start)
-            current = self.value(prob, tuple(s))
-            for _ in range(100):
-                improved = False
-                for j in range(d):
-                    s0 = s.copy()
-                    s0[j] = 0
-                    b = _multilinear_f(prob.fcoeffs, s0)
-                    s0[j] = 1
-                    a = _multilinear_f(prob.fcoeffs, s0) - b
-                    options = {0, s[j]}
-                    if a > 0:
-                        xs = [1 / self.beta - b / a]
-                        if prob.fgs is not None:
-                            xs.append((prob.fgs - b) / a)
-                        for x in xs:
-                            if x > 0:
-                                options |= {min(self.U, math.floor(x)), min(self.U, math.ceil(x))}
-                    for x in options:
-                        trial = s.copy()
-                        trial[j] = x
-                        v = self.value(prob, tuple(trial))
-                        if v > current * (1 + 1e-12):
-                            s, current, improved = trial, v, True
-                if not improved:
-                    break
-            self.offer(current, which, tuple(s))
+    def _incumbents(self, coeff: np.ndarray, fgs: float | None) -> None:
+        """Coordinate ascent for every problem at once (numpy), from s = 1/beta and from s = 0.
+
+        A good lower bound early makes the search prune early. In coordinate j, h is
+        e^{-beta x} min(GS, P_j + Q_j x): the best integer x is 0, floor/ceil of 1/beta - P_j/Q_j
+        or floor/ceil of (GS - P_j)/Q_j, clipped to the box. Values are floats: an incumbent only
+        steers pruning (with the 1e-9 margin); the final choice is exact.
+        """
+        n, T = coeff.shape
+        d = self.narrow.d
+        beta, U = self.beta, self.U
+        peak = min(U, round(1 / beta))
+        s = np.concatenate([np.full((n, d), peak, dtype=float), np.zeros((n, d))])
+        which = np.concatenate([np.arange(n), np.arange(n)])
+        pq = self.narrow.PQ[which]  # (2n, T, 2d)
+        bits = self.narrow.bits
+        rows = np.arange(2 * n)
+        for _ in range(200):
+            changed = False
+            for j in range(d):
+                mono = np.prod(np.where(bits[None, :, :], s[:, None, :], 1.0), axis=2)  # (2n, T)
+                vals = np.matmul(mono[:, None, :], pq)[:, 0, :]
+                P, Q = vals[:, j], vals[:, d + j]
+                rest = s.sum(axis=1) - s[:, j]
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    xs = [1.0 / beta - P / Q]
+                    if fgs is not None:
+                        xs.append((fgs - P) / Q)
+                cands = [np.zeros(2 * n), s[:, j]]
+                for x in xs:
+                    x = np.where(np.isfinite(x), np.clip(x, 0, U), 0.0)
+                    cands += [np.floor(x), np.ceil(x)]
+                C = np.stack(cands, axis=1)  # (2n, c)
+                f = P[:, None] + Q[:, None] * C
+                if fgs is not None:
+                    f = np.minimum(f, fgs)
+                h = f * np.exp(-beta * (rest[:, None] + C))
+                pick = h.argmax(axis=1)
+                current = h[:, 1]
+                better = h[rows, pick] > current * (1 + 1e-12)
+                if better.any():
+                    s[better, j] = C[rows[better], pick[better]]
+                    changed = True
+            if not changed:
+                break
+        mono = np.prod(np.where(bits[None, :, :], s[:, None, :], 1.0), axis=2)
+        f = (mono * coeff[which]).sum(axis=1)
+        if fgs is not None:
+            f = np.minimum(f, fgs)
+        h = f * np.exp(-beta * s.sum(axis=1))
+        for r in range(2 * n):
+            self.offer(float(h[r]), int(which[r]), tuple(int(x) for x in s[r]))
 
     def run_all(self, problems: list[_Problem]) -> None:
         """Branch and bound over all problems at once, one batched bound evaluation per round.
 
-        Each round splits every live box along its widest side, bounds the children (vectorised
-        with numpy), records single-point boxes as candidates and drops every box whose bound is
-        below the best value found (with a 1e-9 relative margin). The bounds are those of
-        :meth:`bound`; a single-point box's bound is the value of h there.
+        Each round narrows every live box (:class:`_Narrowing`, dropping emptied ones), bounds it
+        (:meth:`_bounds`, vectorised with numpy), records single-point boxes as candidates, drops
+        every box whose bound is below the best value found (with a 1e-9 relative margin) and
+        splits the rest along their widest side. A single-point box's bound is the value of h there.
         """
         d = problems[0].d
         if d == 0:
@@ -336,7 +336,13 @@ class _Search:
         hi = np.full((n, d), U, dtype=np.int64)
         which = np.arange(n)
         peak = 1.0 / beta
+        self.narrow = _Narrowing(coeff, d, beta, capped=fgs is not None)
+        self._incumbents(coeff, fgs)
         while len(which):
+            lo, hi, keep = self.narrow.apply(lo, hi, which)
+            lo, hi, which = lo[keep], hi[keep], which[keep]
+            if not len(which):
+                break
             self.nodes += len(which)
             if self.nodes > NODE_BUDGET:
                 raise InternalError(
@@ -354,17 +360,7 @@ class _Search:
             lo, hi, which = lo[live], hi[live], which[live]
             if not len(which):
                 break
-            widths = hi - lo
-            j = widths.argmax(axis=1)
-            rows = np.arange(len(which))
-            mid = (lo[rows, j] + hi[rows, j]) // 2
-            lo_a, hi_a = lo.copy(), hi.copy()
-            hi_a[rows, j] = mid
-            lo_b, hi_b = lo.copy(), hi.copy()
-            lo_b[rows, j] = mid + 1
-            lo = np.concatenate([lo_a, lo_b])
-            hi = np.concatenate([hi_a, hi_b])
-            which = np.concatenate([which, which])
+            lo, hi, which = _split(lo, hi, which, SPLITS)
 
     def _bounds(self, lo, hi, coeff, logc, fgs, bits, bbool, vbits, peak) -> np.ndarray:
         beta = self.beta
@@ -408,6 +404,108 @@ class _Search:
             out[todo] = np.minimum(b1[todo], b2 * (1 + 1e-12))
         return out
 
+
+class _Narrowing:
+    """Shrink boxes to the coordinates a global maximiser can take (PROOF.md, section 3).
+
+    For fixed other coordinates, h is ``e^{-beta x} min(GS, P_j + Q_j x)`` in x = s_j, where
+    ``P_j = f(s with s_j = 0)`` and ``Q_j = df/ds_j`` are multilinear with non-negative
+    coefficients in the other coordinates. ``log(P + Q x) - beta x`` is strictly concave when
+    Q > 0, so the integer maximisers in x are floor/ceil of ``x* = 1/beta - P/Q`` (0 when x* <= 0;
+    when Q = 0, h does not increase in x and 0 is a maximiser), and the cap GS can only move the
+    maximiser down. A global maximiser is optimal in each coordinate, so s*_j lies in
+    [floor(1/beta - rho_max), ceil(1/beta - rho_min)] (lower end 0 with a cap), where rho = P_j/Q_j
+    ranges over the box. rho is linear-fractional in every other coordinate, so where Q_j > 0 on
+    the box its range is spanned by the box's vertices; where Q_j(lo) = 0, rho >= P_j(lo)/Q_j(hi)
+    (monotonicity). Always rho lies between the min and max of c_B / c_{B+j} over B not
+    containing j (a weighted mediant). A box left empty holds no global maximiser.
+    """
+
+    def __init__(self, coeff: np.ndarray, d: int, beta: float, *, capped: bool):
+        n, T = coeff.shape
+        self.n, self.d = n, d
+        self.inv = 1.0 / beta
+        self.capped = capped
+        # columns (problem, j) of P_j and of Q_j in the monomial basis (rows B)
+        P = np.zeros((T, n * d))
+        Q = np.zeros((T, n * d))
+        rmin = np.full((n, d), np.inf)
+        rmax = np.zeros((n, d))
+        for j in range(d):
+            for B in range(T):
+                if (B >> j) & 1:
+                    continue
+                num, den = coeff[:, B], coeff[:, B | (1 << j)]
+                P[B, j::d] = num
+                Q[B, j::d] = den
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ratio = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.where(num > 0, np.inf, np.nan))
+                # a pair with both coefficients 0 carries no weight (NaN is skipped by fmin/fmax)
+                rmin[:, j] = np.fmin(rmin[:, j], ratio)
+                rmax[:, j] = np.fmax(rmax[:, j], ratio)
+        # per problem: (T, 2d) with columns P_0..P_{d-1}, Q_0..Q_{d-1}
+        self.PQ = np.concatenate([P.reshape(T, n, d), Q.reshape(T, n, d)], axis=2).transpose(1, 0, 2).copy()
+        self.coeff = coeff
+        low = [[B for B in range(T) if not (B >> j) & 1] for j in range(d)]
+        self.idx0 = np.array(low, dtype=np.int64).reshape(d, T // 2)
+        self.idx1 = self.idx0 | (1 << np.arange(d))[:, None]
+        self.rmin, self.rmax = rmin, rmax
+        self.bits = np.array([[(B >> j) & 1 for j in range(d)] for B in range(T)], dtype=bool)
+
+    def apply(self, lo: np.ndarray, hi: np.ndarray, which: np.ndarray, rounds: int = NARROW_ROUNDS):
+        keep = np.ones(len(which), dtype=bool)
+        if not len(which):
+            return lo, hi, keep
+        d = self.d
+        N = len(which)
+        # f's coefficients, one copy per j; axis 2 + (d - 1 - l) is coordinate l
+        coeff = np.broadcast_to(self.coeff[which][:, None, :], (N, d, 1 << d)).reshape((N, d) + (2,) * d)
+        rmin, rmax = self.rmin[which], self.rmax[which]
+        big = float(2**53)
+        eye = np.eye(d, dtype=bool)
+        for _ in range(rounds):
+            # P_j and Q_j at every vertex of the box (over the coordinates other than j);
+            # rho = P_j / Q_j is linear-fractional in each coordinate, so on a box where Q_j > 0
+            # its range is spanned by those vertices. The tensor-product transform
+            # [a, b] -> [a + lo_l b, a + hi_l b] along every axis l != j evaluates them;
+            # along j's own axis [a, b] = [P_j, Q_j] is kept.
+            lo_f, hi_f = lo.astype(float), hi.astype(float)
+            t = coeff
+            for l in range(d):
+                axis = 2 + (d - 1 - l)
+                a, b = np.take(t, 0, axis=axis), np.take(t, 1, axis=axis)
+                shape = (N, d) + (1,) * (d - 1)
+                own = eye[:, l][None, :]  # (1, d): row j == l keeps [a, b]
+                l0 = np.where(own, 0.0, lo_f[:, l, None]).reshape(shape)
+                l1 = np.where(own, 1.0, hi_f[:, l, None]).reshape(shape)
+                a1 = np.where(own, 0.0, 1.0).reshape((1, d) + (1,) * (d - 1))
+                t = np.stack([a + l0 * b, a1 * a + l1 * b], axis=axis)
+            t = t.reshape(N, d, 1 << d)
+            p = np.take_along_axis(t, self.idx0[None], axis=2)  # (N, d, 2^(d-1)): P_j at vertices
+            q = np.take_along_axis(t, self.idx1[None], axis=2)  # Q_j at the same vertices
+            q_lo, q_hi = q[:, :, 0], q[:, :, -1]  # all-lo and all-hi vertices (Q_j is monotone)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                rho = p / np.where(q > 0, q, 1.0)
+                r_low = np.where(q_lo > 0, rho.min(axis=2), p[:, :, 0] / np.where(q_hi > 0, q_hi, 1.0))
+                r_high = np.where(q_lo > 0, rho.max(axis=2), np.inf)
+                r_low = np.fmax(r_low, rmin)
+                r_high = np.fmin(r_high, rmax)
+                # floats: widen by a relative 1e-12 and an absolute 1e-9 before rounding outwards
+                x_hi = np.ceil(self.inv - r_low * (1 - 1e-12) + 1e-9)
+                x_lo = np.floor(self.inv - r_high * (1 + 1e-12) - 1e-9)
+            x_hi = np.where(q_hi > 0, np.nan_to_num(x_hi, nan=big), 0.0)  # Q_j = 0 on the box: s*_j = 0
+            x_lo = np.where((q_hi > 0) & ~np.isnan(x_lo), x_lo, 0.0)
+            if self.capped:
+                x_lo = np.zeros_like(x_lo)
+            new_lo = np.maximum(lo, np.clip(x_lo, 0, big).astype(np.int64))
+            new_hi = np.minimum(hi, np.clip(x_hi, 0, big).astype(np.int64))  # x* <= 0: s*_j = 0
+            empty = (new_lo > new_hi).any(axis=1)
+            keep &= ~empty
+            new_lo[empty], new_hi[empty] = lo[empty], hi[empty]
+            if (new_lo == lo).all() and (new_hi == hi).all():
+                break
+            lo, hi = new_lo, new_hi
+        return lo, hi, keep
 
 @dataclass
 class _Problem:
@@ -453,8 +551,6 @@ def maximize_envelope(
         fco = [c / top for c in coeffs]  # int / int is correctly rounded, even for huge ints
         logc = np.array([math.log(c) if c > 0 else -np.inf for c in fco])
         problems.append(_Problem(others, coeffs, fco, None if gs is None else gs / top, logc, bits, bits.astype(bool)))
-    for which, prob in enumerate(problems):
-        search.incumbent(prob, which)
     search.run_all(problems)
 
     # Exact choice among near-ties.
