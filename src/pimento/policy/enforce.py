@@ -27,6 +27,7 @@ authorized (no applicable positive norm means deny).
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,11 @@ from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, 
 from pimento.schema import Catalog
 
 __all__ = ["Authorization", "Context", "Enforcer", "Identity", "NormSQL", "norm_predicates"]
+
+#: The one-row CTE holding the context-only tests of a request.
+FLAGS = f"{PREFIX}f"
+#: The CTE with one row per subject and one membership flag per subject set of a request.
+MEMBERS = f"{PREFIX}mem"
 
 
 @dataclass(frozen=True)
@@ -128,94 +134,98 @@ class NormSQL:
         raise PolicyError(f"unknown condition form {cond!r}")  # pragma: no cover
 
 
-class SubjectSetSQL:
-    """Compiles a norm formula, for a bound context, into the *set of subjects* it holds for.
+class RowFormulaSQL:
+    """Compiles a norm formula, for a bound context, into a per-row SQL boolean.
 
-    The formula depends on the context and the subject only. Atoms that bind the subject
-    become sets (``SELECT subject FROM cond WHERE sender = $1``), context-only atoms become
-    uncorrelated booleans, and the connectives become INTERSECT / UNION / EXCEPT against the
-    domain ``__p_subj``. No correlated subquery is left, which keeps DuckDB's planning cheap.
-    :meth:`null` gives the formula's value for cells that have no subject.
+    The formula depends on the context and the subject only. Every atom that binds the
+    subject (a condition view with a ``subject`` column, a subject role) becomes a small
+    *subject set*: the view filtered by the bound sender/recipient, computed for this
+    context only. All sets of a request are gathered into one membership CTE ``__p_mem``
+    (one row per subject, one boolean per set) that the rewrite LEFT JOINs once per subject
+    column; in the formula the atom is ``COALESCE(<join>.<set>, FALSE)``. Context-only tests
+    (condition views without subject, sender/recipient roles) are computed once, in the
+    one-row CTE ``__p_f``; purposes and principal kinds fold to constants. There is no
+    subject domain and no INTERSECT/EXCEPT: NOT, AND, OR stay connectives on two-valued terms.
+
+    A row whose subject is NULL (or a location without subject) matches no set, so subject
+    atoms are false for it, as in the reference evaluator.
+
+    :meth:`compile` returns SQL in which each subject set appears as a token (its name
+    between two NUL characters); :meth:`bind` replaces the tokens by the tests of one location.
     """
 
-    def __init__(self, ns: NormSQL, domain: str) -> None:
+    def __init__(self, ns: NormSQL) -> None:
         self.ns = ns
-        self.domain = domain
+        #: set SQL -> CTE name (shared between norms)
+        self.sets: dict[str, str] = {}
+        #: context-only boolean SQL -> column of the one-row CTE ``__p_f`` (computed once per request)
+        self.flags: dict[str, str] = {}
 
-    def compile(self, cond: Cond) -> tuple[str, str]:
-        """("bool", sql boolean) or ("set", sql query with one column ``subject``)."""
+    def _flag(self, sql: str) -> str:
+        if sql in ("TRUE", "FALSE"):
+            return sql
+        if sql not in self.flags:
+            self.flags[sql] = f"f{len(self.flags)}"
+        return f"{FLAGS}.{self.flags[sql]}"
+
+    def flags_cte(self) -> str | None:
+        """``__p_f``: one row, one column per context-only test (None when there is none)."""
+        if not self.flags:
+            return None
+        cols = ", ".join(f"({sql}) AS {name}" for sql, name in self.flags.items())
+        return f"{FLAGS} AS MATERIALIZED (SELECT {cols})"
+
+    def _set(self, sql: str) -> str:
+        if sql not in self.sets:
+            self.sets[sql] = f"{PREFIX}m{len(self.sets)}"
+        return f"\x00{self.sets[sql]}\x00"
+
+    def compile(self, cond: Cond) -> str:
         ns = self.ns
         if isinstance(cond, Atom):
             view = ns.c.conditions[cond.name]
             if "subject" not in view.variables:
-                return "bool", ns.cond(cond)
+                return self._flag(ns.cond(cond))
             preds = []
             for var in view.variables:
                 if var == "subject":
                     continue
                 if var in view.principals and view.principals[var] != ns.kind[var]:
-                    return "bool", "FALSE"
+                    return "FALSE"
                 preds.append(f"c.{var} = {ns.ref[var]}")
-            ns.conditions_used.add(cond.name)
             where = f" WHERE {' AND '.join(preds)}" if preds else ""
-            return "set", f"SELECT c.subject FROM {cond_cte(cond.name)} AS c{where}"
+            return self._set(f"SELECT DISTINCT c.subject FROM ({view.sql}) AS c{where}")
         if isinstance(cond, RoleIs) and cond.variable == "subject":
             role = ns.c.roles[cond.role]
             if role.principal != ns.kind["subject"]:
-                return "bool", "FALSE"
-            ns.roles_used.add(cond.role)
-            return "set", f"SELECT r.agent AS subject FROM {role_cte(cond.role)} AS r"
+                return "FALSE"
+            return self._set(f"SELECT DISTINCT r.agent AS subject FROM ({role.sql}) AS r")
         if isinstance(cond, Not):
-            kind, sql = self.compile(cond.arg)
-            if kind == "bool":
-                return "bool", {"TRUE": "FALSE", "FALSE": "TRUE"}.get(sql, f"NOT ({sql})")
-            return "set", f"SELECT subject FROM {self.domain} EXCEPT ({sql})"
-        if isinstance(cond, (All, AnyOf)):
-            parts = [self.compile(a) for a in cond.args]
-            bools = [p for k, p in parts if k == "bool"]
-            sets = [p for k, p in parts if k == "set"]
-            conj = isinstance(cond, All)
-            b = ns.cond(Const(True)) if conj else "FALSE"
-            if bools:
-                if conj:
-                    b = "FALSE" if "FALSE" in bools else " AND ".join(f"({x})" for x in bools if x != "TRUE") or "TRUE"
-                else:
-                    b = "TRUE" if "TRUE" in bools else " OR ".join(f"({x})" for x in bools if x != "FALSE") or "FALSE"
-            if not sets:
-                return "bool", b
-            if conj:
-                if b == "FALSE":
-                    return "bool", "FALSE"
-                body = " INTERSECT ".join(f"({x})" for x in sets)
-                return "set", body if b == "TRUE" else f"SELECT subject FROM ({body}) AS i WHERE {b}"
-            if b == "TRUE":
-                return "set", f"SELECT subject FROM {self.domain}"
-            body = " UNION ".join(f"({x})" for x in sets)
-            return "set", body if b == "FALSE" else f"{body} UNION SELECT subject FROM {self.domain} WHERE {b}"
-        return "bool", ns.cond(cond)
-
-    def null(self, cond: Cond) -> str:
-        """The formula's value when the subject is NULL (subject atoms are false)."""
-        if isinstance(cond, Atom):
-            view = self.ns.c.conditions[cond.name]
-            return "FALSE" if "subject" in view.variables else self.ns.cond(cond)
-        if isinstance(cond, RoleIs) and cond.variable == "subject":
-            return "FALSE"
-        if isinstance(cond, Not):
-            inner = self.null(cond.arg)
+            inner = self.compile(cond.arg)
             return {"TRUE": "FALSE", "FALSE": "TRUE"}.get(inner, f"NOT ({inner})")
         if isinstance(cond, (All, AnyOf)):
-            parts = [self.null(a) for a in cond.args]
-            if isinstance(cond, All):
-                if "FALSE" in parts:
-                    return "FALSE"
-                parts = [p for p in parts if p != "TRUE"]
-                return " AND ".join(f"({p})" for p in parts) if parts else "TRUE"
-            if "TRUE" in parts:
-                return "TRUE"
-            parts = [p for p in parts if p != "FALSE"]
-            return " OR ".join(f"({p})" for p in parts) if parts else "FALSE"
-        return self.ns.cond(cond)
+            parts = [self.compile(a) for a in cond.args]
+            absorbing, neutral, op = ("FALSE", "TRUE", " AND ") if isinstance(cond, All) else ("TRUE", "FALSE", " OR ")
+            if absorbing in parts:
+                return absorbing
+            parts = list(dict.fromkeys(p for p in parts if p != neutral))
+            if not parts:
+                return neutral
+            return parts[0] if len(parts) == 1 else "(" + op.join(f"({p})" for p in parts) + ")"
+        return self._flag(ns.cond(cond))
+
+    @staticmethod
+    def tokens(sql: str) -> list[str]:
+        """The subject-set names used in a compiled formula."""
+        return sql.split("\x00")[1::2]
+
+    @staticmethod
+    def bind(sql: str, test: dict[str, str]) -> str:
+        """Replace each set token by ``test[name]`` (a SQL boolean)."""
+        parts = sql.split("\x00")
+        for i in range(1, len(parts), 2):
+            parts[i] = test[parts[i]]
+        return "".join(parts)
 
 
 def norm_predicates(norm: Norm) -> Cond:
@@ -250,6 +260,18 @@ def cond_cte(name: str) -> str:
 
 
 @dataclass
+class _Plan:
+    """The SQL of one (query, context shape): the CI-mode rewrite, and the provenance path once asked for."""
+
+    query: AnalyzedQuery
+    sql: str
+    relevant: tuple[str, ...]
+    #: a context of this shape (only its kinds and purpose are used to build SQL)
+    context: Context
+    provenance: str | None = None
+
+
+@dataclass
 class Authorization:
     """The outcome of one request."""
 
@@ -262,7 +284,12 @@ class Authorization:
     relevant_norms: tuple[str, ...]
     seconds: float
     _enforcer: Enforcer | None = field(default=None, repr=False)
-    _auth_sql: str = field(default="", repr=False)
+    _plan: _Plan | None = field(default=None, repr=False)
+
+    @property
+    def _auth_sql(self) -> str:
+        assert self._enforcer is not None and self._plan is not None
+        return self._enforcer._provenance_with(self._plan)
 
     def decisions(self, limit: int | None = 1000) -> list[dict[str, Any]]:
         """Per referenced cell governed by a relevant norm: value, permitting and prohibiting norms, verdict."""
@@ -346,6 +373,10 @@ class Enforcer:
         self.catalog = catalog
         self.dialect = compiled.dialect
         self._known: dict[tuple[str, str], bool] = {}
+        self._plans: OrderedDict[tuple[Any, ...], _Plan] = OrderedDict()
+
+    #: How many (query, context shape) plans are kept.
+    plan_cache_size = 256
 
     # ---- context -------------------------------------------------------------------
 
@@ -393,87 +424,94 @@ class Enforcer:
     # ---- authorization ---------------------------------------------------------------
 
     def authorize(self, context: Context, sql: str) -> Authorization:
-        """Run ``sql`` over the authorized data of ``context`` (see the module docstring)."""
+        """Run ``sql`` over the authorized data of ``context`` (see the module docstring).
+
+        The rewritten SQL depends on the query text and the context's *shape* (principal
+        kinds of sender and recipient, purposes the declared purpose belongs to), never on
+        the identities, which are bound parameters; it is built once per shape and query and
+        cached (``plan_cache_size`` entries, least recently used first out).
+        """
         started = time.perf_counter()
+        plan = self._plan(context, sql)
+        params = [context.sender.id, context.recipient.id]
+        res = self.engine.execute(plan.sql, params)
+        elapsed = time.perf_counter() - started
+        return Authorization(
+            context, plan.query, plan.sql, params, res.columns, res.rows, plan.relevant, elapsed, self, plan
+        )
+
+    def _plan(self, context: Context, sql: str) -> _Plan:
+        key = (sql, context.sender.kind, context.recipient.kind,
+               frozenset(self.compiled.purpose_names(context.purpose)))
+        plan = self._plans.get(key)
+        if plan is not None:
+            self._plans.move_to_end(key)
+            return plan
         query = analyze_query(sql, self.catalog, dialect=self.dialect)
         ctes, relevant = self._runtime_ctes(context, query)
         names = {rel: f"{PREFIX}t_{rel.lower()}" for rel in query.referenced}
         body, their_ctes, recursive = query.rewrite(names)
         final = ("WITH RECURSIVE " if recursive else "WITH ") + ",\n".join(ctes + their_ctes) + "\n" + body
-        params = [context.sender.id, context.recipient.id]
-        res = self.engine.execute(final, params)
-        elapsed = time.perf_counter() - started
-        auth_ctes, _, _ = self._authorization_sql(context, query)
-        with_text = "WITH " + ",\n".join(auth_ctes + [self._decisions_cte(context, query)])
-        return Authorization(
-            context, query, final, params, res.columns, res.rows, relevant, elapsed, self, with_text
-        )
+        plan = _Plan(query, final, relevant, context)
+        self._plans[key] = plan
+        if len(self._plans) > self.plan_cache_size:
+            self._plans.popitem(last=False)
+        return plan
+
+    def _provenance_with(self, plan: _Plan) -> str:
+        """The WITH clause of the provenance path (``__p_auth``, ``__p_dec``), built on first use."""
+        if plan.provenance is None:
+            auth_ctes, parts = self._authorization_sql(plan.context, plan.query)
+            plan.provenance = "WITH " + ",\n".join(auth_ctes + [self._decisions_cte(parts)])
+        return plan.provenance
 
     def _runtime_ctes(self, context: Context, query: AnalyzedQuery) -> tuple[list[str], tuple[str, ...]]:
-        """CTEs of the CI-mode rewrite: per relevant norm the subjects it decides, then ``R_c``.
+        """CTEs of the CI-mode rewrite: the context's subject sets, then ``R_c`` per relation.
 
-        A norm's formula depends on the context and the subject only, never on the cell, so
-        it is evaluated once per distinct subject of the referenced locations (``__p_s<i>``)
-        and once for cells without a subject (``__p_n<i>``). A cell of ``R.c`` is authorized
-        iff some positive norm has a location on ``R.c`` whose filter holds for the row and
-        which decides the row's subject, and no negative norm does.
+        A norm's formula depends on the context and the subject only, never on the cell. It
+        is compiled once (:class:`RowFormulaSQL`) into a row-level boolean over the subject
+        sets it needs; a cell of ``R.c`` is authorized iff some positive norm has a location
+        on ``R.c`` whose filter holds for the row and whose formula holds for the row's
+        subject, and no negative norm does.
         """
         ns = self._norm_sql(context)
         relevant = self._relevant(query)
-        norm_ctes: list[str] = []
-        by_column: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
-        subjects = sorted({
-            f"SELECT {self.compiled.locations[x].subject_sql} AS subject FROM {quote(self.compiled.locations[x].relation)} AS t"
-            for locs in relevant.values() for x in locs
-            if self.compiled.locations[x].subject_sql != "CAST(NULL AS VARCHAR)"
-        })
-        sets = SubjectSetSQL(ns, f"{PREFIX}subj")
-        for i, (norm_id, locs) in enumerate(relevant.items()):
+        formulas = RowFormulaSQL(ns)
+        by_column: dict[tuple[str, str], tuple[list[Any], list[Any]]] = {}
+        for norm_id, locs in relevant.items():
             norm = self.compiled.norm(norm_id)
-            formula = norm_predicates(norm)
-            null_ok = sets.null(formula)
-            kind, sql_ = sets.compile(formula) if subjects else ("bool", "FALSE")
-            if kind == "bool" and sql_ == "FALSE" and null_ok == "FALSE":
+            formula = formulas.compile(norm_predicates(norm))
+            if formula == "FALSE":
                 continue
-            s_name = quote(f"{PREFIX}s{i}")
-            if kind == "set":
-                norm_ctes.append(f"{s_name} AS MATERIALIZED (SELECT DISTINCT subject FROM ({sql_}) AS x)")
-                member = ("join", s_name)
-            else:
-                member = ("bool", f"({sql_})")
             for x in locs:
                 loc = self.compiled.locations[x]
                 pos, neg = by_column.setdefault((loc.relation, loc.attribute), ([], []))
-                (pos if norm.positive else neg).append((loc, member, null_ok))
+                (pos if norm.positive else neg).append((loc, formula))
+        # __p_ctx binds both parameters even when no formula needs one of them
         ctes = [f"{PREFIX}ctx AS (SELECT CAST($1 AS VARCHAR) AS sender, CAST($2 AS VARCHAR) AS recipient)"]
         ctes += [f"{role_cte(r)} AS MATERIALIZED ({self.compiled.roles[r].sql})" for r in sorted(ns.roles_used)]
         ctes += [f"{cond_cte(c)} AS MATERIALIZED ({self.compiled.conditions[c].sql})" for c in sorted(ns.conditions_used)]
-        if subjects:
-            ctes.append(f"{PREFIX}subj AS MATERIALIZED (SELECT DISTINCT subject FROM ({' UNION '.join(subjects)}) AS u "
-                        "WHERE subject IS NOT NULL)")
-        ctes += norm_ctes
+        if formulas.sets:
+            # one membership row per subject: a flag per subject set, so one hash join per subject column
+            union = " UNION ALL ".join(f"SELECT subject, {k} AS k FROM ({sql}) AS s{k}"
+                                       for k, sql in enumerate(formulas.sets))
+            member = ", ".join(f"bool_or(k = {k}) AS {name}" for k, name in enumerate(formulas.sets.values()))
+            ctes.append(f"{MEMBERS} AS MATERIALIZED (SELECT subject, {member} FROM ({union}) AS u "
+                        "WHERE subject IS NOT NULL GROUP BY subject)")
+        flags = formulas.flags_cte()
+        if flags:
+            ctes.append(flags)
         for rel, cols in sorted(query.referenced.items()):
-            ctes.append(self._rewrite_cte(rel, cols, by_column))
+            ctes.append(self._rewrite_cte(rel, cols, by_column, with_flags=flags is not None))
         return ctes, tuple(relevant)
 
-    def catalog_nullable(self, loc: Any) -> bool:
-        """Whether the subject column of a location can be NULL (True when unsure)."""
-        import re as _re
-
-        m = _re.fullmatch(r'CAST\(t\."((?:[^"]|"")+)" AS VARCHAR\)', loc.subject_sql)
-        if not m:
-            return True
-        try:
-            return self.catalog.table(loc.relation).column(m.group(1).replace('""', '"')).nullable
-        except Exception:  # noqa: BLE001
-            return True
-
-    def _rewrite_cte(self, relation: str, referenced: frozenset[str], by_column: dict) -> str:
+    def _rewrite_cte(self, relation: str, referenced: frozenset[str], by_column: dict, *, with_flags: bool = False) -> str:
         """``R_c``: authorized cells kept, others NULL, rows without an authorized referenced cell removed.
 
-        Each subject set is LEFT JOINed once on the subject column (one hash join per norm),
-        each distinct location filter is computed once per row; the per-column flags combine
-        them: ``(OR positive terms) AND NOT (OR negative terms)``.
+        Each subject set a formula needs is LEFT JOINed once per subject column (a set is
+        DISTINCT, so a join never duplicates a row), each distinct location filter is
+        computed once per row; the per-column flags combine them:
+        ``(OR positive terms) AND NOT (OR negative terms)``.
         """
         info = self.compiled.tables[relation]
         cols = info["columns"]
@@ -482,37 +520,35 @@ class Enforcer:
         wheres: dict[str, str] = {}
         join_sql: list[str] = []
 
-        def term(loc: Any, member: tuple[str, str], null_ok: str) -> str:
-            if loc.subject_sql == "CAST(NULL AS VARCHAR)":
-                decided = f"({null_ok})"
-            else:
-                if member[0] == "join":
-                    key = (member[1], loc.subject_sql)
-                    if key not in joins:
-                        alias = f"{PREFIX}j{len(joins)}"
-                        joins[key] = alias
-                        join_sql.append(f"LEFT JOIN {member[1]} AS {quote(alias)} ON {quote(alias)}.subject = {loc.subject_sql}")
-                    inside = f"({quote(joins[key])}.subject IS NOT NULL)"
-                else:
-                    inside = member[1]
-                if null_ok == "FALSE" and not self.catalog_nullable(loc):
-                    decided = inside
-                else:
-                    decided = f"CASE WHEN {loc.subject_sql} IS NULL THEN ({null_ok}) ELSE {inside} END"
+        def term(loc: Any, formula: str) -> str:
+            tests: dict[str, str] = {}
+            for name in RowFormulaSQL.tokens(formula):
+                if loc.subject_sql == "CAST(NULL AS VARCHAR)":
+                    tests[name] = "FALSE"
+                    continue
+                key = loc.subject_sql
+                if key not in joins:
+                    alias = f"{PREFIX}j{len(joins)}"
+                    joins[key] = alias
+                    join_sql.append(
+                        f"LEFT JOIN {MEMBERS} AS {quote(alias)} ON {quote(alias)}.subject = {loc.subject_sql}"
+                    )
+                tests[name] = f"COALESCE({quote(joins[key])}.{quote(name)}, FALSE)"
+            decided = RowFormulaSQL.bind(formula, tests)
             if loc.where_sql == "TRUE":
-                return decided
+                return f"({decided})"
             if loc.where_sql not in wheres:
                 wheres[loc.where_sql] = f"{PREFIX}w{len(wheres)}"
-            return f"(t.{quote(wheres[loc.where_sql])} AND {decided})"
+            return f"(t.{quote(wheres[loc.where_sql])} AND ({decided}))"
 
         flags = []
         for i, c in enumerate(cols):
             pos, neg = by_column.get((relation, c), ([], []))
             if c not in use or not pos:
                 continue
-            expr = "(" + " OR ".join(term(*p) for p in pos) + ")"
+            expr = "(" + " OR ".join(dict.fromkeys(term(*p) for p in pos)) + ")"
             if neg:
-                expr += " AND NOT (" + " OR ".join(term(*n) for n in neg) + ")"
+                expr += " AND NOT (" + " OR ".join(dict.fromkeys(term(*n) for n in neg)) + ")"
             flags.append((i, c, expr))
         name = quote(PREFIX + "t_" + relation.lower())
         if not flags:
@@ -522,11 +558,13 @@ class Enforcer:
         base_cols = ", ".join(f"t.{quote(c)}" for c in cols)
         where_cols = "".join(f", ({w}) AS {quote(a)}" for w, a in wheres.items())
         flag_cols = "".join(f", ({e}) AS {ok[i]}" for i, _, e in flags)
-        base = f"SELECT {base_cols}{where_cols}{flag_cols} FROM {quote(relation)} AS t {' '.join(join_sql)}"
+        source = f"{quote(relation)} AS t"
         if wheres:
             # flags refer to the filter columns: compute filters first, then the flags
-            inner = f"SELECT {base_cols}{where_cols} FROM {quote(relation)} AS t"
-            base = f"SELECT {base_cols}{flag_cols} FROM ({inner}) AS t {' '.join(join_sql)}"
+            source = f"(SELECT {base_cols}{where_cols} FROM {quote(relation)} AS t) AS t"
+        if with_flags:
+            join_sql.insert(0, f"CROSS JOIN {FLAGS}")
+        base = f"SELECT {base_cols}{flag_cols} FROM {source} {' '.join(join_sql)}"
         sel = ", ".join(
             (f"CASE WHEN t.{ok[i]} THEN t.{quote(c)} END" if i in ok else f"CASE WHEN FALSE THEN t.{quote(c)} END")
             + f" AS {quote(c)}"
@@ -567,7 +605,7 @@ class Enforcer:
             wanted |= {(rel, c) for c in use}
         return wanted
 
-    def _authorization_sql(self, context: Context, query: AnalyzedQuery) -> tuple[list[str], tuple[str, ...], list[str]]:
+    def _authorization_sql(self, context: Context, query: AnalyzedQuery) -> tuple[list[str], list[str]]:
         """The provenance path: per norm its data view (cells tagged with (relation, row_key,
         attribute)), filtered by the instantiated formula; ``__p_auth = __p_pos EXCEPT __p_neg``.
 
@@ -579,7 +617,7 @@ class Enforcer:
         pos: list[str] = []
         neg: list[str] = []
         data_ctes: list[str] = []
-        self._dec_parts: list[str] = []
+        dec_parts: list[str] = []
         for i, (norm_id, locs) in enumerate(relevant.items()):
             norm = self.compiled.norm(norm_id)
             pred = ns.cond(norm_predicates(norm))
@@ -590,7 +628,7 @@ class Enforcer:
             data_ctes.append(f"{dname} AS ({view})")
             select = f"SELECT d.relation, d.row_key, d.attribute FROM {dname} AS d WHERE {pred}"
             (pos if norm.positive else neg).append(select)
-            self._dec_parts.append(
+            dec_parts.append(
                 f"SELECT d.relation, d.row_key, d.attribute, d.value, {lit(norm.id)} AS norm, {lit(norm.sign)} AS sign "
                 f"FROM {dname} AS d WHERE {pred}"
             )
@@ -606,11 +644,11 @@ class Enforcer:
             ctes.append(f"{PREFIX}auth AS (SELECT * FROM {PREFIX}pos EXCEPT SELECT * FROM {PREFIX}neg)")
         else:
             ctes.append(f"{PREFIX}auth AS (SELECT * FROM {PREFIX}pos)")
-        return ctes, tuple(relevant), []
+        return ctes, dec_parts
 
-    def _decisions_cte(self, context: Context, query: AnalyzedQuery) -> str:
+    def _decisions_cte(self, parts: list[str]) -> str:
         empty = (
             "SELECT CAST(NULL AS VARCHAR) AS relation, CAST(NULL AS VARCHAR) AS row_key, CAST(NULL AS VARCHAR) AS attribute, "
             "CAST(NULL AS VARCHAR) AS value, CAST(NULL AS VARCHAR) AS norm, CAST(NULL AS VARCHAR) AS sign WHERE FALSE"
         )
-        return f"{PREFIX}dec AS ({' UNION ALL '.join(self._dec_parts) if self._dec_parts else empty})"
+        return f"{PREFIX}dec AS ({' UNION ALL '.join(parts) if parts else empty})"
