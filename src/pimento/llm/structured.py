@@ -62,7 +62,7 @@ def parse_structured(text: str, model: type[T]) -> T:
     first_error: Exception | None = None
     for candidate in candidates:
         try:
-            data = json.loads(candidate)
+            data = json.loads(candidate, strict=False)  # tolerate raw newlines inside strings
         except json.JSONDecodeError as exc:
             first_error = first_error or _NotJson(f"the answer is not valid JSON: {exc.msg} at position {exc.pos}")
             continue

@@ -46,6 +46,11 @@ def test_parse_tolerates_fences_and_chatter(text):
     assert parse_structured(text, Answer).sql == "SELECT 1"
 
 
+def test_parse_tolerates_raw_newlines_inside_strings():
+    # Seen from Gemma 3 270M under llama.cpp's JSON grammar: a literal newline inside the SQL string.
+    assert parse_structured('{ "sql": "SELECT COUNT(*)\n FROM t" }', Answer).sql == "SELECT COUNT(*)\n FROM t"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [("", "empty"), ("SELECT 1", "no JSON object"), ('{"sql": ', "not valid JSON"),
