@@ -94,6 +94,9 @@ def grain(query: CountQuery, catalog: Catalog) -> frozenset[str]:
     The relation holding the count column is never eliminated. Two formulations of one question
     that count the same thing have the same grain; a formulation that drops the table whose rows
     are counted (``COUNT(*) FROM countries WHERE ...`` for "how many car models ...") does not.
+    A 1:1 extension (Prescription.order_id, a unique foreign key to MedicationOrders) stands for
+    the row it extends. The grain also matters for COUNT(DISTINCT x): joining a table that
+    references x's table (Has_Pet for Pets) keeps only the referenced rows.
     """
     tables = {r.alias: r.table for r in query.relations}
     joins = [(j.left, j.right) for j in query.joins]
@@ -122,14 +125,31 @@ def grain(query: CountQuery, catalog: Catalog) -> frozenset[str]:
             del tables[alias]
             changed = True
             break
-    return frozenset(t.lower() for t in tables.values())
+    return frozenset(_extension_root(catalog, t) for t in tables.values())
+
+
+def _extension_root(catalog: Catalog, table: str) -> str:
+    """Follow 1:1 extensions (a foreign key that is a key of its table) to the row they extend."""
+    seen = {table.lower()}
+    while True:
+        nxt = next(
+            (
+                fk.ref_table
+                for fk in catalog.foreign_keys_of(table)
+                if catalog.has_table(table) and catalog.table(table).is_key(fk.columns) and fk.ref_table.lower() not in seen
+            ),
+            None,
+        )
+        if nxt is None:
+            return table.lower()
+        table = nxt
+        seen.add(table.lower())
 
 
 def intent_of(query: CountQuery, catalog: Catalog | None = None) -> Intent:
     """Split each relation's selection into conjuncts and abstract the alias away.
 
-    With ``catalog``, also record the query's :func:`grain` for COUNT(*) and COUNT(column)
-    (COUNT(DISTINCT ...) does not depend on row multiplicity: no grain is recorded).
+    With ``catalog``, also record the query's :func:`grain`.
     """
     filters: list[FilterIntent] = []
     for selection in query.selections:
@@ -149,5 +169,5 @@ def intent_of(query: CountQuery, catalog: Catalog | None = None) -> Intent:
         query.count.distinct,
         query.relation(column.alias).table if column else None,
     )
-    g = grain(query, catalog) if catalog is not None and not query.count.distinct else None
+    g = grain(query, catalog) if catalog is not None else None
     return Intent(tuple(filters), count, frozenset(r.table for r in query.relations), g)

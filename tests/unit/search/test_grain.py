@@ -80,9 +80,24 @@ def test_expander_completes_only_formulations_with_the_warm_start_grain(cars):
     assert any(isinstance(a, SetCount) for a, _ in loose.propose(state, exclude=frozenset(), limit=50))
 
 
-def test_distinct_counts_carry_no_grain(cars):
-    query = q("SELECT COUNT(DISTINCT c.Country) FROM car_makers c JOIN model_list m ON m.Maker = c.Id", cars)
-    assert intent_of(query, cars).grain is None
+def test_distinct_counts_keep_their_grain(cars):
+    # Joining model_list keeps only makers that have a model: not the same question.
+    joined = q("SELECT COUNT(DISTINCT c.Country) FROM car_makers c JOIN model_list m ON m.Maker = c.Id", cars)
+    alone = q("SELECT COUNT(DISTINCT c.Country) FROM car_makers c", cars)
+    assert intent_of(alone, cars).grain == {"car_makers"}
+    assert grain(joined, cars) != grain(alone, cars)
+
+
+def test_a_one_to_one_extension_stands_for_the_row_it_extends():
+    t = lambda name, cols, pk: Table(name, tuple(Column(c, "integer") for c in cols), (pk,))  # noqa: E731
+    cat = Catalog(
+        (t("orders", ("order_id", "pat"), "order_id"), t("prescription", ("rx_id", "order_id", "pat"), "rx_id")),
+        (ForeignKey("prescription", ("order_id",), "orders", ("order_id",)),),
+    )
+    cat = Catalog((cat.tables[0], Table("prescription", cat.tables[1].columns, ("rx_id",), (("order_id",),))), cat.foreign_keys)
+    rx = q("SELECT COUNT(DISTINCT p.pat) FROM prescription p", cat)
+    orders = q("SELECT COUNT(DISTINCT o.pat) FROM orders o", cat)
+    assert grain(rx, cat) == grain(orders, cat) == {"orders"}
 
 
 def test_filters_move_through_keys_not_through_shared_names(cars):
