@@ -2,11 +2,15 @@
 
     python -m pimento.bench.rs_tpch --sf 0.1 1            # chains of 3, 4, 5 relations
     python -m pimento.bench.rs_tpch --envelope-only       # envelope for m = 2..6 at beta = 0.01
+    python -m pimento.bench.rs_tpch --sf 1 --keys yes     # only with the TPC-H primary keys declared
 
 Chains (every relation private, the conservative default):
   3: customer - orders - lineitem
   4: nation - customer - orders - lineitem
   5: region - nation - customer - orders - lineitem
+Each chain runs twice (``--keys both``): on the database as dbgen writes it, with no catalog
+(nothing is known to be unique), and on a copy that declares the TPC-H primary keys, with the
+catalog the engine reports (GROUP BYs on keys are skipped).
 Ratio = (time of residual_sensitivity: all T_E, envelope, Shapley) / (time of the COUNT query).
 Times are medians over ``--repeat`` runs after one warm-up run of each.
 """
@@ -63,6 +67,35 @@ def tpch_database(sf: float, folder: Path) -> Path:
     return path
 
 
+#: TPC-H primary keys (specification, clause 1.4.2) of the tables the chains use.
+PRIMARY_KEYS = {
+    "region": ("r_regionkey",),
+    "nation": ("n_nationkey",),
+    "customer": ("c_custkey",),
+    "orders": ("o_orderkey",),
+    "lineitem": ("l_orderkey", "l_linenumber"),
+}
+
+
+def keyed_database(sf: float, folder: Path) -> Path:
+    """A copy of the TPC-H database with its primary keys declared (DuckDB enforces them)."""
+    path = folder / f"pimento_tpch_sf{sf:g}_keys.duckdb"
+    if path.exists():
+        return path
+    source = tpch_database(sf, folder)
+    partial = path.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    con = duckdb.connect(str(partial), config={"enable_progress_bar": "false"})
+    con.execute(f"ATTACH '{source}' AS src (READ_ONLY)")
+    for table, key in PRIMARY_KEYS.items():
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM src.{table}")
+        con.execute(f"ALTER TABLE {table} ADD PRIMARY KEY ({', '.join(key)})")
+    con.execute("DETACH src")
+    con.close()
+    partial.rename(path)
+    return path
+
+
 def _median_time(fn, repeat: int) -> float:
     fn()  # warm-up
     times = []
@@ -73,9 +106,12 @@ def _median_time(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
-def bench_chains(sf: float, folder: Path, repeat: int, beta: float) -> list[dict]:
-    path = tpch_database(sf, folder)
+def bench_chains(sf: float, folder: Path, repeat: int, beta: float, keys: bool) -> list[dict]:
+    """``keys``: the database declares the TPC-H primary keys and RS reads them from its catalog;
+    otherwise no catalog is passed (nothing is known to be unique)."""
+    path = keyed_database(sf, folder) if keys else tpch_database(sf, folder)
     engine = DuckDBEngine(str(path), read_only=True)
+    catalog = engine.introspect() if keys else None
     rows = []
     for length in (3, 4, 5):
         query = chain_query(length)
@@ -83,11 +119,12 @@ def bench_chains(sf: float, folder: Path, repeat: int, beta: float) -> list[dict
         count = engine.execute(sql).scalar()
         t_count = _median_time(lambda sql=sql: engine.execute(sql), repeat)
         results = []
-        t_rs = _median_time(lambda query=query: results.append(residual_sensitivity(engine, query, None, beta)), repeat)
+        t_rs = _median_time(lambda query=query: results.append(residual_sensitivity(engine, query, catalog, beta)), repeat)
         last = results[-1]
         rows.append(
             {
                 "sf": sf,
+                "keys": keys,
                 "relations": length,
                 "count": count,
                 "count_s": round(t_count, 4),
@@ -96,9 +133,11 @@ def bench_chains(sf: float, folder: Path, repeat: int, beta: float) -> list[dict
                 "te_s": round(last.te_seconds, 4),
                 "envelope_s": round(last.envelope_seconds, 4),
                 "statements": last.count_sql_statements,
+                "group_bys": last.sql[-1].count("GROUP BY"),
                 "rs": last.rs_float,
                 "k_star": last.k_star,
                 "T_E_count": len(last.te),
+                "load": round(os.getloadavg()[0], 2),
             }
         )
         print(json.dumps(rows[-1]), flush=True)
@@ -120,12 +159,13 @@ def synthetic_te(m: int, seed: int) -> tuple[list[str], dict[frozenset[str], int
 def bench_envelope(beta: float, seeds: int) -> list[dict]:
     rows = []
     for m in range(2, 7):
-        times, nodes = [], []
+        times, cpu, nodes = [], [], []
         for seed in range(seeds):
             rels, te = synthetic_te(m, seed)
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             env = maximize_envelope(rels, rels, te, beta)
             times.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
             nodes.append(env.nodes)
         rows.append(
             {
@@ -133,7 +173,9 @@ def bench_envelope(beta: float, seeds: int) -> list[dict]:
                 "beta": beta,
                 "median_ms": round(1000 * statistics.median(times), 1),
                 "max_ms": round(1000 * max(times), 1),
+                "median_cpu_ms": round(1000 * statistics.median(cpu), 1),
                 "median_nodes": statistics.median(nodes),
+                "load": round(os.getloadavg()[0], 2),
             }
         )
         print(json.dumps(rows[-1]), flush=True)
@@ -148,12 +190,19 @@ def main() -> None:
     parser.add_argument("--beta", type=float, default=0.01)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--envelope-only", action="store_true")
+    parser.add_argument(
+        "--keys",
+        choices=["both", "yes", "no"],
+        default="both",
+        help="declare the TPC-H primary keys (and pass the catalog), or not, or both",
+    )
     args = parser.parse_args()
     print(json.dumps({"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, DuckDB {duckdb.__version__}"}))
     bench_envelope(args.beta, args.seeds)
     if not args.envelope_only:
         for sf in args.sf:
-            bench_chains(sf, Path(args.folder), args.repeat, args.beta)
+            for keys in {"both": (False, True), "yes": (True,), "no": (False,)}[args.keys]:
+                bench_chains(sf, Path(args.folder), args.repeat, args.beta, keys)
 
 
 if __name__ == "__main__":

@@ -31,15 +31,21 @@ How the engine computes it, without materialising joins where the hypergraph is 
 3. A cyclic component (a triangle) falls back to joining its ``base_r`` tables (already
    aggregated) and grouping by the boundary: correct, not linear.
 4. Every T_C is a ``MAX`` over its root message; all of them are columns of ONE statement.
+5. Keys (primary / unique, from the catalog) made of join columns: a keyed base needs no GROUP
+   BY (c = 1, and it is not materialised: a filtered projection is cheaper to rescan than to
+   copy); a message whose grouping variables determine every base of its subtree through keys
+   skips its GROUP BY (it is the identity); a component's root is chosen to need the fewest new
+   GROUP BYs; a T_C over rows that all have c = 1 is an ``EXISTS``. PROOF.md, section 2.
 
-Counts are cast to HUGEINT (DuckDB) or NUMERIC (PostgreSQL) before multiplying, so they are
-exact to 2^127 on DuckDB and unbounded on PostgreSQL; an overflow is an engine error, never a
-wrap. Products over components are Python integers. Results that come back as floats (SQLite
+Counts are BIGINT first; only if the engine reports an overflow (DuckDB and PostgreSQL raise,
+they never wrap) is the statement run again with counts cast to HUGEINT (DuckDB, exact to 2^127)
+or NUMERIC (PostgreSQL, unbounded). Products over components are Python integers. Results that come back as floats (SQLite
 turns an overflowing integer product into REAL) are refused.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -220,19 +226,20 @@ class _Plan:
     keys: dict[tuple[Subset, frozenset[int]], str] = field(default_factory=dict)
     cyclic: list[Subset] = field(default_factory=list)
     wide: bool = False  # cast counts to the engine's widest exact integer type
+    #: alias -> variable sets that contain a key of the relation (from the catalog)
+    key_vars: Mapping[str, tuple[frozenset[int], ...]] = field(default_factory=dict)
+    #: CTEs whose every row has c = 1 (keyed bases, and joins of them without GROUP BY)
+    unit: set[str] = field(default_factory=set)
+    grouped: int = 0  # GROUP BY messages emitted (for tests and the benchmark)
 
     # ---- naming
     def q(self, name: str) -> str:
-        return exp.to_identifier(name, quoted=True).sql(dialect=self.dialect)
+        return _quote(name, self.dialect)
 
     def count_type(self) -> str | None:
         if not self.wide:
             return None
-        if self.dialect == "duckdb":
-            return "HUGEINT"
-        if self.dialect in ("postgres", "redshift"):
-            return "NUMERIC"
-        return None
+        return self.count_type_wide()
 
     def count_type_wide(self) -> str | None:
         return {"duckdb": "HUGEINT", "postgres": "NUMERIC", "redshift": "NUMERIC"}.get(self.dialect)
@@ -240,6 +247,29 @@ class _Plan:
     def _use(self, name: str) -> str:
         self.uses[name] = self.uses.get(name, 0) + 1
         return name
+
+    # ---- keys
+    def keyed(self, alias: str, variables: frozenset[int]) -> bool:
+        """True if ``variables`` contain a key of ``alias``'s relation: one row per value."""
+        return any(k <= variables for k in self.key_vars.get(alias, ()))
+
+    def determined(self, members: Iterable[str], group: frozenset[int]) -> bool:
+        """True if ``group`` determines one row of every base in ``members`` (keys as FDs).
+
+        Then the join of those bases has at most one row per value of ``group`` and a GROUP BY
+        on ``group`` is the identity (PROOF.md, section 2).
+        """
+        known = set(group)
+        todo = [a for a in members]
+        changed = True
+        while changed:
+            changed = False
+            for a in todo:
+                vars_a = self.graph.vars(a)
+                if not vars_a <= known and self.keyed(a, frozenset(known) & vars_a):
+                    known |= vars_a
+                    changed = True
+        return all(self.graph.vars(a) <= known for a in todo)
 
     # ---- base tables
     def base(self, alias: str) -> str:
@@ -254,59 +284,59 @@ class _Plan:
         conds: list[str] = []
         selects: list[str] = []
         groups: list[str] = []
+        qa = self.q(alias)
         for v, cols in self.graph.columns[alias].items():
-            rep = f"{self.q(alias)}.{self.q(cols[0])}"
+            rep = f"{qa}.{self.q(cols[0])}"
             conds.append(f"{rep} IS NOT NULL")
             for other in cols[1:]:
-                conds.append(f"{rep} = {self.q(alias)}.{self.q(other)}")
+                conds.append(f"{rep} = {qa}.{self.q(other)}")
             selects.append(f"{rep} AS {self.q(f'v{v}')}")
             groups.append(rep)
         predicate = self.query.selection_of(alias)
         if predicate is not None:
-            conds.append("(" + self._render_predicate(predicate) + ")")
+            conds.append("(" + _render_predicate(predicate, self.dialect) + ")")
         count = self.query.count
         if count.column is not None and count.column.alias == alias:
-            conds.append(f"{self.q(alias)}.{self.q(count.column.column)} IS NOT NULL")
-        cnt = "COUNT(*)"
-        if self.dialect == "duckdb" and not self.wide:
-            cnt = "CAST(COUNT(*) AS BIGINT)"
+            conds.append(f"{qa}.{self.q(count.column.column)} IS NOT NULL")
+        unique = bool(groups) and self.keyed(alias, self.graph.vars(alias))
+        if unique:
+            cnt = "1"  # a key among the join columns: one row per value, no GROUP BY
         elif self.count_type():
             cnt = f"CAST(COUNT(*) AS {self.count_type()})"
-        sql = f"SELECT {', '.join([*selects, cnt + ' AS c'])} FROM {self.q(table)} AS {self.q(alias)}"
+        elif self.dialect == "duckdb":
+            cnt = "CAST(COUNT(*) AS BIGINT)"
+        else:
+            cnt = "COUNT(*)"
+        sql = f"SELECT {', '.join([*selects, cnt + ' AS c'])} FROM {self.q(table)} AS {qa}"
         if conds:
             sql += " WHERE " + " AND ".join(conds)
-        if groups:
+        if groups and not unique:
             sql += " GROUP BY " + ", ".join(groups)
         self.keys[key] = name
         self.ctes[name] = sql
+        if unique:
+            self.unit.add(name)
         return self._use(name)
-
-    def _render_predicate(self, predicate: str) -> str:
-        expression = sqlglot.parse_one(predicate)
-        for col in expression.find_all(exp.Column):
-            col.set("this", exp.to_identifier(col.name, quoted=True))
-            if col.table:
-                col.set("table", exp.to_identifier(col.table, quoted=True))
-        return expression.sql(dialect=self.dialect)
 
     # ---- messages
     def message(self, members: Subset, tree: Mapping[str, str | None], node: str, group: frozenset[int], boundary: frozenset[int]) -> str:
         """CTE with columns v<var> for ``group`` and ``c``: counts of the join of ``node``'s subtree."""
-        subtree = self._subtree(tree, node)
+        subtree = _subtree(tree, node)
         key = (subtree, group)
         if key in self.keys:
             return self._use(self.keys[key])
-        children = [a for a, p in tree.items() if p == node]
+        children = sorted(a for a, p in tree.items() if p == node)
         node_vars = self.graph.vars(node)
         base = self.base(node)
-        if not children and group == node_vars:
+        identity = self.determined(subtree, group)
+        if not children and (group == node_vars or (identity and group <= node_vars)):
             self.uses[base] -= 1
-            return self._use(base)  # the base table already is this message
+            return self._use(base)  # the base table already is this message (extra columns unused)
         parts = [f"{self.q(base)} AS {self.q('b')}"]
-        factors = [f"{self.q('b')}.{self.q('c')}"]
+        factors = [] if base in self.unit else [f"{self.q('b')}.{self.q('c')}"]
         carried: dict[int, str] = {v: "b" for v in node_vars}
-        for k, child in enumerate(sorted(children)):
-            child_subtree = self._subtree(tree, child)
+        for k, child in enumerate(children):
+            child_subtree = _subtree(tree, child)
             child_group = (self.graph.vars(child) & node_vars) | (boundary & self.graph.vars_of(child_subtree))
             m = self.message(members, tree, child, frozenset(child_group), boundary)
             alias = f"m{k}"
@@ -315,18 +345,44 @@ class _Plan:
                 parts.append(f"JOIN {self.q(m)} AS {self.q(alias)} ON " + " AND ".join(on))
             else:
                 parts.append(f"CROSS JOIN {self.q(m)} AS {self.q(alias)}")
-            factors.append(f"{self.q(alias)}.{self.q('c')}")
+            if m not in self.unit:
+                factors.append(f"{self.q(alias)}.{self.q('c')}")
             for v in child_group - node_vars:
                 carried[v] = alias
         cols = [f"{self.q(carried[v])}.{self.q(f'v{v}')}" for v in sorted(group)]
         select = [f"{c} AS {self.q(f'v{v}')}" for c, v in zip(cols, sorted(group), strict=True)]
-        sql = f"SELECT {', '.join([*select, 'SUM(' + ' * '.join(factors) + ') AS c'])} FROM " + " ".join(parts)
-        if cols:
-            sql += " GROUP BY " + ", ".join(cols)
+        product = " * ".join(factors) if factors else "1"
         name = f"msg_{len(self.keys)}"
+        if identity and cols:
+            sql = f"SELECT {', '.join([*select, product + ' AS c'])} FROM " + " ".join(parts)
+            if not factors:
+                self.unit.add(name)
+        else:
+            sql = f"SELECT {', '.join([*select, 'SUM(' + product + ') AS c'])} FROM " + " ".join(parts)
+            if cols:
+                sql += " GROUP BY " + ", ".join(cols)
+            self.grouped += 1
         self.keys[key] = name
         self.ctes[name] = sql
         return self._use(name)
+
+    def cost(self, tree: Mapping[str, str | None], node: str, group: frozenset[int], boundary: frozenset[int], seen: set) -> int:
+        """GROUP BY messages that :meth:`message` would add for this (sub)tree (a dry run)."""
+        subtree = _subtree(tree, node)
+        key = (subtree, group)
+        if key in self.keys or key in seen:
+            return 0
+        seen.add(key)
+        children = [a for a, p in tree.items() if p == node]
+        node_vars = self.graph.vars(node)
+        identity = self.determined(subtree, group)
+        total = 0
+        if not children and (group == node_vars or (identity and group <= node_vars)):
+            return 0
+        for child in children:
+            child_group = (self.graph.vars(child) & node_vars) | (boundary & self.graph.vars_of(_subtree(tree, child)))
+            total += self.cost(tree, child, frozenset(child_group), boundary, seen)
+        return total + (0 if identity and group else 1)
 
     def cyclic_component(self, members: Subset, boundary: frozenset[int]) -> str:
         key = (members, boundary)
@@ -359,19 +415,8 @@ class _Plan:
         name = f"cyc_{len(self.keys)}"
         self.keys[key] = name
         self.ctes[name] = sql
+        self.grouped += 1
         return self._use(name)
-
-    @staticmethod
-    def _subtree(tree: Mapping[str, str | None], node: str) -> Subset:
-        out = {node}
-        frontier = [node]
-        while frontier:
-            n = frontier.pop()
-            for a, p in tree.items():
-                if p == n and a not in out:
-                    out.add(a)
-                    frontier.append(a)
-        return frozenset(out)
 
     def statement(self, finals: list[tuple[Subset, str]]) -> str:
         materialize = self.dialect in ("duckdb", "postgres", "sqlite")
@@ -379,12 +424,83 @@ class _Plan:
         for name, body in self.ctes.items():
             if self.uses.get(name, 0) <= 0:
                 continue
-            mat = " MATERIALIZED" if materialize and self.uses[name] > 1 else ""
+            # a keyed base is a filtered projection: scanning the table again is cheaper than a copy
+            mat = " MATERIALIZED" if materialize and self.uses[name] > 1 and not (name in self.unit and name.startswith("base_")) else ""
             ctes.append(f"{self.q(name)} AS{mat} ({body})")
-        columns = [
-            f"(SELECT COALESCE(MAX({self.q('c')}), 0) FROM {self.q(name)}) AS {self.q(f't{k}')}" for k, (_, name) in enumerate(finals)
-        ]
+        columns = []
+        for k, (_, name) in enumerate(finals):
+            if name in self.unit:
+                # every row has c = 1: T is 1 if there is a row, else 0 (no full scan needed)
+                columns.append(f"(CASE WHEN EXISTS (SELECT 1 FROM {self.q(name)}) THEN 1 ELSE 0 END) AS {self.q(f't{k}')}")
+            else:
+                columns.append(f"(SELECT COALESCE(MAX({self.q('c')}), 0) FROM {self.q(name)}) AS {self.q(f't{k}')}")
         return "WITH " + ",\n".join(ctes) + "\nSELECT " + ", ".join(columns)
+
+
+def _subtree(tree: Mapping[str, str | None], node: str) -> Subset:
+    out = {node}
+    frontier = [node]
+    while frontier:
+        n = frontier.pop()
+        for a, p in tree.items():
+            if p == n and a not in out:
+                out.add(a)
+                frontier.append(a)
+    return frozenset(out)
+
+
+def _reroot(tree: Mapping[str, str | None], root: str) -> dict[str, str | None]:
+    """The same undirected tree oriented away from ``root``."""
+    adjacent: dict[str, set[str]] = {a: set() for a in tree}
+    for a, p in tree.items():
+        if p is not None:
+            adjacent[a].add(p)
+            adjacent[p].add(a)
+    out: dict[str, str | None] = {root: None}
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        for m in sorted(adjacent[n]):
+            if m not in out:
+                out[m] = n
+                stack.append(m)
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _quote(name: str, dialect: str) -> str:
+    return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
+
+
+@functools.lru_cache(maxsize=4096)
+def _render_predicate(predicate: str, dialect: str) -> str:
+    expression = sqlglot.parse_one(predicate)
+    for col in expression.find_all(exp.Column):
+        col.set("this", exp.to_identifier(col.name, quoted=True))
+        if col.table:
+            col.set("table", exp.to_identifier(col.table, quoted=True))
+    return expression.sql(dialect=dialect)
+
+
+def _key_vars(graph: _Hypergraph, query: CountQuery, catalog: Catalog | None) -> dict[str, tuple[frozenset[int], ...]]:
+    """For each alias, the keys of its table (primary and unique, from the catalog) made only of
+    join columns, as sets of variables. Keys with other columns cannot make a group unique."""
+    if catalog is None:
+        return {}
+    out: dict[str, tuple[frozenset[int], ...]] = {}
+    for alias in query.aliases:
+        table_name = query.relation(alias).table
+        if not catalog.has_table(table_name):
+            continue
+        table = catalog.table(table_name)
+        var_of = {col.lower(): v for v, cols in graph.columns[alias].items() for col in cols}
+        found = []
+        for key in (table.primary_key, *table.unique):
+            if key and all(c.lower() in var_of for c in key):
+                found.append(frozenset(var_of[c.lower()] for c in key))
+        if found:
+            out[alias] = tuple(found)
+    return out
 
 
 def compute_te(
@@ -397,20 +513,22 @@ def compute_te(
 ) -> ResidualCounts:
     """T_E for each E in ``subsets`` (sets of aliases), computed by ``engine`` in one statement.
 
+    With a catalog, the primary and unique keys it lists (which the engine enforces, or
+    ``load_database`` checked on the data) let a GROUP BY on a key be skipped.
+
     >>> # see tests/unit/sensitivity for runnable examples against DuckDB
     """
     started = time.perf_counter()
-    graph = _Hypergraph.of(query)
     wanted = [frozenset(s) for s in subsets]
     for s in wanted:
         unknown = s - set(query.aliases)
         if unknown:
             raise InternalError(f"T_E asked for unknown aliases {sorted(unknown)}")
     dialect = getattr(engine, "dialect", "duckdb")
-    full_tree = _gyo_tree(graph, query.aliases, prefer_root=query.aliases[0])
+    graph, full_tree, key_vars = _structure(query, catalog)
 
     def build(wide: bool) -> tuple[_Plan, list[tuple[Subset, str]]]:
-        plan = _Plan(graph, query, catalog, dialect, wide=wide)
+        plan = _Plan(graph, query, catalog, dialect, wide=wide, key_vars=key_vars)
         components: dict[Subset, str] = {}
         finals: list[tuple[Subset, str]] = []
         for s in wanted:
@@ -425,6 +543,12 @@ def compute_te(
                 if tree is None:
                     name = plan.cyclic_component(comp, boundary)
                 else:
+                    if key_vars and len(comp) > 1:
+                        # the root whose messages need the fewest new GROUP BYs (ties: the default)
+                        default = next(a for a, p in tree.items() if p is None)
+                        options = [default, *sorted(a for a in comp if a != default)]
+                        scored = [(plan.cost(_reroot(tree, r), r, boundary, boundary, set()), k, r) for k, r in enumerate(options)]
+                        tree = _reroot(tree, min(scored)[2])
                     root = next(a for a, p in tree.items() if p is None)
                     name = plan.message(comp, tree, root, boundary, boundary)
                 components[comp] = name
@@ -472,6 +596,23 @@ def compute_te(
         sql=sql_texts,
         cyclic_components=tuple(plan.cyclic),
     )
+
+
+def _structure(query: CountQuery, catalog: Catalog | None):
+    """Hypergraph, full join tree and key variables of ``query`` (cached per query and catalog)."""
+    try:
+        return _structure_cached(query, catalog)
+    except TypeError:  # an unhashable catalog
+        return _structure_uncached(query, catalog)
+
+
+def _structure_uncached(query: CountQuery, catalog: Catalog | None):
+    graph = _Hypergraph.of(query)
+    full_tree = _gyo_tree(graph, query.aliases, prefer_root=query.aliases[0])
+    return graph, full_tree, _key_vars(graph, query, catalog)
+
+
+_structure_cached = functools.lru_cache(maxsize=256)(_structure_uncached)
 
 
 def _is_overflow(exc: Exception) -> bool:
