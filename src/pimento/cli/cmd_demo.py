@@ -234,6 +234,112 @@ def show_release(data: dict[str, Any]) -> None:
     console.print(f"  budget left for analyst {DEMO_ANALYST!r}: eps {left['epsilon']}, delta {left['delta']}", highlight=False)
 
 
+#: Budget of the demo's synthetic database (the paper's setting).
+DEMO_EPSILON_SYN = "1.6"
+DEMO_DELTA_SYN = "1e-6"
+
+
+def synthetic_path(path: Path) -> Path:
+    """Where ``demo run`` keeps the synthetic copy of the demo database."""
+    return path.with_name(path.stem + ".synthetic.duckdb")
+
+
+def step_synth(ctx: DemoContext) -> dict[str, Any]:
+    """The DP synthetic copy the search reads (made once; its spend is charged to the ledger once)."""
+    from pimento.mechanisms.ledger import Ledger
+    from pimento.synth import synthesize
+
+    target = synthetic_path(ctx.path)
+    if target.exists():
+        return {"path": str(target), "built": False}
+    settings = ctx.database.settings
+    synth_settings = getattr(settings, "synth", None)
+    link_context = list(getattr(synth_settings, "link_context", []) or [])
+    ledger = Ledger.for_database(str(ctx.path), settings)
+    try:
+        result = synthesize(
+            ctx.database.engine, ctx.database.catalog, target, DEMO_EPSILON_SYN, DEMO_DELTA_SYN,
+            root=settings.privacy.root, seed=ctx.seed, ledger=ledger, database=str(ctx.path),
+            link_context=link_context,
+        )
+    finally:
+        ledger.close()
+    result.engine.close()
+    return {
+        "path": str(target),
+        "built": True,
+        "epsilon": str(result.epsilon),
+        "delta": str(result.delta),
+        "seconds": round(result.seconds, 1),
+        "rows": result.rows,
+        "ledger_charge": result.ledger_charge,
+    }
+
+
+def show_synth(data: dict[str, Any]) -> None:
+    if data["built"]:
+        console.print(
+            f"\n[bold]Synthetic database[/] {data['path']}: built in {data['seconds']} s at eps_syn = {data['epsilon']}, "
+            f"delta_syn = {data['delta']} (charged once to the ledger)",
+            highlight=False,
+        )
+    else:
+        console.print(f"\n[bold]Synthetic database[/] {data['path']} (existing; its spend was charged when it was made)", highlight=False)
+
+
+def step_translate(ctx: DemoContext) -> dict[str, Any]:
+    """The question translated offline (no LLM): ranked candidates, values linked from the synthetic copy."""
+    from pimento.demo.hospital import DEMO_QUESTION
+    from pimento.nl import translate
+    from pimento.nl.values import ValueIndex
+    from pimento.release.ask import open_synthetic
+
+    engine = open_synthetic(synthetic_path(ctx.path))
+    try:
+        values = ValueIndex.from_engine(engine, ctx.database.catalog)
+        candidates = translate(DEMO_QUESTION, ctx.database.catalog, values=values, k=5)
+    finally:
+        engine.close()
+    return {"question": DEMO_QUESTION, "candidates": [c.to_dict() for c in candidates]}
+
+
+def show_translate(data: dict[str, Any]) -> None:
+    console.print("\n[bold]Question to SQL, offline (no LLM)[/]: top candidates")
+    for i, c in enumerate(data["candidates"], 1):
+        console.print(f"  {i}. ({c['score']:.2f}) {c['sql']}", highlight=False)
+
+
+def step_ask(ctx: DemoContext) -> dict[str, Any]:
+    """The question answered with DP: search on the synthetic copy, release of q* on the private data."""
+    from pimento.demo.hospital import DEMO_QUESTION
+    from pimento.release.ask import ask_dp
+    from pimento.release.session import Session
+
+    with Session(ctx.path, analyst=DEMO_ANALYST) as session:
+        answer = ask_dp(
+            session, DEMO_QUESTION, synthetic=synthetic_path(ctx.path), epsilon=DEMO_EPSILON, delta=DEMO_DELTA, k=10,
+        )
+    data = answer.to_dict()
+    data["alternatives"] = data["search"]["alternatives"][:8]
+    return data
+
+
+def show_ask(data: dict[str, Any]) -> None:
+    console.print(f"\n[bold]Private answer to the question[/] (pimento ask, eps = {data['epsilon']}, delta = {data['delta']})")
+    console.print(f"  {data['question']}", highlight=False)
+    console.print(
+        f"  released: [bold green]{data['value']}[/], 95% interval [{data['interval'][0]}, {data['interval'][1]}]",
+        highlight=False,
+    )
+    console.print(f"  chosen SQL (lowest RS in the largest cluster): {data['chosen_sql']}", highlight=False)
+    console.print(f"  its residual sensitivity on the private data: {data['rs']:.4g}", highlight=False)
+    if data.get("avoided_sql"):
+        console.print(f"  avoided (offline top-1): {data['avoided_sql']}", highlight=False)
+    console.print("  formulations the search evaluated on the synthetic copy (answer, RS there):")
+    for alt in data["alternatives"]:
+        console.print(f"    [{alt['synthetic_answer']}, RS {alt['synthetic_rs']:.4g}] {alt['sql']}", highlight=False)
+
+
 #: The steps of ``pimento demo run``, in order.
 RUN_STEPS: list[DemoStep] = [
     DemoStep("database", step_database, show_database),
@@ -242,6 +348,9 @@ RUN_STEPS: list[DemoStep] = [
     DemoStep("parse", step_parse, show_parse),
     DemoStep("sensitivity", step_sensitivity, show_sensitivity),
     DemoStep("release", step_release, show_release),
+    DemoStep("synth", step_synth, show_synth),
+    DemoStep("translate", step_translate, show_translate),
+    DemoStep("ask", step_ask, show_ask),
 ]
 
 
