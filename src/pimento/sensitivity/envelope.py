@@ -67,6 +67,8 @@ NODE_BUDGET = 2_000_000
 #: Bisections per box per round, and narrowing passes per round (measured best on the bench).
 SPLITS = 1
 NARROW_ROUNDS = 1
+#: Boxes with at most this many integer points are evaluated point by point (cheaper for small d).
+EXHAUSTIVE_POINTS = 4096
 
 
 def check_beta(beta: float) -> float:
@@ -310,6 +312,32 @@ class _Search:
         for r in range(2 * n):
             self.offer(float(h[r]), int(which[r]), tuple(int(x) for x in s[r]))
 
+    def _exhaustive(self, coeff: np.ndarray, fgs: float | None, d: int) -> None:
+        """Every integer point of the box [0, U]^d, for every problem (small d / large beta).
+
+        The box holds a maximiser (PROOF.md, section 3), so this is exact like the search; which
+        of the two runs depends only on d and beta, never on the data.
+        """
+        U, beta = self.U, self.beta
+        axes = np.meshgrid(*[np.arange(U + 1, dtype=float)] * d, indexing="ij")
+        grid = np.stack([a.ravel() for a in axes], axis=1)  # (G, d)
+        bits = np.array([[(B >> j) & 1 for j in range(d)] for B in range(1 << d)], dtype=bool)
+        mono = np.ones((len(grid), 1 << d))
+        for j in range(d):
+            mono[:, bits[:, j]] *= grid[:, j, None]
+        f = mono @ coeff.T  # (G, n)
+        if fgs is not None:
+            f = np.minimum(f, fgs)
+        h = f * np.exp(-beta * grid.sum(axis=1))[:, None]
+        self.nodes += h.size
+        best = float(h.max())
+        if best <= 0.0:
+            # every value is 0 (all coefficients 0): s = 0 of the first problem is a maximiser
+            self.offer(0.0, 0, tuple([0] * d))
+            return
+        for g, which in zip(*np.nonzero(h >= best * (1 - _MARGIN)), strict=True):
+            self.offer(float(h[g, which]), int(which), tuple(int(x) for x in grid[g]))
+
     def run_all(self, problems: list[_Problem]) -> None:
         """Branch and bound over all problems at once, one batched bound evaluation per round.
 
@@ -327,6 +355,9 @@ class _Search:
         beta = self.beta
         n = len(problems)
         coeff = np.array([p.fcoeffs for p in problems])  # (n, T)
+        if (U + 1) ** d <= EXHAUSTIVE_POINTS:
+            self._exhaustive(coeff, problems[0].fgs, d)
+            return
         logc = np.array([p.logc for p in problems])
         fgs = problems[0].fgs
         bits = problems[0].bits  # (T, d)

@@ -60,10 +60,13 @@ def envelopes(draw):
     return rels, sorted(private), te, beta, gs
 
 
-@pytest.fixture(params=["incumbent", "search_only"])
+@pytest.fixture(params=["default", "branch_and_bound", "search_only"])
 def search_mode(request, monkeypatch):
-    """``search_only`` drops the coordinate-ascent incumbents, so the narrowing and the bounds
-    alone must find the maximiser (the incumbent is usually already optimal)."""
+    """``default``: small boxes are evaluated point by point; ``branch_and_bound`` forces the
+    search for every box; ``search_only`` also drops the coordinate-ascent incumbents, so the
+    narrowing and the bounds alone must find the maximiser (the incumbent is usually optimal)."""
+    if request.param != "default":
+        monkeypatch.setattr(envelope_module, "EXHAUSTIVE_POINTS", 0)
     if request.param == "search_only":
         monkeypatch.setattr(envelope_module._Search, "_incumbents", lambda self, coeff, fgs: None)
     return request.param
