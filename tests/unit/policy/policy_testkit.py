@@ -109,18 +109,28 @@ def random_condition(rng: random.Random, depth: int = 0) -> Any:
 
 def random_norms(rng: random.Random) -> list[dict[str, Any]]:
     norms = []
+    permitted: list[str] = []
     for i in range(rng.randint(1, 4)):
-        sign = "permit" if (i == 0 or rng.random() < 0.55) else "deny"
+        sign = "permit" if (i == 0 or rng.random() < 0.5) else "deny"
+        data = rng.sample(DATA, rng.randint(1, 3))
+        if sign == "deny" and permitted and rng.random() < 0.7:
+            # a prohibition only shows where something is permitted: mostly overlap the permits
+            data = sorted(set(rng.sample(permitted, min(len(permitted), rng.randint(1, 2)))) | set(data[:1]))
+        if sign == "deny" and rng.random() < 0.35 and "d_flag" not in data:
+            data.append("d_flag")  # implied onto Code.code (FD) and Rec.code (FK): exercises implication
+        if sign == "permit":
+            permitted += [d for d in data if d not in permitted]
         n: dict[str, Any] = {
             "id": f"N{i + 1}",
             "sign": sign,
-            "sender": rng.choice(ROLES),
-            "recipient": rng.choice(ROLES),
+            "sender": rng.choice(ROLES + ["any"]),
+            "recipient": rng.choice(ROLES + ["any"]),
             "subject": rng.choice(SUBJECT_ROLES),
-            "data": rng.sample(DATA, rng.randint(1, 3)),
-            "purpose": rng.choice(["any", "p1", "p2"]),
+            "data": data,
+            "purpose": rng.choice(["any", "any", "p1", "p2"]),
         }
-        if rng.random() < 0.8:
+        # permits hold often enough that prohibitions and implications have something to remove
+        if rng.random() < (0.5 if sign == "permit" else 0.8):
             n["condition"] = random_condition(rng)
         if sign == "deny" and rng.random() < 0.3:
             n["when"] = random_condition(rng)
