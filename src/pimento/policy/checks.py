@@ -34,7 +34,7 @@ from pimento.policy.enforce import NormSQL, cond_cte, norm_predicates, role_cte
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, Policy
 from pimento.schema import Catalog, FunctionalDependency
 
-__all__ = ["apply_implications", "run_checks"]
+__all__ = ["apply_implications", "canonical_sql", "run_checks"]
 
 
 # --------------------------------------------------------------------------- implication
@@ -136,19 +136,96 @@ def _rename_cond(cond: Cond, names: dict[str, str]) -> Cond:
     return cond
 
 
-def _redundancy(compiled: CompiledPolicy, engine: Any) -> dict[str, Any]:
+def canonical_sql(sql: str, catalog: Catalog, dialect: str = "duckdb", *, predicate: bool = False) -> str:
+    """A canonical text of a view (or of a row predicate, ``predicate=True``) for redundancy.
+
+    sqlglot's optimizer qualifies every column against the catalog, normalizes the boolean
+    structure, simplifies (constant folding, operand order of comparisons, sorted
+    conjunctions/disjunctions, ``NOT (a <> b)`` -> ``a = b``) and canonicalizes; then table
+    aliases and CTE names are renamed by order of first appearance, so ``FROM Employee AS t``
+    and ``FROM Employee AS x`` read the same. Equal canonical texts mean the two views are
+    equivalent on every database (given that sqlglot's rewrites preserve meaning); different
+    texts prove nothing. A fragment sqlglot cannot canonicalize falls back to its own text.
+    """
+    from sqlglot.errors import SqlglotError
+    from sqlglot.optimizer.canonicalize import canonicalize
+    from sqlglot.optimizer.normalize import normalize
+    from sqlglot.optimizer.qualify import qualify
+    from sqlglot.optimizer.simplify import simplify
+
+    schema = {t.name.lower(): {c.name.lower(): (c.raw_type or "TEXT") for c in t.columns} for t in catalog.tables}
+    try:
+        if predicate:
+            # a row filter: its columns are already qualified with the row alias t
+            tree = sqlglot.parse_one(f"SELECT 1 WHERE {sql}", read=dialect)
+            return _rename_aliases(canonicalize(simplify(normalize(tree))), dialect).sql(dialect)
+        tree = sqlglot.parse_one(sql, read=dialect)
+        tree = qualify(tree, schema=schema, dialect=dialect, quote_identifiers=False, validate_qualify_columns=False)
+        tree = canonicalize(simplify(normalize(tree)))
+        return _rename_aliases(tree, dialect).sql(dialect)
+    except (SqlglotError, RecursionError, ValueError, KeyError):
+        return sql
+
+
+def _rename_aliases(tree: exp.Expression, dialect: str = "duckdb") -> exp.Expression:
+    """Rename table aliases and CTE names to ``_a0, _a1, ...`` by order of first appearance."""
+    names: dict[str, str] = {}
+
+    def new(name: str) -> str:
+        if name not in names:
+            names[name] = f"_a{len(names)}"
+        return names[name]
+
+    for node in tree.walk():
+        if isinstance(node, exp.TableAlias) and node.name:
+            node.set("this", exp.to_identifier(new(node.name)))
+        elif isinstance(node, exp.CTE) and node.alias:
+            node.args["alias"].set("this", exp.to_identifier(new(node.alias)))
+    for node in tree.walk():
+        if dialect == "duckdb" and isinstance(node, exp.Identifier) and node.quoted:
+            # DuckDB identifiers are case-insensitive, quoted or not: "Visit" and visit are one name
+            node.set("quoted", False)
+            node.set("this", node.name.lower())
+    for node in tree.walk():
+        if isinstance(node, exp.Column) and node.table and node.table in names:
+            node.set("table", exp.to_identifier(names[node.table]))
+        elif isinstance(node, exp.Table) and not node.db and node.name in names and node.alias_or_name == node.name:
+            # a reference to a CTE by its bare name
+            node.set("this", exp.to_identifier(names[node.name]))
+    return tree
+
+
+def _redundancy(compiled: CompiledPolicy, engine: Any, catalog: Catalog | None = None) -> dict[str, Any]:
+    """Merge provably equivalent views; report views that only agree on the current data.
+
+    * Role views merge when they have the same principal and the same canonical SQL
+      (:func:`canonical_sql`); condition views when they also have the same variables and
+      principal kinds.
+    * Norms then merge when they are identical after that: sign, roles, data cells
+      (relation, attribute, canonical row filter), purpose *after binding* (the set of
+      context values it accepts, so two purpose names with the same values are one), and
+      conditions.
+    * Views with different canonical SQL that return the same rows on this database are
+      only reported (``equivalent_on_data``): merging them would change the policy's meaning
+      once the data changes.
+    """
+    dialect = compiled.dialect
+
+    def canon(sql: str, *, predicate: bool = False) -> str:
+        return canonical_sql(sql, catalog, dialect, predicate=predicate) if catalog is not None else sql
+
     merged_roles: dict[str, str] = {}
     by_sql: dict[tuple[str, str], str] = {}
     for name, role in compiled.roles.items():
-        key = (role.principal, role.sql)
+        key = (role.principal, canon(role.sql))
         if key in by_sql:
             merged_roles[name] = by_sql[key]
         else:
             by_sql[key] = name
     merged_conds: dict[str, str] = {}
-    by_csql: dict[str, str] = {}
+    by_csql: dict[tuple, str] = {}
     for name, cond in compiled.conditions.items():
-        key = f"{cond.principals}|{cond.sql}"
+        key = (tuple(sorted(cond.principals.items())), cond.variables, canon(cond.sql))
         if key in by_csql:
             merged_conds[name] = by_csql[key]
         else:
@@ -169,9 +246,11 @@ def _redundancy(compiled: CompiledPolicy, engine: Any) -> dict[str, Any]:
     seen: dict[tuple, str] = {}
     kept: list[Norm] = []
     for n in norms:
-        cells = frozenset((compiled.locations[i].relation, compiled.locations[i].attribute, compiled.locations[i].where_sql)
+        cells = frozenset((compiled.locations[i].relation, compiled.locations[i].attribute,
+                           canon(compiled.locations[i].where_sql, predicate=True))
                           for i in compiled.norm_locations[n.id])
-        key = (n.sign, n.sender, n.recipient, n.subject, cells, n.purpose, n.condition, n.when)
+        bound_purpose = ANY if n.purpose == ANY else frozenset(compiled.purposes[n.purpose])
+        key = (n.sign, n.sender, n.recipient, n.subject, cells, bound_purpose, n.condition, n.when)
         if key in seen:
             merged_norms[n.id] = seen[key]
             continue
@@ -373,7 +452,7 @@ def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Any = None, *
         deps += [_parse_dependency(d, catalog) for d in policy.grounding.dependencies]
     coverage = {n.id: sorted(compiled.views(n.id)) for n in compiled.norms}
     implication = apply_implications(compiled, catalog, deps)
-    redundancy = _redundancy(compiled, engine)
+    redundancy = _redundancy(compiled, engine, catalog)
     satisfiability = _satisfiability(compiled, engine)
     report = {
         "coverage": {"clauses": len(coverage), "views": coverage, "ok": True},

@@ -129,3 +129,55 @@ def test_bad_yaml_names_the_clause() -> None:
     with pytest.raises(PolicyError) as err:
         policy_from_dict(raw)
     assert err.value.clause == "N2"
+
+
+# --------------------------------------------------------------------------- redundancy
+
+
+def test_canonical_sql_equates_spellings(hospital) -> None:
+    from pimento.policy.checks import canonical_sql
+
+    cat = hospital.catalog
+    a = canonical_sql("SELECT e.employee_id AS sender FROM Employee AS e WHERE e.role = 'nurse' AND e.employee_id > 3", cat)
+    b = canonical_sql('SELECT x."employee_id" AS sender FROM "Employee" x WHERE 3 < employee_id AND NOT (\'nurse\' <> x.role)', cat)
+    c = canonical_sql("SELECT e.employee_id AS sender FROM Employee AS e WHERE e.role = 'nurse' OR e.employee_id > 3", cat)
+    assert a == b
+    assert a != c
+
+
+def test_provably_equivalent_views_are_merged(hospital) -> None:
+    raw = copy.deepcopy(_raw())
+    g = raw["grounding"]
+    g["roles"]["doctor"] = {"principal": "employee", "where": "NOT ('physician' <> role)"}
+    g["conditions"]["treats_again"] = {
+        "principals": {"recipient": "employee"},
+        "sql": 'SELECT tr."employee_id" AS recipient, tr.pat_id AS subject FROM treatingrelationship tr WHERE TRUE',
+        # (the same columns in another order would not be recognised: texts are compared, not meanings)
+    }
+    g["purposes"]["care"] = {"values": ["treatment"]}
+    n2 = copy.deepcopy(raw["norms"][1])
+    n2.update(id="N2bis", sender="doctor", purpose="care",
+              condition={"all": ["attending_treats_patient", "treats_again"]})
+    raw["norms"].append(n2)
+    compiled = _compile(raw, hospital)
+    merged = compiled.checks["redundancy"]["merged"]
+    assert merged["roles"]["doctor"] == "attending_physician"
+    assert merged["conditions"] == {"treats_again": "recipient_treats_patient"}
+    # same roles, data, condition, and a purpose with the same values after binding: one norm
+    assert merged["norms"] == {"N2bis": "N2"}
+    assert "N2bis" not in {n.id for n in compiled.norms}
+
+
+def test_views_equal_only_on_this_data_are_reported_not_merged(hospital) -> None:
+    raw = copy.deepcopy(_raw())
+    roles = {r[0] for r in hospital.engine.execute("SELECT DISTINCT role FROM Employee").rows}
+    assert "surgeon" not in roles
+    raw["grounding"]["roles"]["physician_or_surgeon"] = {
+        "principal": "employee", "where": "role IN ('physician', 'surgeon')"}
+    raw["norms"][1]["recipient"] = "physician_or_surgeon"
+    compiled = _compile(raw, hospital)
+    assert "physician_or_surgeon" not in compiled.checks["redundancy"]["merged"]["roles"]
+    assert "physician_or_surgeon" in compiled.roles
+    eq = compiled.checks["redundancy"]["equivalent_on_data"]
+    assert {"kind": "role", "views": ["attending_physician", "physician_or_surgeon"]} in \
+        [{"kind": e["kind"], "views": sorted(e["views"])} for e in eq]
