@@ -67,7 +67,8 @@ def database(tmp_path_factory):
 
 def _backend(json_mode: str):
     backend = OpenAIBackend(URL, timeout_s=float(os.environ.get("PIMENTO_GEMMA_TIMEOUT", "180")), max_retries=1,
-                            json_mode="none" if json_mode == "probe" else json_mode)
+                            json_mode="none" if json_mode == "probe" else json_mode,
+                            fold_system=True)  # the server's "gemma" chat format drops system messages
     record = os.environ.get("PIMENTO_GEMMA_RECORD")
     # One directory per JSON mode: the mode is not part of the request, so keys would collide.
     return RecordingBackend(backend, Path(record) / json_mode) if record else backend
@@ -77,6 +78,13 @@ def _backend(json_mode: str):
 def test_zero_shot_end_to_end_with_a_weak_model(database, json_mode):
     engine, catalog, values = database
     backend = _backend(json_mode)
+    try:
+        _zero_shot_run(backend, engine, catalog, values, json_mode)
+    finally:
+        backend.close()
+
+
+def _zero_shot_run(backend, engine, catalog, values, json_mode):
     total = Usage()
     report = {"url": URL, "json_mode": json_mode, "questions": []}
     for question in CASE["questions"]:
@@ -111,7 +119,10 @@ def test_zero_shot_end_to_end_with_a_weak_model(database, json_mode):
 
 def test_the_server_answers_n_samples_even_if_it_ignores_n(database):
     backend = _backend("probe")
-    response = backend.complete(ChatRequest((Message("user", "Say one word."),), n=2, max_tokens=8, seed=7))
+    try:
+        response = backend.complete(ChatRequest((Message("user", "Say one word."),), n=2, max_tokens=8, seed=7))
+    finally:
+        backend.close()
     assert len(response.completions) == 2 and response.calls in (1, 2)
 
 
@@ -120,14 +131,19 @@ def test_garbage_structured_output_is_handled(database):
     backend = _backend("probe")
     messages = (Message("user", "Write a haiku about hospitals. Do not use JSON."),)
     usage = Usage()
-    samples = complete_structured(backend, messages, SqlAnswer, n=2, temperature=1.0, max_tokens=48, usage=usage, seed=3)
-    assert len(samples) == 2
-    for sample in samples:
-        assert sample.ok or (sample.error and sample.error_kind in ("empty", "not_json", "schema"))
     try:
-        complete_structured_one(backend, messages, SqlAnswer, max_tokens=48)
-    except LLMError as exc:
-        assert "unusable after one repair round" in exc.message
+        samples = complete_structured(
+            backend, messages, SqlAnswer, n=2, temperature=1.0, max_tokens=48, usage=usage, seed=3
+        )
+        assert len(samples) == 2
+        for sample in samples:
+            assert sample.ok or (sample.error and sample.error_kind in ("empty", "not_json", "schema"))
+        try:
+            complete_structured_one(backend, messages, SqlAnswer, max_tokens=48)
+        except LLMError as exc:
+            assert "unusable after one repair round" in exc.message
+    finally:
+        backend.close()
     _emit({"garbage_probe": [{"ok": s.ok, "error_kind": s.error_kind, "text": s.text[:120]} for s in samples],
            "usage": usage.to_dict()})
 
