@@ -47,6 +47,64 @@ def register(app: typer.Typer) -> None:
         else:
             _show_checks(parsed.name, compiled, report, out)
 
+    @policy_app.command("extract")
+    @handle_errors
+    def extract_cmd(
+        text_path: str = typer.Argument(..., help="Natural-language policy text (UTF-8 file)."),
+        db: str = typer.Option(..., "--db", help="Database whose schema the norms are grounded in."),
+        llm: str = typer.Option(None, "--llm", help="LLM endpoint: http(s)://.../v1 or replay:DIR (default: PIMENTO_LLM_URL)."),
+        out: str = typer.Option(..., "--out", help="Write the structured policy (YAML) here, for review."),
+        name: str = typer.Option(None, "--name", help="Policy name (default: the text file's stem)."),
+        subject: str = typer.Option(None, "--subject", help="Table of the data subjects (default: inferred from the clauses)."),
+        synthetic: str = typer.Option(None, "--synthetic", help="Synthetic database whose values may appear in prompts."),
+        config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
+        json_out: bool = typer.Option(False, "--json", help="Print the per-clause result as JSON."),
+    ) -> None:
+        """Extract norms from policy text with an LLM, clause by clause, ground them in DB's
+        schema (validated by the compiler) and write the structured YAML for review."""
+        from pimento.engines import open_engine
+        from pimento.engines.database import load_database
+        from pimento.llm import SyntheticValues, Usage, open_backend
+        from pimento.policy.extract import extract_policy
+
+        p = Path(text_path)
+        if not p.is_file():
+            raise PolicyError(f"policy text not found: {text_path}")
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise PolicyError(f"{text_path}: not UTF-8 text") from None
+        usage = Usage()
+        database = load_database(db, config=config)
+        try:
+            values = None
+            if synthetic:
+                synth = open_engine(synthetic)
+                try:
+                    values = SyntheticValues.from_engine(synth)
+                finally:
+                    getattr(synth, "close", lambda: None)()
+            backend = open_backend(database.settings.llm, url=llm)
+            try:
+                result = extract_policy(text, database.catalog, backend, engine=database.engine,
+                                        name=name or p.stem, values=values, subject_principal=subject, usage=usage)
+            finally:
+                getattr(backend, "close", lambda: None)()
+        finally:
+            database.close()
+        Path(out).write_text(result.to_yaml(), encoding="utf-8")
+        if json_out:
+            emit_json({"out": out, "norms": len(result.policy["norms"]), "clauses": result.clauses,
+                       "usage": usage.to_dict()})
+            return
+        for note in result.clauses:
+            what = "not a norm (skipped)" if note["norm"] is None else \
+                f"{note['norm']['sign']} {note['norm']['data_type']} -> {note['norm']['recipient_role']}"
+            console.print(f"[green]{note['clause']}[/]: {what}", highlight=False, markup=True)
+        console.print(f"{len(result.policy['norms'])} norms written to {out} "
+                      f"({usage.requests} LLM requests, {usage.repairs} repairs): review it, then "
+                      f"`pimento policy compile {out} --db {db}`", highlight=False, markup=False)
+
     @policy_app.command("show")
     @handle_errors
     def show_cmd(
