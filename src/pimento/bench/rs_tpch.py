@@ -3,6 +3,7 @@
     python -m pimento.bench.rs_tpch --sf 0.1 1            # chains of 3, 4, 5 relations
     python -m pimento.bench.rs_tpch --envelope-only       # envelope for m = 2..6 at beta = 0.01
     python -m pimento.bench.rs_tpch --sf 1 --keys yes     # only with the TPC-H primary keys declared
+    python -m pimento.bench.rs_tpch --demo --beta 0.1     # per-call latency on the demo hospital
 
 Chains (every relation private, the conservative default):
   3: customer - orders - lineitem
@@ -85,7 +86,8 @@ def keyed_database(sf: float, folder: Path) -> Path:
     source = tpch_database(sf, folder)
     partial = path.with_suffix(".partial")
     partial.unlink(missing_ok=True)
-    con = duckdb.connect(str(partial), config={"enable_progress_bar": "false"})
+    con = duckdb.connect(str(partial))
+    con.execute("SET enable_progress_bar = false")
     con.execute(f"ATTACH '{source}' AS src (READ_ONLY)")
     for table, key in PRIMARY_KEYS.items():
         con.execute(f"CREATE TABLE {table} AS SELECT * FROM src.{table}")
@@ -182,6 +184,47 @@ def bench_envelope(beta: float, seeds: int) -> list[dict]:
     return rows
 
 
+def bench_demo(folder: Path, beta: float, calls: int) -> list[dict]:
+    """Latency of one residual_sensitivity call on the demo hospital (2,000 patients), as the
+    search makes it many times per question: median over ``calls`` calls after a warm-up."""
+    from pimento.demo import DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION, create_demo
+    from pimento.engines.database import load_database
+    from pimento.sql import parse_count_query
+
+    path = folder / "pimento_rs_demo" / "hospital.duckdb"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        create_demo(path, patients=2000)
+    db = load_database(path)
+    rows = []
+    for name, sql in (("prescription", DEMO_SQL_PRESCRIPTION), ("orders", DEMO_SQL_ORDERS)):
+        query = parse_count_query(sql, db.catalog)
+        for attribution in (True, False):
+            residual_sensitivity(db.engine, query, db.catalog, beta, attribution=attribution)
+            times, te, env = [], [], []
+            for _ in range(calls):
+                start = time.perf_counter()
+                res = residual_sensitivity(db.engine, query, db.catalog, beta, attribution=attribution)
+                times.append(time.perf_counter() - start)
+                te.append(res.te_seconds)
+                env.append(res.envelope_seconds)
+            rows.append(
+                {
+                    "query": name,
+                    "relations": len(query.aliases),
+                    "attribution": attribution,
+                    "median_ms": round(1000 * statistics.median(times), 2),
+                    "te_ms": round(1000 * statistics.median(te), 2),
+                    "envelope_ms": round(1000 * statistics.median(env), 2),
+                    "rs": res.rs_float,
+                    "load": round(os.getloadavg()[0], 2),
+                }
+            )
+            print(json.dumps(rows[-1]), flush=True)
+    db.close()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sf", type=float, nargs="*", default=[0.1])
@@ -190,6 +233,8 @@ def main() -> None:
     parser.add_argument("--beta", type=float, default=0.01)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--envelope-only", action="store_true")
+    parser.add_argument("--demo", action="store_true", help="only the per-call latency on the demo hospital")
+    parser.add_argument("--calls", type=int, default=40)
     parser.add_argument(
         "--keys",
         choices=["both", "yes", "no"],
@@ -198,6 +243,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     print(json.dumps({"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, DuckDB {duckdb.__version__}"}))
+    if args.demo:
+        bench_demo(Path(args.folder), args.beta, args.calls)
+        return
     bench_envelope(args.beta, args.seeds)
     if not args.envelope_only:
         for sf in args.sf:
