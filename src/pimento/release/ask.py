@@ -119,8 +119,14 @@ def search_question(
             "no DP-compatible formulation of the question was found; nothing was spent",
             hint="; ".join(dropped) if dropped else "rephrase the question or pass --seed-sql",
         )
-    search = SensitivitySearch(synthetic, catalog, beta=beta, config=config or SearchConfig())
+    expander = None
+    if llm and question:
+        expander = _llm_expander(llm, synthetic, catalog, question, usage, config or SearchConfig(), dropped)
+    search = SensitivitySearch(synthetic, catalog, beta=beta, config=config or SearchConfig(), expander=expander)
     result = search.run(candidates)
+    events = getattr(expander, "events", None)
+    if events:
+        dropped.extend(f"LLM expansion: {reason} x{n}" for reason, n in sorted(events.items()))
     return SearchOutcome(
         result,
         tuple(q.to_sql(synthetic.dialect) for q in candidates),
@@ -129,6 +135,22 @@ def search_question(
         usage.total_tokens,
         time.perf_counter() - start,
     )
+
+
+def _llm_expander(llm: str, synthetic: Engine, catalog: Catalog, question: str, usage: Usage, config: SearchConfig, dropped: list[str]):
+    """The LLM expander (batches of actions as JSON) with the offline schema-graph one as fallback."""
+    from pimento.llm import SyntheticValues, open_backend
+    from pimento.search import SchemaGraphExpander
+    from pimento.search.llm_expander import LLMExpander
+
+    try:
+        backend = open_backend(url=llm)
+        values = SyntheticValues.from_engine(synthetic, catalog)
+    except UserError as exc:
+        dropped.append(f"LLM expander unavailable, offline expander used: {exc.one_line()}")
+        return None
+    fallback = SchemaGraphExpander(catalog, max_relations=config.max_relations)
+    return LLMExpander(backend, catalog, question, values=values, size=config.expansion_size, fallback=fallback, usage=usage)
 
 
 def _translated(question: str, synthetic: Engine, catalog: Catalog, *, k: int, llm: str | None, usage: Usage, dropped: list[str]) -> list[CountQuery]:
