@@ -284,7 +284,10 @@ def latency(db_path: str, *, repeats: int = 5) -> dict[str, Any]:
     database.close()
     times.sort()
     p99 = times[min(len(times) - 1, int(round(0.99 * (len(times) - 1))))]
+    import os
+
     return {
+        "load_average_1m_after": round(os.getloadavg()[0], 2),
         "database": db_path,
         "context": {"sender": ctx.sender.id, "recipient": ctx.recipient.id, "purpose": "treatment"},
         "samples": len(times),
@@ -309,10 +312,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="write the full results (JSON) here")
+    parser.add_argument("--latency-only", action="store_true", help="skip the leakage/recall pairs")
     args = parser.parse_args(argv)
     work = Path(args.workdir)
-    small = _ensure(work / f"h{args.patients}" / "hospital.duckdb", args.patients, args.seed)
-    summary = run(small, pairs=args.pairs, seed=args.seed)
+    summary: dict[str, Any] = {}
+    if not args.latency_only:
+        small = _ensure(work / f"h{args.patients}" / "hospital.duckdb", args.patients, args.seed)
+        summary = run(small, pairs=args.pairs, seed=args.seed)
     big = _ensure(work / f"h{args.latency_patients}" / "hospital.duckdb", args.latency_patients, args.seed)
     summary["latency"] = latency(big, repeats=args.repeats)
     if args.out:
