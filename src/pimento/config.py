@@ -22,6 +22,11 @@ Example ``pimento.toml`` (all sections optional)::
     [[constraints.functional_dependencies]]
     lhs = "DxCategory.diagnosis"
     rhs = "DxCategory.hivstatus"
+
+    [synth]
+    public_values = ["Prescription.medication"]   # value sets that are public (code lists)
+    link_context = ["Employee.specialty"]         # public context of link targets
+    caps = { Visit = 8 }                           # declared fan-out caps
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ __all__ = [
     "LLMSettings",
     "PrivacySettings",
     "Settings",
+    "SynthSettings",
     "load_settings",
     "find_settings_file",
 ]
@@ -119,6 +125,20 @@ class LLMSettings(_Section):
     samples: int = 5
 
 
+class SynthSettings(_Section):
+    """The DP synthetic database (``pimento synth``; see src/pimento/synth/PRIVACY.md)."""
+
+    public_values: list[str] = Field(
+        default_factory=list,
+        description="Table.column whose set of values is public (a code list): read without budget",
+    )
+    link_context: list[str] = Field(
+        default_factory=list,
+        description="Table.column of referenced private tables treated as public link context",
+    )
+    caps: dict[str, int] = Field(default_factory=dict, description="declared fan-out caps per table (children per parent)")
+
+
 class Settings(_Section):
     """All of pimento.toml."""
 
@@ -127,6 +147,7 @@ class Settings(_Section):
     constraints: ConstraintsSettings = Field(default_factory=ConstraintsSettings)
     ledger: LedgerSettings = Field(default_factory=LedgerSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    synth: SynthSettings = Field(default_factory=SynthSettings)
     extra: dict[str, Any] = Field(default_factory=dict, description="free-form tables of later features")
     #: Directory of the file the settings came from (paths are relative to it).
     base_dir: str = Field(".", exclude=True)
