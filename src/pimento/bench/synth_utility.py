@@ -4,7 +4,8 @@ Usage::
 
     python -m pimento.bench.synth_utility --patients 10000 --epsilon 1.6 --delta 1e-6 [--no-rs] [--json OUT]
 
-Creates the demo database in a child process (so that the reported peak memory is the
+Synthesizes with the declarations of the database's ``pimento.toml`` (``[synth]``: link context,
+public values, caps; the demo's declares them). Creates the demo database in a child process (so that the reported peak memory is the
 synthesizer's), synthesizes it in this process, and reports: runtime and peak RSS; mean
 total-variation distance of 2-way marginals per private table; relative error of every
 foreign-key join size; Spearman rank correlation of residual sensitivity of alternative
@@ -30,8 +31,6 @@ import duckdb
 import numpy as np
 
 __all__ = ["main", "tv_two_way", "join_size_errors", "rs_correlation"]
-
-LINK_CONTEXT = ["Employee.role", "Employee.specialty"]
 
 
 def _key(value: Any, family: str) -> Any:
@@ -100,10 +99,29 @@ def join_size_errors(real: str, syn: str, catalog: Any) -> dict[str, dict[str, f
     return out
 
 
+#: (medication, specialty) pairs of "How many patients were prescribed M by S physicians?".
+MED_SPEC = [
+    ("warfarin", "Cardiology"),
+    ("metformin", "Internal Medicine"),
+    ("sertraline", "Psychiatry"),
+    ("amoxicillin", "Pediatrics"),
+    ("levetiracetam", "Neurology"),
+    ("dolutegravir", "Infectious Disease"),
+    ("ondansetron", "Oncology"),
+]
+
+
 def formulations() -> list[tuple[str, str]]:
-    """Alternative formulations (name, SQL) of a few demo questions."""
+    """Alternative formulations (name, SQL) of demo questions.
+
+    The first 2 * len(MED_SPEC) are the A (prescriber) / B (attending) pairs of the demo question
+    for several medications and specialties; then formulations of other questions: visits and
+    orders of female patients, discharges, patients seen / treated by cardiologists, prescriptions
+    signed by cardiologists (counted on prescriptions or on orders), patients with an HIV
+    diagnosis (on visits or on discharges), patients enrolled in approved studies.
+    """
     qs = []
-    for med, spec in [("warfarin", "Cardiology"), ("metformin", "Internal Medicine"), ("sertraline", "Psychiatry")]:
+    for med, spec in MED_SPEC:
         qs.append((f"A {med}/{spec}", f"SELECT COUNT(DISTINCT P.pat_id) FROM Prescription P JOIN Employee E ON P.prescriber_id = E.employee_id WHERE P.medication = '{med}' AND E.specialty = '{spec}'"))
         qs.append((f"B {med}/{spec}", f"SELECT COUNT(DISTINCT M.pat_id) FROM MedicationOrders M JOIN Visit V ON M.visit_id = V.visit_id JOIN Employee E ON V.attending_id = E.employee_id WHERE M.medication = '{med}' AND E.specialty = '{spec}'"))
     qs.append(("visits per patient sex F", "SELECT COUNT(*) FROM Visit V JOIN Patient P ON V.pat_id = P.pat_id WHERE P.sex = 'F'"))
@@ -112,6 +130,13 @@ def formulations() -> list[tuple[str, str]]:
     qs.append(("discharges of visits", "SELECT COUNT(*) FROM Discharge D JOIN Visit V ON D.visit_id = V.visit_id"))
     qs.append(("treating cardiology", "SELECT COUNT(DISTINCT T.pat_id) FROM TreatingRelationship T JOIN Employee E ON T.employee_id = E.employee_id WHERE E.specialty = 'Cardiology'"))
     qs.append(("visits cardiology", "SELECT COUNT(DISTINCT V.pat_id) FROM Visit V JOIN Employee E ON V.attending_id = E.employee_id WHERE E.specialty = 'Cardiology'"))
+    qs.append(("attending relationship cardiology", "SELECT COUNT(DISTINCT T.pat_id) FROM TreatingRelationship T JOIN Employee E ON T.employee_id = E.employee_id WHERE T.role = 'attending' AND E.specialty = 'Cardiology'"))
+    qs.append(("prescriptions signed by cardiologists", "SELECT COUNT(*) FROM Prescription P JOIN Employee E ON P.prescriber_id = E.employee_id WHERE E.specialty = 'Cardiology'"))
+    qs.append(("orders in cardiology visits", "SELECT COUNT(*) FROM MedicationOrders M JOIN Visit V ON M.visit_id = V.visit_id JOIN Employee E ON V.attending_id = E.employee_id WHERE E.specialty = 'Cardiology'"))
+    qs.append(("HIV patients by visit", "SELECT COUNT(DISTINCT V.pat_id) FROM Visit V JOIN DxCategory D ON V.diagnosis = D.diagnosis WHERE D.hivstatus = 'positive'"))
+    qs.append(("HIV patients by discharge", "SELECT COUNT(DISTINCT X.pat_id) FROM Discharge X JOIN DxCategory D ON X.finaldiagnosis = D.diagnosis WHERE D.hivstatus = 'positive'"))
+    qs.append(("patients in approved studies", "SELECT COUNT(DISTINCT S.pat_id) FROM StudyPatient S JOIN Study T ON S.study_id = T.study_id WHERE T.approved"))
+    qs.append(("warfarin orders in visits of F", "SELECT COUNT(*) FROM MedicationOrders M JOIN Visit V ON M.visit_id = V.visit_id JOIN Patient P ON V.pat_id = P.pat_id WHERE M.medication = 'warfarin' AND P.sex = 'F'"))
     return qs
 
 
@@ -142,7 +167,7 @@ def _agreement(syn: str) -> dict[str, Any]:
     out = {}
     try:
         qs = formulations()
-        for i in range(0, 6, 2):
+        for i in range(0, 2 * len(MED_SPEC), 2):
             a = con.execute(qs[i][1]).fetchone()[0]
             b = con.execute(qs[i + 1][1]).fetchone()[0]
             out[qs[i][0][2:]] = {"A": a, "B": b}
@@ -174,7 +199,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     db = load_database(real)
     syn = str(work / "synthetic.duckdb")
     t0 = time.monotonic()
-    result = synthesize(db.engine, db.catalog, syn, args.epsilon, args.delta, root=db.settings.privacy.root, seed=args.seed, link_context=LINK_CONTEXT)
+    declared = db.settings.synth  # the demo's pimento.toml declares link context and public values
+    result = synthesize(
+        db.engine, db.catalog, syn, args.epsilon, args.delta, root=db.settings.privacy.root, seed=args.seed,
+        link_context=declared.link_context, public_values=declared.public_values, caps=dict(declared.caps) or None,
+    )
     seconds = time.monotonic() - t0
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
     result.engine.close()
@@ -182,7 +211,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "patients": args.patients,
         "epsilon": args.epsilon,
         "delta": args.delta,
-        "link_context": LINK_CONTEXT,
+        "link_context": declared.link_context,
+        "public_values": declared.public_values,
+        "link_degrees": result.details.get("link_degrees"),
         "seconds": round(seconds, 1),
         "peak_rss_gb": round(peak_gb, 2),
         "rows": result.rows,

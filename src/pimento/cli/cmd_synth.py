@@ -23,7 +23,13 @@ def register(app: typer.Typer) -> None:
             None,
             "--link-context",
             help="Comma-separated Table.column of private non-root tables treated as PUBLIC link context "
-            "(weakens the guarantee for those columns, see docs/synthetic-data.md).",
+            "(weakens the guarantee for those columns, see docs/synthetic-data.md); adds to [synth] link_context.",
+        ),
+        public_values: str = typer.Option(
+            None,
+            "--public-values",
+            help="Comma-separated Table.column whose set of values is public (read without budget); "
+            "adds to [synth] public_values.",
         ),
         no_ledger: bool = typer.Option(False, "--no-ledger", help="Do not charge the ledger (the spend is still recorded in the output)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -40,7 +46,9 @@ def register(app: typer.Typer) -> None:
             from pimento.mechanisms.ledger import Ledger
 
             ledger = Ledger.for_database(db, database.settings)
-        contexts = [c.strip() for c in link_context.split(",") if c.strip()] if link_context else []
+        declared = database.settings.synth
+        contexts = _merge(declared.link_context, link_context)
+        public = _merge(declared.public_values, public_values)
         stages = {"read": "reading tables", "encode": "choosing categories", "fit": "fitting models", "sample": "sampling", "write": "writing"}
         progress = Progress(
             TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
@@ -57,14 +65,16 @@ def register(app: typer.Typer) -> None:
             with progress:
                 result = synthesize(
                     database.engine, database.catalog, out, epsilon, delta, root=root_name, seed=seed,
-                    progress=report, link_context=contexts, ledger=ledger, database=db,
+                    progress=report, link_context=contexts, public_values=public, caps=dict(declared.caps) or None,
+                    ledger=ledger, database=db,
                 )
         finally:
             if ledger is not None:
                 ledger.close()
         if json_out:
             payload = result.to_dict()
-            payload["details"] = {k: result.details[k] for k in ("caps", "ties", "free_text", "budget", "dropped_in_repair")}
+            keys = ("caps", "ties", "free_text", "budget", "dropped_in_repair", "link_context", "public_values", "link_degrees", "public_directory")
+            payload["details"] = {k: result.details[k] for k in keys if k in result.details}
             emit_json(payload)
         else:
             from rich.table import Table
@@ -81,3 +91,13 @@ def register(app: typer.Typer) -> None:
                 + f"; {result.seconds:.1f} s"
             )
         result.engine.close()
+
+
+def _merge(declared: list[str], flag: str | None) -> list[str]:
+    """Entries of pimento.toml, then those of a comma-separated flag (duplicates dropped)."""
+    out: list[str] = []
+    for item in [*declared, *(flag.split(",") if flag else [])]:
+        item = item.strip()
+        if item and item not in out:
+            out.append(item)
+    return out

@@ -383,6 +383,13 @@ def demo_config_text(db_file_name: str) -> str:
         "[[constraints.functional_dependencies]]\n"
         'lhs = "DxCategory.diagnosis"\n'
         'rhs = "DxCategory.hivstatus"\n'
+        "\n"
+        "# `pimento synth`: the staff directory (role, specialty) is public link context, and the\n"
+        "# value sets of these columns are public (the formulary, the list of specialties and\n"
+        "# departments); see src/pimento/synth/PRIVACY.md.\n"
+        "[synth]\n"
+        'link_context = ["Employee.role", "Employee.specialty"]\n'
+        'public_values = ["MedicationOrders.medication", "Prescription.medication", "Employee.specialty", "Employee.department"]\n'
     )
 
 

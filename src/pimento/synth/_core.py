@@ -47,6 +47,18 @@ TOTAL_PARTICIPATION = 0.97
 MAX_PUBLIC_KEYS = 200
 #: Budget shares inside a component.
 SHARE_CAPS, SHARE_SELECT, SHARE_TIES = 0.05, 0.25, 0.05
+#: Share for link in-degrees (taken from the models' share, only in components that own links
+#: to private tables).
+SHARE_LINKS = 0.08
+#: Link rows of one unit counted in the in-degree measurement (a random choice).
+LINK_ROWS_PER_UNIT = 1
+#: Rows of one unit counted in the marginals of an entity model (a random choice): the noise
+#: scales with this bound, not with the product of the caps (PRIVACY.md, "Models").
+MODEL_ROWS_PER_UNIT = 2
+#: Largest in-degrees measured per link-context cell (sorted, descending).
+LINK_TOP_K = 8
+#: A public value set (declared or a link context) larger than this is refused.
+MAX_PUBLIC_VALUES = 1000
 
 
 @dataclass
@@ -63,6 +75,25 @@ class Attr:
     ref_column: str | None = None  # for link attributes: the referenced table's column
     child: str | None = None  # for deg: the child table
     tied_to: str | None = None  # name of the partner attribute (own row "a" or parent row "^a")
+
+
+@dataclass
+class LinkDegrees:
+    """Noisy in-degree profile of one link (a foreign key to a private table), per context cell.
+
+    ``top[cell]`` holds the LINK_TOP_K largest in-degrees of referenced keys whose context is
+    ``cell`` (noisy, then made non-increasing), ``total[cell]`` the noisy number of counted link
+    rows. Degrees are on the thinned scale (LINK_ROWS_PER_UNIT rows per unit); only ratios
+    matter when link targets are drawn in proportion to them (``_sample.link_weights``).
+    """
+
+    table: str
+    fk: ForeignKey
+    context: list[str]  # context columns of the referenced table (public encodings)
+    encodings: list[Encoding]
+    top: np.ndarray  # (cells, LINK_TOP_K)
+    total: np.ndarray  # (cells,)
+    sigma: float
 
 
 @dataclass
@@ -179,6 +210,44 @@ def _check_domains(engine: Any, catalog: Catalog) -> dict[tuple[str, str], list[
     return out
 
 
+def degree_profile(deg: np.ndarray, cell: np.ndarray, n_cells: int, k: int = LINK_TOP_K) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest in-degrees of each cell (descending, zero-padded) and each cell's total.
+
+    ``deg[i]`` is the in-degree of key ``i`` and ``cell[i]`` its context cell. One link row more
+    or less changes one key's degree by 1: in its cell the sorted sequence changes in exactly one
+    position by 1 (the first, resp. last, position holding the old value) and the total by 1.
+    """
+    top = np.zeros((n_cells, k))
+    total = np.zeros(n_cells)
+    for c in np.unique(cell):
+        d = np.sort(deg[cell == c])[::-1][:k]
+        top[c, : d.size] = d
+        total[c] = float(deg[cell == c].sum())
+    return top, total
+
+
+def link_sensitivity(m: int) -> float:
+    """L2 sensitivity of :func:`degree_profile` when one unit with at most ``m`` counted link
+    rows is replaced: m removals and m additions, each of L2 norm sqrt 2 (PRIVACY.md)."""
+    return 2.0 * m * math.sqrt(2.0)
+
+
+def _non_increasing(y: np.ndarray) -> np.ndarray:
+    """Least-squares non-increasing fit of ``y`` (pool adjacent violators): post-processing."""
+    vals: list[float] = []
+    counts: list[int] = []
+    for v in y.tolist():
+        vals.append(float(v))
+        counts.append(1)
+        while len(vals) > 1 and vals[-2] < vals[-1]:
+            c = counts[-2] + counts[-1]
+            vals[-2] = (vals[-2] * counts[-2] + vals[-1] * counts[-1]) / c
+            counts[-2] = c
+            vals.pop()
+            counts.pop()
+    return np.repeat(np.array(vals), counts) if vals else np.zeros(0)
+
+
 def _col_name(table: str, column: str) -> str:
     return f"{table}.{column}"
 
@@ -196,6 +265,7 @@ class Synthesizer:
         caps: dict[str, int] | None,
         link_context: list[str],
         progress: Progress | None,
+        public_values: list[str] | tuple[str, ...] = (),
     ) -> None:
         self.engine = engine
         self.plan = plan
@@ -205,6 +275,11 @@ class Synthesizer:
         self.order_rng = np.random.default_rng(accountant._rng.integers(0, 2**63 - 1))
         self.user_caps = {k.lower(): v for k, v in (caps or {}).items()}
         self.link_context = self._parse_link_context(link_context)
+        self.public_values = self._parse_columns(public_values, "public value set")
+        self.link_degrees: dict[tuple[str, str], LinkDegrees] = {}
+        #: Component roots with declared link context: the exact context codes of their rows
+        #: (a public directory, PRIVACY.md caveat 1); sampling copies them.
+        self.directory: dict[str, dict[str, np.ndarray]] = {}
         self.progress = progress or (lambda stage, done, total: None)
         self.data: dict[str, dict[str, ColumnData]] = {}
         self.parent_idx: dict[str, np.ndarray] = {}
@@ -218,6 +293,16 @@ class Synthesizer:
         self.report: dict[str, Any] = {"caps": {}, "ties": [], "free_text": [], "models": {}, "components": plan.components}
 
     # ------------------------------------------------------------------ helpers
+
+    def _parse_columns(self, items: Any, what: str) -> set[tuple[str, str]]:
+        out = set()
+        for item in items:
+            if not isinstance(item, str) or "." not in item:
+                raise ConfigError(f"{what} {item!r} is not Table.column", hint="e.g. public_values = [\"Prescription.medication\"]")
+            t, c = item.split(".", 1)
+            table = self.cat.table(t.strip())
+            out.add((table.name, table.column(c.strip()).name))
+        return out
 
     def _parse_link_context(self, items: list[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -380,9 +465,15 @@ class Synthesizer:
                     if c.name in fkcols or c.name in minted:
                         continue
                     domain = self.check_domains.get((t, c.name))
-                    if domain is None and c.name in self.link_context.get(t, []):
-                        # Declared link context is treated as a public attribute (PRIVACY.md).
-                        domain = self._public_keys(t, c.name)
+                    if domain is None and (c.name in self.link_context.get(t, []) or (t, c.name) in self.public_values):
+                        # Declared public value sets and link context: the set of values is read
+                        # without budget (PRIVACY.md, "Declared public values").
+                        domain = self._public_keys(t, c.name, limit=MAX_PUBLIC_VALUES)
+                        if domain is None:
+                            raise ConfigError(
+                                f"{t}.{c.name} has more than {MAX_PUBLIC_VALUES} distinct values: too many for a public value set",
+                                hint=f"remove {t}.{c.name} from [synth] public_values / link_context (it is then selected with DP)",
+                            )
                     if c.type == "boolean":
                         self.enc[(t, c.name)] = public_encoding("boolean", [False, True], c.nullable)
                     elif domain is not None:
@@ -420,6 +511,89 @@ class Synthesizer:
                     self.report["free_text"].append(f"{t}.{c.name}")
                 self.enc[(t, c.name)] = chosen
                 self.progress("encode", i + 1, len(todo))
+
+    # ------------------------------------------------------------------ stage 2b: link in-degrees
+
+    def private_links(self, comp: str) -> list[tuple[str, ForeignKey]]:
+        """Links owned by tables of component ``comp`` that point at a private table and are not
+        modelled as a public key attribute: their targets are drawn in proportion to in-degrees."""
+        out = []
+        for t in self.plan.order:
+            tp = self.plan.tables[t]
+            if tp.component != comp:
+                continue
+            for fk in tp.links:
+                if self.cat.table(fk.ref_table).private:
+                    out.append((t, fk))
+        return out
+
+    def _share_links(self, comp: str) -> float:
+        return SHARE_LINKS if self.private_links(comp) else 0.0
+
+    def link_context_of(self, ref: str) -> list[str]:
+        """Declared context columns of ``ref`` that have a public categorical encoding."""
+        return [c for c in self.link_context.get(ref, []) if (enc := self.enc.get((ref, c))) is not None and enc.kind == "cat"]
+
+    def measure_link_degrees(self) -> None:
+        """For every link to a private table: the noisy LINK_TOP_K largest in-degrees and the noisy
+        number of link rows, per context cell of the referenced row (PRIVACY.md, "Link in-degrees").
+
+        Each unit counts at most LINK_ROWS_PER_UNIT of its (valid, capped) link rows, chosen at
+        random. One counted row changes one key's in-degree by 1, which changes the sorted
+        in-degree sequence of its cell in one position by 1 and the cell's total by 1 (L2 sqrt 2);
+        replacing a unit removes and adds at most m rows each: L2 sensitivity 2 m sqrt 2.
+        Only the owning component's data is read (the key values of its rows), plus the declared
+        link context of the referenced rows, which is public.
+        """
+        for comp in self.plan.components:
+            links = self.private_links(comp)
+            if not links:
+                continue
+            self.acc.scope = comp
+            rho_link = self.acc.rho_total * SHARE_LINKS / len(links)
+            for t, fk in links:
+                ref = fk.ref_table
+                ctx_cols = self.link_context_of(ref)
+                encs = [self.enc[(ref, c)] for c in ctx_cols]
+                sizes = [e.size for e in encs]
+                n_cells = int(np.prod(sizes)) if sizes else 1
+                rows = np.flatnonzero(self.valid[t])
+                m = min(LINK_ROWS_PER_UNIT, self.unit_rows[t])
+                keys = _key_tuples(self.data[t], fk.columns, rows)
+                has_key = np.array([k is not None for k in keys], dtype=bool)
+                rows = rows[has_key]
+                keys = [k for k in keys if k is not None]
+                # At most m counted rows per unit, in a random order (independent of other units).
+                chosen = self._per_unit_sample(self.unit[t][rows], m)
+                kept_keys = [keys[i] for i in chosen.tolist()]
+                # Key identities (values of the foreign key) and their context cell.
+                uniq: dict[tuple, int] = {}
+                key_id = np.fromiter((uniq.setdefault(k, len(uniq)) for k in kept_keys), dtype=np.int64, count=len(kept_keys))
+                deg = np.bincount(key_id, minlength=len(uniq))
+                cell = np.zeros(len(uniq), dtype=np.int64)
+                if ctx_cols and uniq:
+                    rdata = self.data[ref]
+                    ridx = _lookup(_key_tuples(rdata, fk.ref_columns), list(uniq))
+                    for c, enc in zip(ctx_cols, encs):
+                        col = rdata[c].take(np.maximum(ridx, 0))
+                        code = enc.encode(col)
+                        code = np.where(ridx >= 0, code, enc.null_code if enc.nullable else 0)
+                        cell = cell * enc.size + code
+                top, total = degree_profile(deg, cell, n_cells)
+                sens = link_sensitivity(m)
+                sigma = self.acc.sigma(sensitivity=sens, rho=rho_link)
+                noisy = self.acc.gaussian(
+                    np.concatenate([top.ravel(), total]), sensitivity=sens, rho=rho_link, what=f"in-degrees of {t}.{','.join(fk.columns)}"
+                )
+                ntop = noisy[: top.size].reshape(top.shape)
+                ntotal = noisy[top.size :]
+                ntop = np.array([_non_increasing(np.clip(r, 0.0, None)) for r in ntop]) if ntop.size else ntop
+                self.link_degrees[(t, str(fk))] = LinkDegrees(t, fk, ctx_cols, encs, ntop, np.clip(ntotal, 0.0, None), sigma)
+                self.report.setdefault("link_degrees", {})[f"{t}.{','.join(fk.columns)}"] = {
+                    "context": [f"{ref}.{c}" for c in ctx_cols],
+                    "sigma": round(sigma, 2),
+                    "largest": [round(float(x), 1) for x in np.sort(ntop[:, 0])[::-1][:4]] if ntop.size else [],
+                }
 
     # ------------------------------------------------------------------ stage 3: entity rows
 
@@ -471,9 +645,9 @@ class Synthesizer:
                     info.attrs.append(Attr(f"deg:{child}", "deg", tt, size=self.caps[child] + 1, child=child))
             self.entities[t] = info
 
-    def _public_keys(self, table: str, column: str) -> list[Any] | None:
+    def _public_keys(self, table: str, column: str, limit: int = MAX_PUBLIC_KEYS) -> list[Any] | None:
         rows = self.engine.execute(f'SELECT DISTINCT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL').rows
-        if len(rows) > MAX_PUBLIC_KEYS:
+        if len(rows) > limit:
             return None
         return sorted((_norm(r[0]) for r in rows), key=lambda x: (str(type(x)), x))
 
@@ -612,8 +786,9 @@ class Synthesizer:
                     a.tied_to = partner
                     self.report["ties"].append(f"{a.name} = {partner}")
         # Fit one model per entity.
-        rho_model = self.acc.rho_total * (1 - SHARE_CAPS - SHARE_SELECT - SHARE_TIES)
         for i, e in enumerate(ents):
+            comp = self.plan.tables[e].component
+            rho_model = self.acc.rho_total * (1 - SHARE_CAPS - SHARE_SELECT - SHARE_TIES - self._share_links(comp))
             info = self.entities[e]
             self.acc.scope = self.plan.tables[e].component
             comp_ents = [x for x in ents if self.plan.tables[x].component == self.plan.tables[e].component]
@@ -641,12 +816,53 @@ class Synthesizer:
                         pc = self._codes(pent, pa, prows)
                         codes["^" + name] = pc[prow]
                         sizes["^" + name] = pa.size
+            # At most MODEL_ROWS_PER_UNIT rows of each unit enter the marginals (random choice,
+            # independent of other units): the sensitivity is that bound, not the cap product.
+            model_rows = min(info.unit_rows, MODEL_ROWS_PER_UNIT)
+            n_rows = len(rows[e])
+            if model_rows < info.unit_rows:
+                keep = self._per_unit_sample(self.unit[e][self.valid[e]], model_rows)
+                codes = {k: v[keep] for k, v in codes.items()}
+                n_rows = len(keep)
             model = fit_table_model(
-                codes, sizes, rho=rho_model / len(comp_ents), unit_rows=info.unit_rows, accountant=self.acc, what=f"model {e}"
+                codes, sizes, rho=rho_model / len(comp_ents), unit_rows=model_rows, accountant=self.acc, what=f"model {e}",
+                n_rows=n_rows,
             )
             self.models[e] = model
             self.report["models"][e] = {"attributes": len(model.columns), "pairs": [list(p) for p in model.pairs]}
             self.progress("fit", i + 1, len(ents))
+
+    def read_directory(self) -> None:
+        """Exact context codes of component roots whose columns are declared link context.
+
+        Declaring ``T.c`` link context makes the directory of ``T`` public: which rows exist and
+        their context values (a staff directory listing each employee's role and specialty). No
+        budget is spent; the synthetic table gets the same number of rows per context tuple, with
+        fresh keys, and its other attributes are drawn from the model given the context.
+        """
+        for e, info in self.entities.items():
+            tp = self.plan.tables[e]
+            if tp.parent is not None:
+                continue
+            names = {_col_name(e, c) for c in self.link_context_of(e)}
+            attrs = [a for a in info.attrs if a.kind == "col" and a.table == e and a.name in names and a.tied_to is None]
+            if not attrs:
+                continue
+            rows = self._entity_row_index(e)
+            self.directory[e] = {a.name: self._codes(e, a, rows) for a in attrs}
+            self.report.setdefault("public_directory", {})[e] = {"rows": int(len(rows[e])), "columns": [a.column for a in attrs]}
+
+    def _per_unit_sample(self, unit: np.ndarray, m: int) -> np.ndarray:
+        """Positions of at most ``m`` entries per unit value, chosen in a random order."""
+        if unit.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        perm = self.order_rng.permutation(unit.size)
+        perm = perm[np.argsort(unit[perm], kind="stable")]
+        u = unit[perm]
+        starts = np.r_[0, np.flatnonzero(np.diff(u)) + 1]
+        group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(u)]))
+        rank = np.arange(len(u)) - starts[group]
+        return np.sort(perm[rank < m])
 
     def _parent_entity_pos(self, e: str) -> np.ndarray:
         """For each valid row of entity ``e``: the position of its parent entity row (among valid rows)."""

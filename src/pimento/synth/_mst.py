@@ -66,10 +66,14 @@ def fit_table_model(
     accountant: Any,
     what: str,
     iters: int = 300,
+    n_rows: int | None = None,
 ) -> TableModel:
-    """Fit an MST-selected graphical model to integer-coded columns under rho-zCDP."""
+    """Fit an MST-selected graphical model to integer-coded columns under rho-zCDP.
+
+    ``n_rows`` is the number of rows (needed when no column is modelled)."""
     cols = [c for c in codes if sizes[c] >= 1]
-    n_rows = len(next(iter(codes.values()))) if codes else 0
+    if n_rows is None:
+        n_rows = len(next(iter(codes.values()))) if codes else 0
     if not cols:
         accountant.spend(f"{what}: count", rho)
         sigma = accountant.sigma(sensitivity=math.sqrt(2.0) * unit_rows, rho=rho)

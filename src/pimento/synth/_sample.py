@@ -13,6 +13,9 @@ from pimento.synth._core import Synthesizer, _norm
 
 __all__ = ["sample_database"]
 
+#: Top in-degrees are shrunk towards the cell mean by this many noise standard deviations.
+SHRINK_SIGMAS = 1.5
+
 
 class Sampled:
     def __init__(self) -> None:
@@ -27,18 +30,36 @@ class Sampled:
         return self.n.get(t, 0)
 
 
-def _match(pool_keys: list[np.ndarray], want: list[np.ndarray], rng: np.random.Generator, *, m: int, n_pool: int) -> np.ndarray:
+def _weighted_pick(n_pool: int, size: int, weights: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
+    if weights is None:
+        return rng.integers(0, n_pool, size=size)
+    cum = np.cumsum(weights)
+    return np.minimum(np.searchsorted(cum, rng.random(size) * cum[-1], "right"), n_pool - 1)
+
+
+def _match(
+    pool_keys: list[np.ndarray],
+    want: list[np.ndarray],
+    rng: np.random.Generator,
+    *,
+    m: int,
+    n_pool: int,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
     """For each of ``m`` wanted context tuples, a random row among ``n_pool`` with equal context
-    (backing off one context column at a time, the last first)."""
+    (backing off one context column at a time, the last first), drawn uniformly or, with
+    ``weights`` (positive, one per pool row), in proportion to the weights."""
     out = np.full(m, -1, dtype=np.int64)
+    if weights is not None:
+        weights = np.asarray(weights, dtype=float)
     if not want:
-        return rng.integers(0, n_pool, size=m) if n_pool else out
+        return _weighted_pick(n_pool, m, weights, rng) if n_pool else out
     todo = np.arange(m)
     for j in range(len(want), -1, -1):
         if todo.size == 0:
             break
         if j == 0:
-            out[todo] = rng.integers(0, n_pool, size=todo.size)
+            out[todo] = _weighted_pick(n_pool, todo.size, weights, rng)
             break
         pk = np.zeros(n_pool, dtype=np.int64)
         wk = np.zeros(todo.size, dtype=np.int64)
@@ -51,10 +72,50 @@ def _match(pool_keys: list[np.ndarray], want: list[np.ndarray], rng: np.random.G
         lo = np.searchsorted(spk, wk, "left")
         hi = np.searchsorted(spk, wk, "right")
         hit = hi > lo
-        pick = lo[hit] + (rng.random(int(hit.sum())) * (hi[hit] - lo[hit])).astype(np.int64)
+        u = rng.random(int(hit.sum()))
+        if weights is None:
+            pick = lo[hit] + (u * (hi[hit] - lo[hit])).astype(np.int64)
+        else:
+            cum = np.r_[0.0, np.cumsum(weights[order])]
+            a, b = cum[lo[hit]], cum[hi[hit]]
+            pick = np.searchsorted(cum, a + u * (b - a), "right") - 1
+            pick = np.clip(pick, lo[hit], hi[hit] - 1)
         out[todo[hit]] = order[pick]
         todo = todo[~hit]
     return out
+
+
+def link_weights(s: Synthesizer, t: str, fk: Any, src: dict[str, np.ndarray], n_ref: int, rng: np.random.Generator) -> np.ndarray | None:
+    """A weight for every synthetic row of the referenced table, from the noisy in-degree profile
+    of the link (post-processing): in each context cell, LINK_TOP_K random rows of the cell get
+    the noisy largest in-degrees; the others share the rest of the cell's noisy total equally."""
+    prof = s.link_degrees.get((t, str(fk)))
+    if prof is None or n_ref == 0:
+        return None
+    cell = np.zeros(n_ref, dtype=np.int64)
+    for c, enc in zip(prof.context, prof.encodings):
+        codes = _encode_values(enc, enc.family, src[c])
+        cell = cell * enc.size + codes
+    weights = np.zeros(n_ref)
+    floor = 1e-6
+    for c_ in np.unique(cell):
+        rows = np.flatnonzero(cell == c_)
+        rows = rows[rng.permutation(rows.size)]
+        top = prof.top[c_] if c_ < len(prof.top) else np.zeros(0)
+        total = float(prof.total[c_]) if c_ < len(prof.total) else 0.0
+        k = min(len(top), rows.size)
+        # Shrink the top degrees towards the cell's mean: only the excess beyond SHRINK_SIGMAS
+        # noise standard deviations is kept (the largest of K noisy equal degrees exceeds their
+        # mean by about 1.4 sigma, which would make a flat profile look heavy-tailed).
+        mean = total / rows.size
+        top_w = mean + np.maximum(top[:k] - mean - SHRINK_SIGMAS * prof.sigma, 0.0)
+        rest_n = rows.size - k
+        rest_mass = max(total - float(top_w.sum()), 0.0)
+        rest = rest_mass / rest_n if rest_n else 0.0
+        w = np.full(rows.size, max(rest, floor))
+        w[:k] = np.maximum(top_w, max(rest, floor))
+        weights[rows] = w
+    return weights
 
 
 def sample_database(s: Synthesizer) -> Sampled:
@@ -65,7 +126,22 @@ def sample_database(s: Synthesizer) -> Sampled:
         info = s.entities[e]
         model = s.models[e]
         tp = plan.tables[e]
-        if tp.parent is None:
+        if tp.parent is None and e in s.directory:
+            # Public directory (declared link context): the exact context tuples, other
+            # attributes drawn from the model given them.
+            exact = s.directory[e]
+            names = list(exact)
+            n = len(exact[names[0]])
+            shuffle = rng.permutation(n)
+            want = [exact[a][shuffle] for a in names]
+            pool_n = max(2 * n, 500) if n else 0
+            pool = model.sample(pool_n, rng)
+            pick = _match([pool[a] for a in names], want, rng, m=n, n_pool=pool_n) if n else np.zeros(0, dtype=np.int64)
+            codes = {k: v[pick] for k, v in pool.items()}
+            for a, w in zip(names, want):
+                codes[a] = w
+            ppos = np.full(n, -1, dtype=np.int64)
+        elif tp.parent is None:
             n = max(int(round(model.total)), 0)
             codes = model.sample(n, rng)
             ppos = np.full(n, -1, dtype=np.int64)
@@ -250,13 +326,14 @@ def _resolve_link(s: Synthesizer, out: Sampled, t: str, fk: Any, public_rows: di
             else:
                 w = out.codes[e][a.name][ent_rows]
             want.append(np.asarray(w, dtype=np.int64))
-        target = _match(pool, want, rng, m=n, n_pool=n_ref)
+        target = _match(pool, want, rng, m=n, n_pool=n_ref, weights=link_weights(s, t, fk, src, n_ref, rng))
         for a, pc in zip(ctx_attrs, pool):
             got = pc[target]
             total = len(next(iter(out.codes[e].values()))) if out.codes[e] else n
             out.vals[e][a.name] = _scatter(out.vals[e].get(a.name), ent_rows, got, total)
         return target
-    target = rng.integers(0, n_ref, size=n)
+    weights = link_weights(s, t, fk, src, n_ref, rng) if ref_private else None
+    target = _weighted_pick(n_ref, n, weights, rng)
     null_attr = next((a for a in attrs if a.kind == "linknull"), None)
     if null_attr is not None and null_attr.tied_to is None and nullable:
         isnull = out.codes[e][null_attr.name][ent_rows] == 1

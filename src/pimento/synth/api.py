@@ -74,6 +74,7 @@ def synthesize(
     *,
     caps: dict[str, int] | None = None,
     link_context: list[str] | tuple[str, ...] = (),
+    public_values: list[str] | tuple[str, ...] = (),
     ledger: Any = None,
     database: str | None = None,
     overwrite: bool = False,
@@ -82,6 +83,8 @@ def synthesize(
     """Write an (epsilon, delta)-DP synthetic copy of the database to ``out_path`` (DuckDB).
 
     The privacy unit is one row of ``root`` with every row that references it (PRIVACY.md).
+    ``link_context`` and ``public_values`` (``Table.column`` strings) declare columns as public
+    (PRIVACY.md, caveat 1 and "Declared public values"); ``caps`` fixes fan-out caps per table.
     ``seed`` drives sampling only; the noise always comes from the operating system
     (``_noise_seed`` exists for tests and must never be used on real data). If ``ledger`` is
     given, the spend is charged to it once, before anything is written.
@@ -99,12 +102,16 @@ def synthesize(
         raise DataSourceError("the output file is the source database", hint="choose another --out")
     plan = make_plan(catalog, root)
     acc = Accountant(eps, dlt, noise_seed=_noise_seed)
-    s = Synthesizer(engine, plan, acc, seed=seed, caps=caps, link_context=list(link_context), progress=progress)
+    s = Synthesizer(
+        engine, plan, acc, seed=seed, caps=caps, link_context=list(link_context), progress=progress, public_values=list(public_values)
+    )
     s.load()
     s.cap_and_link()
     s.encode_columns()
+    s.measure_link_degrees()
     s.build_entities()
     s.test_ties_and_fit()
+    s.read_directory()
     if progress:
         progress("sample", 0, 1)
     sampled = sample_database(s)
@@ -133,6 +140,7 @@ def synthesize(
         "spends": [(w, r, d) for w, r, d in acc.log],
         "dropped_in_repair": dropped,
         "link_context": list(link_context),
+        "public_values": list(public_values),
         **s.report,
     }
     meta = {
