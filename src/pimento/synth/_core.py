@@ -54,7 +54,7 @@ SHARE_LINKS = 0.08
 LINK_ROWS_PER_UNIT = 1
 #: Rows of one unit counted in the marginals of an entity model (a random choice): the noise
 #: scales with this bound, not with the product of the caps (PRIVACY.md, "Models").
-MODEL_ROWS_PER_UNIT = 2
+MODEL_ROWS_PER_UNIT = 1
 #: Largest in-degrees measured per link-context cell (sorted, descending).
 LINK_TOP_K = 8
 #: A public value set (declared or a link context) larger than this is refused.

@@ -1,6 +1,7 @@
 """MST-style marginal selection and an mbi 2.0 graphical model for one table's rows.
 
-Budget rho is split in three equal parts (McKenna, Miklau, Sheldon 2021): noisy 1-way marginals;
+Budget rho is split in three parts, 20% / 20% / 60% (``SPLIT``; McKenna, Miklau, Sheldon 2021
+use equal thirds): noisy 1-way marginals;
 a maximum spanning tree of attribute pairs picked with the exponential mechanism (score: L1
 distance between the true 2-way marginal and the product of the noisy 1-ways); noisy 2-way
 marginals of the picked pairs. ``unit_rows`` (N) is the most rows one privacy unit holds in this
@@ -23,6 +24,8 @@ __all__ = ["TableModel", "fit_table_model"]
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
 
 MAX_PAIR_CELLS = 20_000
+#: Split of a model's rho between 1-way marginals, pair selection and 2-way marginals.
+SPLIT = (0.2, 0.2, 0.6)
 
 
 def _mbi():
@@ -82,12 +85,16 @@ def fit_table_model(
     mbi = _mbi()
     d = len(cols)
     n_pairs_max = d - 1
-    parts = 3 if n_pairs_max > 0 else 1
-    rho_part = rho / parts
+    # Shares of rho: 1-way marginals, pair selection, 2-way marginals (the 2-ways carry the
+    # correlations the sampler needs, so they get the largest share).
+    if n_pairs_max > 0:
+        rho_one, rho_select, rho_two = rho * SPLIT[0], rho * SPLIT[1], rho * SPLIT[2]
+    else:
+        rho_one, rho_select, rho_two = rho, 0.0, 0.0
     sens = math.sqrt(2.0) * unit_rows
     # 1-way marginals.
-    sigma1 = sens * math.sqrt(d / (2.0 * rho_part))
-    accountant.spend(f"{what}: 1-way marginals", rho_part)
+    sigma1 = sens * math.sqrt(d / (2.0 * rho_one))
+    accountant.spend(f"{what}: 1-way marginals", rho_one)
     one_way = {}
     for c in cols:
         counts = np.bincount(codes[c], minlength=sizes[c]).astype(float)
@@ -112,8 +119,8 @@ def fit_table_model(
                 scores.append(np.abs(real - indep).sum())
         # Kruskal with the exponential mechanism (Gumbel-max form), d - 1 rounds at most.
         rounds = n_pairs_max
-        eps_round = math.sqrt(8.0 * rho_part / rounds)
-        accountant.spend(f"{what}: pair selection", rho_part)
+        eps_round = math.sqrt(8.0 * rho_select / rounds)
+        accountant.spend(f"{what}: pair selection", rho_select)
         comp = {c: c for c in cols}
 
         def find(x: str) -> str:
@@ -135,14 +142,14 @@ def fit_table_model(
             comp[find(a)] = find(b)
         # 2-way marginals of the picked pairs.
         if pairs:
-            sigma2 = sens * math.sqrt(len(pairs) / (2.0 * rho_part))
-            accountant.spend(f"{what}: 2-way marginals", rho_part)
+            sigma2 = sens * math.sqrt(len(pairs) / (2.0 * rho_two))
+            accountant.spend(f"{what}: 2-way marginals", rho_two)
             for a, b in pairs:
                 real = np.bincount(codes[a] * sizes[b] + codes[b], minlength=sizes[a] * sizes[b]).astype(float)
                 noisy = real + accountant.normal(len(real), sigma2)
                 measurements.append(mbi.LinearMeasurement(noisy, (a, b), stddev=sigma2))
         else:
-            accountant.spend(f"{what}: 2-way marginals (unused)", rho_part)
+            accountant.spend(f"{what}: 2-way marginals (unused)", rho_two)
     domain = mbi.Domain(cols, [sizes[c] for c in cols])
     total = max(float(np.mean([v.sum() for v in one_way.values()])), 1.0)
     with warnings.catch_warnings():
