@@ -77,6 +77,10 @@ class Selection:
     alias: str
     predicate: str
 
+    def __post_init__(self) -> None:
+        # One spelling per predicate, so that equal selections compare equal whoever wrote them.
+        object.__setattr__(self, "predicate", _canonical_predicate(self.predicate))
+
     def expression(self) -> exp.Expression:
         return sqlglot.parse_one(self.predicate)
 
@@ -275,6 +279,22 @@ class CountQuery:
 def _identifier(name: str) -> exp.Identifier:
     safe = name.isidentifier() and name.lower() == name.lower().strip()
     return exp.to_identifier(name, quoted=not safe or _is_reserved(name))
+
+
+@functools.lru_cache(maxsize=8192)
+def _canonical_predicate(text: str) -> str:
+    """The predicate re-rendered by sqlglot with identifiers quoted only where needed."""
+    try:
+        tree = sqlglot.parse_one(text)
+    except sqlglot.errors.ParseError as exc:
+        raise SqlError(f"invalid selection predicate {text!r}: {exc}") from None
+    for ident in tree.find_all(exp.Identifier):
+        ident.set("quoted", not _plain_identifier(ident.name))
+    return tree.sql()
+
+
+def _plain_identifier(name: str) -> bool:
+    return name.isidentifier() and not _is_reserved(name)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -167,3 +167,10 @@ def test_canonical_renames_aliases_to_tables(small_catalog):
     )
     assert aliased != plain
     assert aliased.canonical() == plain == plain.canonical()
+
+
+def test_selections_have_one_spelling_whoever_quoted_them():
+    quoted = Selection("Employee", '"Employee"."specialty" = \'Cardiology\'')
+    plain = Selection("Employee", "Employee.specialty = 'Cardiology'")
+    assert quoted == plain
+    assert Selection("t", '"t"."select" = 1').predicate == 't."select" = 1'  # a reserved word stays quoted
