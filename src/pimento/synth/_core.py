@@ -442,7 +442,9 @@ class Synthesizer:
         noisy = self.acc.gaussian(hist, sensitivity=sens, rho=rho, what=f"cap of {table}")
         # Only bins whose noisy count is clearly above noise count; the cap is the smallest bin
         # edge that leaves at most 1 - CAP_QUANTILE of the (significant) parents above it.
-        sig = np.where(noisy > 2.0 * sigma, noisy, 0.0)
+        # (3 sigma: with 13 bins a 2-sigma threshold lets a spurious high bin through in about
+        # a quarter of the choices, which made caps of 64 on tables of a few dozen rows.)
+        sig = np.where(noisy > 3.0 * sigma, noisy, 0.0)
         total = sig.sum()
         if total <= 0:
             return 1
