@@ -253,14 +253,14 @@ def step_synth(ctx: DemoContext) -> dict[str, Any]:
     if target.exists():
         return {"path": str(target), "built": False}
     settings = ctx.database.settings
-    synth_settings = getattr(settings, "synth", None)
-    link_context = list(getattr(synth_settings, "link_context", []) or [])
+    declared = settings.synth  # what the demo's pimento.toml declares public (see docs/synth.md)
     ledger = Ledger.for_database(str(ctx.path), settings)
     try:
         result = synthesize(
             ctx.database.engine, ctx.database.catalog, target, DEMO_EPSILON_SYN, DEMO_DELTA_SYN,
             root=settings.privacy.root, seed=ctx.seed, ledger=ledger, database=str(ctx.path),
-            link_context=link_context,
+            link_context=list(declared.link_context), public_values=list(declared.public_values),
+            caps=dict(declared.caps) or None,
         )
     finally:
         ledger.close()
