@@ -385,11 +385,11 @@ def demo_config_text(db_file_name: str) -> str:
         'rhs = "DxCategory.hivstatus"\n'
         "\n"
         "# `pimento synth`: the staff directory (role, specialty) is public link context, and the\n"
-        "# value sets of these columns are public (the formulary, the list of specialties and\n"
-        "# departments); see src/pimento/synth/PRIVACY.md.\n"
+        "# value sets of these columns are public (the formulary and the list of specialties;\n"
+        "# departments are modelled like any column); see src/pimento/synth/PRIVACY.md.\n"
         "[synth]\n"
         'link_context = ["Employee.role", "Employee.specialty"]\n'
-        'public_values = ["MedicationOrders.medication", "Prescription.medication", "Employee.specialty", "Employee.department"]\n'
+        'public_values = ["MedicationOrders.medication", "Prescription.medication", "Employee.specialty"]\n'
     )
 
 

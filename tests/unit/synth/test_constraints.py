@@ -119,7 +119,7 @@ def test_demo_toml_needs_no_flags(demo):
     assert details["link_context"] == ["Employee.role", "Employee.specialty"]
     assert "MedicationOrders.medication" in details["public_values"]
     assert details["public_directory"]["Employee"]["columns"] == ["role", "specialty"]
-    kept = {"Employee.specialty", "Employee.role", "Employee.department", "MedicationOrders.medication", "Prescription.medication"}
+    kept = {"Employee.specialty", "Employee.role", "MedicationOrders.medication", "Prescription.medication"}
     assert not kept & set(details["free_text"])
 
 
