@@ -49,6 +49,7 @@ from typing import Any
 from pimento.engines import Engine, open_engine
 from pimento.errors import PimentoError
 from pimento.schema import Catalog
+from pimento.search.mcts import VARIANTS, config_for_variant
 from pimento.sql import CountQuery, parse_count_query
 
 __all__ = [
@@ -347,15 +348,7 @@ def synthetic_path(cache: Path, item: Item, *, epsilon: str, delta: str, status:
 
 
 # --------------------------------------------------------------------------- methods
-_VARIANTS: dict[str, dict[str, Any]] = {
-    "full": {},
-    "no-warm-start": {"warm_start": False},
-    "no-pruning": {"pruning": False},
-    "no-sensitivity-prior": {"sensitivity_prior": False},
-    "no-sensitivity-reward": {"sensitivity_reward": False},
-    "direct-rs-reward": {"direct_rs_reward": True},
-    "alphasql": {"ignore_sensitivity": True},
-}
+_VARIANTS = VARIANTS
 
 #: method -> (warm start, how the query is chosen)
 METHODS: dict[str, str] = {
@@ -382,7 +375,7 @@ class _Question:
 
 
 def _run_method(method: str, q: _Question, *, rollouts: int, llm: str | None) -> dict[str, Any]:
-    from pimento.search import SearchConfig, SensitivitySearch
+    from pimento.search import SensitivitySearch
     from pimento.search.evaluate import residual_oracle
 
     t0 = time.perf_counter()
@@ -429,7 +422,7 @@ def _run_method(method: str, q: _Question, *, rollouts: int, llm: str | None) ->
         extra = 0.0 if method == "gold-full" else q.parser_seconds
         chosen = None
         if warm:
-            config = SearchConfig(rollouts=rollouts, seed=0, **_VARIANTS[variant])
+            config = config_for_variant(variant, rollouts=rollouts, seed=0)
             try:
                 result = SensitivitySearch(q.synthetic, q.catalog, beta=q.beta, config=config).run(list(warm))
                 chosen = result.query

@@ -6,27 +6,14 @@ import typer
 from rich.table import Table
 
 from pimento.cli._common import console, emit_json, handle_errors
+from pimento.search.mcts import VARIANTS
 
 __all__ = ["register"]
 
-_ABLATIONS = {
-    "full": {},
-    "no-warm-start": {"warm_start": False},
-    "no-pruning": {"pruning": False},
-    "no-sensitivity-prior": {"sensitivity_prior": False},
-    "no-sensitivity-reward": {"sensitivity_reward": False},
-    "direct-rs-reward": {"direct_rs_reward": True},
-    "alphasql": {"ignore_sensitivity": True},
-}
-
-
 def _config(rollouts: int, seed: int, variant: str):
-    from pimento.errors import UserError
-    from pimento.search import SearchConfig
+    from pimento.search.mcts import config_for_variant
 
-    if variant not in _ABLATIONS:
-        raise UserError(f"unknown --variant {variant!r}", hint=f"use one of {', '.join(_ABLATIONS)}")
-    return SearchConfig(rollouts=rollouts, seed=seed, **_ABLATIONS[variant])
+    return config_for_variant(variant, rollouts=rollouts, seed=seed)
 
 
 def _alternatives_table(outcome) -> Table:
@@ -53,7 +40,7 @@ def register(app: typer.Typer) -> None:
         delta: str = typer.Option("1e-6", "--delta", help="Delta of that release ('' for pure epsilon-DP)."),
         k: int = typer.Option(10, "--k", min=1, help="Warm-start candidates from the parser or LLM."),
         llm: str = typer.Option(None, "--llm", help="OpenAI-compatible endpoint for zero-shot warm starts."),
-        variant: str = typer.Option("full", "--variant", help=f"Search variant: {', '.join(_ABLATIONS)}."),
+        variant: str = typer.Option("full", "--variant", help=f"Search variant: {', '.join(VARIANTS)}."),
         seed: int = typer.Option(0, "--seed", help="Random seed of the search."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
@@ -96,7 +83,7 @@ def register(app: typer.Typer) -> None:
         rollouts: int = typer.Option(10, "--rollouts", min=0, help="MCTS rollouts."),
         k: int = typer.Option(10, "--k", min=1, help="Warm-start candidates."),
         llm: str = typer.Option(None, "--llm", help="OpenAI-compatible endpoint for zero-shot warm starts."),
-        variant: str = typer.Option("full", "--variant", help=f"Search variant: {', '.join(_ABLATIONS)}."),
+        variant: str = typer.Option("full", "--variant", help=f"Search variant: {', '.join(VARIANTS)}."),
         seed: int = typer.Option(0, "--seed", help="Random seed of the search."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:

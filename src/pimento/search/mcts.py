@@ -33,7 +33,7 @@ from pimento.search.expanders import Expander, NodeState, SchemaGraphExpander
 from pimento.search.intent import Intent, intent_of
 from pimento.sql.ir import CountQuery
 
-__all__ = ["SearchConfig", "SearchResult", "SensitivitySearch", "Alternative"]
+__all__ = ["VARIANTS", "Alternative", "SearchConfig", "SearchResult", "SensitivitySearch", "config_for_variant"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,27 @@ class SearchConfig:
     #: incumbent among the formulations of its best-ranked warm-start intent (False: among all
     #: its members, as the paper states it, whatever the answer).
     intent_incumbent: bool = True
+
+
+#: The search variants selectable by name: the full method and the paper's ablations.
+VARIANTS: dict[str, dict[str, bool]] = {
+    "full": {},
+    "no-warm-start": {"warm_start": False},
+    "no-pruning": {"pruning": False},
+    "no-sensitivity-prior": {"sensitivity_prior": False},
+    "no-sensitivity-reward": {"sensitivity_reward": False},
+    "direct-rs-reward": {"direct_rs_reward": True},
+    "alphasql": {"ignore_sensitivity": True},
+}
+
+
+def config_for_variant(variant: str, **settings: Any) -> SearchConfig:
+    """A SearchConfig for a named variant (see :data:`VARIANTS`), with other settings given."""
+    from pimento.errors import UserError
+
+    if variant not in VARIANTS:
+        raise UserError(f"unknown search variant {variant!r}", hint=f"use one of {', '.join(VARIANTS)}")
+    return SearchConfig(**settings, **VARIANTS[variant])
 
 
 @dataclass
