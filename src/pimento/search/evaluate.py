@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from pimento.engines import Engine
 from pimento.errors import PimentoError
@@ -133,50 +134,30 @@ class QueryEvaluator:
         self.rs_computations = 0
 
     def answer(self, query: CountQuery) -> int:
-        cached = self._answers.get(query)
-        if cached is None:
-            try:
-                self.executions += 1
-                value = self.engine.execute(query.to_sql(self.engine.dialect), timeout_s=self.timeout_s).scalar()
-                cached = int(value or 0)
-            except PimentoError as exc:
-                cached = exc
-            self._answers[query] = cached
-        if isinstance(cached, PimentoError):
-            raise cached
-        return cached
+        def run() -> int:
+            self.executions += 1
+            value = self.engine.execute(query.to_sql(self.engine.dialect), timeout_s=self.timeout_s).scalar()
+            return int(value or 0)
+
+        return _memo(self._answers, query, run)
 
     def sensitivity(self, query: CountQuery) -> SensitivityInfo:
-        cached = self._sensitivity.get(query)
-        if cached is None:
-            try:
-                self.rs_computations += 1
-                cached = self.oracle(query)
-            except PimentoError as exc:
-                cached = exc
-            self._sensitivity[query] = cached
-        if isinstance(cached, PimentoError):
-            raise cached
-        return cached
+        def run() -> SensitivityInfo:
+            self.rs_computations += 1
+            return self.oracle(query)
+
+        return _memo(self._sensitivity, query, run)
 
     def rs(self, query: CountQuery) -> float:
         """RS alone: from the full computation when it was done, else the cheaper RS-only oracle."""
-        full = self._sensitivity.get(query)
-        if full is not None:
-            if isinstance(full, PimentoError):
-                raise full
-            return full.rs
-        cached = self._rs_only.get(query)
-        if cached is None:
-            try:
-                self.rs_computations += 1
-                cached = self.rs_oracle(query).rs
-            except PimentoError as exc:
-                cached = exc
-            self._rs_only[query] = cached
-        if isinstance(cached, PimentoError):
-            raise cached
-        return cached
+        if query in self._sensitivity:
+            return self.sensitivity(query).rs
+
+        def run() -> float:
+            self.rs_computations += 1
+            return self.rs_oracle(query).rs
+
+        return _memo(self._rs_only, query, run)
 
     def evaluate(self, query: CountQuery | None, *, with_sensitivity: bool = True) -> Evaluation:
         if query is None:
@@ -192,3 +173,16 @@ class QueryEvaluator:
             except PimentoError as exc:
                 return Evaluation(query, False, f"no residual sensitivity: {exc.one_line()}")
         return Evaluation(query, True, "", answer, bucket(answer, self.bucket_relative), info)
+
+
+def _memo(cache: dict, key: CountQuery, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per key; a PimentoError is remembered and raised again, like a value."""
+    if key not in cache:
+        try:
+            cache[key] = compute()
+        except PimentoError as exc:
+            cache[key] = exc
+    value = cache[key]
+    if isinstance(value, PimentoError):
+        raise value
+    return value
