@@ -26,3 +26,34 @@ def spider_dir(shared_dir: Path) -> Path:
     if not SPIDER.is_dir():
         pytest.skip(f"Spider data not found at {SPIDER}")
     return SPIDER
+
+
+GEMMA_CASE_FILE = REPO / "tests" / "fixtures" / "llm" / "gemma_case.json"
+
+
+@pytest.fixture(scope="module")
+def gemma_case_database(tmp_path_factory):
+    """The gemma case's database (made-up rows, marked synthetic), its catalog and prompt values.
+
+    Shared by the replayed gemma test and the live-server integration target.
+    """
+    import json
+
+    import duckdb
+
+    from pimento.engines import open_engine
+    from pimento.llm import SYNTH_META_TABLE, SyntheticValues
+    from pimento.schema import Catalog
+
+    case = json.loads(GEMMA_CASE_FILE.read_text())
+    path = tmp_path_factory.mktemp("gemma") / "hospital.duckdb"
+    con = duckdb.connect(str(path))
+    for statement in case["schema"] + case["rows"]:
+        con.execute(statement)
+    con.execute(f"CREATE TABLE {SYNTH_META_TABLE} (key VARCHAR, value VARCHAR)")
+    con.close()
+    engine = open_engine(str(path))
+    catalog = engine.introspect()
+    catalog = Catalog(tuple(t for t in catalog.tables if not t.name.startswith("_pimento")), catalog.foreign_keys)
+    yield engine, catalog, SyntheticValues.from_engine(engine, catalog)
+    engine.close()

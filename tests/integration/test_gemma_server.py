@@ -17,19 +17,15 @@ import json
 import os
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from pimento.engines import open_engine
 from pimento.errors import LLMError
 from pimento.llm import (
-    SYNTH_META_TABLE,
     ChatRequest,
     Message,
     OpenAIBackend,
     RecordingBackend,
     SqlAnswer,
-    SyntheticValues,
     Usage,
     complete_structured,
     complete_structured_one,
@@ -50,19 +46,8 @@ if not URL:
 
 
 @pytest.fixture(scope="module")
-def database(tmp_path_factory):
-    """The case's database, marked synthetic (it is made-up test data), and its catalog."""
-    path = tmp_path_factory.mktemp("gemma") / "hospital.duckdb"
-    con = duckdb.connect(str(path))
-    for statement in CASE["schema"] + CASE["rows"]:
-        con.execute(statement)
-    con.execute(f"CREATE TABLE {SYNTH_META_TABLE} (key VARCHAR, value VARCHAR)")
-    con.close()
-    engine = open_engine(str(path))
-    catalog = engine.introspect()
-    catalog = type(catalog)(tuple(t for t in catalog.tables if not t.name.startswith("_pimento")), catalog.foreign_keys)
-    yield engine, catalog, SyntheticValues.from_engine(engine, catalog)
-    engine.close()
+def database(gemma_case_database):
+    return gemma_case_database
 
 
 def _backend(json_mode: str):

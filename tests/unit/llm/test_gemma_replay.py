@@ -10,12 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from pimento.engines import open_engine
-from pimento.llm import SYNTH_META_TABLE, ReplayBackend, SyntheticValues, Usage, generate_zero_shot
-from pimento.schema import Catalog
+from pimento.llm import ReplayBackend, Usage, generate_zero_shot
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "llm"
 CASE = json.loads((FIXTURES / "gemma_case.json").read_text())
@@ -23,18 +20,8 @@ MODES = [m for m in CASE["json_modes"] if (FIXTURES / "gemma" / m / "summary.jso
 
 
 @pytest.fixture(scope="module")
-def database(tmp_path_factory):
-    path = tmp_path_factory.mktemp("gemma") / "hospital.duckdb"
-    con = duckdb.connect(str(path))
-    for statement in CASE["schema"] + CASE["rows"]:
-        con.execute(statement)
-    con.execute(f"CREATE TABLE {SYNTH_META_TABLE} (key VARCHAR, value VARCHAR)")
-    con.close()
-    engine = open_engine(str(path))
-    catalog = engine.introspect()
-    catalog = Catalog(tuple(t for t in catalog.tables if not t.name.startswith("_pimento")), catalog.foreign_keys)
-    yield engine, catalog, SyntheticValues.from_engine(engine, catalog)
-    engine.close()
+def database(gemma_case_database):
+    return gemma_case_database
 
 
 def test_fixtures_were_recorded():
