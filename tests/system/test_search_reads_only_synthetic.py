@@ -159,3 +159,20 @@ def test_ask_dp_touches_the_private_database_only_in_the_release(databases, monk
     assert not any(spy._is_private(p) for p in opened), opened
     # ... and the release did read the private database afterwards (RS of q* is computed there).
     assert answer.private_rs == answer.private_rs  # not NaN
+
+
+def test_session_ask_answers_through_the_search_and_charges_once(databases):
+    private, synthetic = databases
+    with Session(str(private), analyst="ann") as session:
+        answer = session.ask(
+            DEMO_QUESTION,
+            synthetic=synthetic,
+            epsilon="1",
+            delta="1e-6",
+            seed_sql=(DEMO_SQL_PRESCRIPTION,),
+            config=SearchConfig(rollouts=4, seed=0),
+        )
+        charges = session.ledger.charges()
+    assert answer.search.result.sql
+    assert len(charges) == 1
+    assert answer.private_rs > 0

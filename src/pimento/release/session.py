@@ -3,6 +3,7 @@
     >>> with Session("shop.duckdb") as s:                                  # doctest: +SKIP
     ...     answer = s.release_sql("SELECT COUNT(*) FROM orders", epsilon="0.5", delta="1e-6", analyst="ann")
     ...     answer.release.value, answer.release.interval, answer.budget_left
+    ...     asked = s.ask("How many orders?", synthetic="shop.syn.duckdb", epsilon="1", delta="1e-6")
 
 Order of work in :meth:`Session.release_sql`, chosen so that bad input and refused
 requests spend nothing and read as little as possible:
@@ -133,6 +134,43 @@ class Session:
             rng=self._rng,
         )
         return SqlAnswer(answer, counted_sql, analyst)
+
+
+    def ask(
+        self,
+        question: str,
+        *,
+        synthetic: str | Path,
+        epsilon: NumberLike,
+        delta: NumberLike | None = None,
+        analyst: str | None = None,
+        seed_sql: tuple[str, ...] = (),
+        k: int = 10,
+        config: Any = None,
+        llm: str | None = None,
+    ) -> Any:
+        """Answer a natural-language counting question with DP (``pimento ask --mode dp``).
+
+        The sensitivity-guided search runs on the DP synthetic copy ``synthetic`` only (it never
+        reads this session's private database); the chosen query is then released with
+        :meth:`release_sql`, which charges the ledger before the answer exists. Returns a
+        :class:`pimento.release.ask.AskAnswer` (answer, chosen SQL and RS, alternatives, cost).
+        A question with no usable formulation raises a UserError and spends nothing.
+        """
+        from pimento.release.ask import ask_dp
+
+        return ask_dp(
+            self,
+            question,
+            synthetic=synthetic,
+            epsilon=epsilon,
+            delta=delta,
+            analyst=analyst,
+            seed_sql=tuple(seed_sql),
+            k=k,
+            config=config,
+            llm=llm,
+        )
 
 
 def _as_int(value: object) -> int:
