@@ -137,6 +137,10 @@ class SynthSettings(_Section):
         description="Table.column of referenced private tables treated as public link context",
     )
     caps: dict[str, int] = Field(default_factory=dict, description="declared fan-out caps per table (children per parent)")
+    path: str | None = Field(
+        None,
+        description="the synthetic copy `pimento ask`/`search` use when --synthetic is not given (relative to this file)",
+    )
 
 
 class Settings(_Section):

@@ -33,7 +33,9 @@ def register(app: typer.Typer) -> None:
     def search_cmd(
         question: str = typer.Argument("", help="The counting question ('' with --seed-sql only)."),
         db: str = typer.Option(..., "--db", help="The private database: only its schema and pimento.toml are read."),
-        synthetic: str = typer.Option(..., "--synthetic", help="The synthetic database (from `pimento synth`)."),
+        synthetic: str = typer.Option(
+            None, "--synthetic", help="The synthetic database (from `pimento synth`); default: [synth] path, else DB.synthetic.duckdb."
+        ),
         seed_sql: list[str] = typer.Option([], "--seed-sql", help="An analyst-supplied warm-start query (repeatable)."),
         rollouts: int = typer.Option(10, "--rollouts", min=0, help="MCTS rollouts."),
         epsilon: str = typer.Option("1", "--epsilon", help="Epsilon of the release the search optimises for (sets beta)."),
@@ -47,14 +49,14 @@ def register(app: typer.Typer) -> None:
         """Search the synthetic database for the lowest-sensitivity correct formulation (spends nothing)."""
         from pimento.engines.database import load_database
         from pimento.mechanisms import mechanism_for
-        from pimento.release.ask import open_synthetic, search_question
+        from pimento.release.ask import open_synthetic, resolve_synthetic, search_question
 
         mechanism = mechanism_for(epsilon, delta or None)
         # Schema and pimento.toml only: the private data is never read by the search.
         schema = load_database(db, read_only=True)
         catalog = schema.catalog
         schema.close()
-        engine = open_synthetic(synthetic)
+        engine = open_synthetic(resolve_synthetic(synthetic, schema.location, schema.settings))
         try:
             outcome = search_question(
                 question, engine, catalog, beta=mechanism.beta_float(), seed_sql=tuple(seed_sql), k=k,
@@ -74,7 +76,9 @@ def register(app: typer.Typer) -> None:
     def ask_cmd(
         question: str = typer.Argument(..., help="The counting question."),
         db: str = typer.Option(..., "--db", help="The private database."),
-        synthetic: str = typer.Option(..., "--synthetic", help="The synthetic database (from `pimento synth`)."),
+        synthetic: str = typer.Option(
+            None, "--synthetic", help="The synthetic database (from `pimento synth`); default: [synth] path, else DB.synthetic.duckdb."
+        ),
         mode: str = typer.Option("dp", "--mode", help="Release mode: dp."),
         epsilon: str = typer.Option(..., "--epsilon", help="Epsilon spent on the release."),
         delta: str = typer.Option(None, "--delta", help="Delta spent on the release (omit for pure epsilon-DP)."),

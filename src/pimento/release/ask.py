@@ -23,7 +23,7 @@ from pimento.schema import Catalog
 from pimento.search import SearchConfig, SearchResult, SensitivitySearch
 from pimento.sql import CountQuery, parse_count_query
 
-__all__ = ["AskAnswer", "SearchOutcome", "ask_dp", "open_synthetic", "search_question"]
+__all__ = ["AskAnswer", "SearchOutcome", "ask_dp", "default_synthetic_path", "open_synthetic", "resolve_synthetic", "search_question"]
 
 SYNTH_META_TABLE = "_pimento_synth_meta"
 
@@ -74,6 +74,38 @@ class AskAnswer:
             "search": self.search.to_dict(),
             "seconds": round(self.seconds, 4),
         }
+
+
+def default_synthetic_path(location: str | Path) -> Path:
+    """Where `pimento demo` and the docs put the synthetic copy of ``location``: beside it."""
+    path = Path(str(location))
+    return path.with_name(path.stem + ".synthetic.duckdb")
+
+
+def resolve_synthetic(given: str | Path | None, location: str | Path, settings: Any = None) -> Path:
+    """The synthetic database to search: ``--synthetic``, else ``[synth] path``, else ``DB.synthetic.duckdb``.
+
+    Never falls back to the private database: without a synthetic copy the caller gets a
+    DataSourceError naming the places looked at and how to make one.
+    """
+    if given:
+        return Path(str(given))
+    configured = getattr(getattr(settings, "synth", None), "path", None)
+    if configured:
+        path = Path(settings.resolve(configured))
+        if not path.exists():
+            raise DataSourceError(
+                f"[synth] path in pimento.toml names {path}, which does not exist",
+                hint="create it with `pimento synth --db DB --out PATH --epsilon E --delta D`, or fix the path",
+            )
+        return path
+    beside = default_synthetic_path(location)
+    if beside.exists():
+        return beside
+    raise DataSourceError(
+        f"no synthetic database given: no --synthetic, no [synth] path in pimento.toml, and no {beside.name} beside the database",
+        hint=f"create one with `pimento synth --db {location} --out {beside} --epsilon 1.6 --delta 1e-6`, or pass --synthetic",
+    )
 
 
 def open_synthetic(path: str | Path, *, require_marker: bool = True) -> Engine:
@@ -182,7 +214,7 @@ def ask_dp(
     session: Any,
     question: str,
     *,
-    synthetic: str | Path,
+    synthetic: str | Path | None = None,
     epsilon: NumberLike,
     delta: NumberLike | None = None,
     analyst: str | None = None,
@@ -196,6 +228,7 @@ def ask_dp(
     start = time.perf_counter()
     mechanism = mechanism_for(epsilon, delta)  # bad parameters fail here: nothing read, nothing spent
     session.ledger.analyst_cap(analyst or session.analyst)
+    synthetic = resolve_synthetic(synthetic, session.location, session.database.settings)
     engine = open_synthetic(synthetic, require_marker=require_marker)
     try:
         outcome = search_question(

@@ -140,7 +140,7 @@ class Session:
         self,
         question: str,
         *,
-        synthetic: str | Path,
+        synthetic: str | Path | None = None,
         epsilon: NumberLike,
         delta: NumberLike | None = None,
         analyst: str | None = None,
@@ -151,7 +151,8 @@ class Session:
     ) -> Any:
         """Answer a natural-language counting question with DP (``pimento ask --mode dp``).
 
-        The sensitivity-guided search runs on the DP synthetic copy ``synthetic`` only (it never
+        The sensitivity-guided search runs on the DP synthetic copy only (``synthetic``, else
+        ``[synth] path`` in pimento.toml, else ``DB.synthetic.duckdb`` beside the database; it never
         reads this session's private database); the chosen query is then released with
         :meth:`release_sql`, which charges the ledger before the answer exists. Returns a
         :class:`pimento.release.ask.AskAnswer` (answer, chosen SQL and RS, alternatives, cost).

@@ -33,6 +33,8 @@ def _run(args):
         (["sql", "--db", "{db}", "--sql", "SELECT COUNT(*) FROM Patient", "--epsilon", "1", "--delta", "1"], "delta"),
         (["sql", "--db", "{db}", "--sql", "SELECT AVG(birth_year) FROM Patient", "--epsilon", "1"], "aggregate other than COUNT"),
         (["search", "", "--db", "{db}", "--synthetic", "{db}", "--seed-sql", "SELECT COUNT(*) FROM Patient"], "not a synthetic database"),
+        (["search", "", "--db", "{db}", "--seed-sql", "SELECT COUNT(*) FROM Patient"], "no synthetic database given"),
+        (["ask", "How many patients?", "--db", "{db}", "--mode", "dp", "--epsilon", "1", "--delta", "1e-6"], "pimento synth"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, fragment, demo_db):
