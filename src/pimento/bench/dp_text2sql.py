@@ -357,8 +357,13 @@ METHODS: dict[str, str] = {
     "zero-shot": "offline parser top-1, no search",
     "top-k-rs": "offline parser top-10, the lowest RS on the synthetic database",
     "sens-prompt": "LLM zero-shot top-1 with the sensitivity prompt (needs --llm)",
+    "llm-zero-shot": "LLM zero-shot top-1, plain prompt (needs --llm)",
+    "llm-full": "LLM zero-shot top-K as warm start (offline parser if none is usable), full search with the LLM expander (needs --llm)",
     **{v: f"offline parser top-10 as warm start, search variant {v}" for v in _VARIANTS},
 }
+
+#: Methods that talk to the LLM given with --llm (one code path: :func:`_run_llm_method`).
+LLM_METHODS = ("sens-prompt", "llm-zero-shot", "llm-full")
 
 
 @dataclass
@@ -374,7 +379,7 @@ class _Question:
     gold: list[CountQuery] = field(default_factory=list)
 
 
-def _run_method(method: str, q: _Question, *, rollouts: int, llm: str | None) -> dict[str, Any]:
+def _run_method(method: str, q: _Question, *, rollouts: int, llm: str | None, llm_k: int = 5) -> dict[str, Any]:
     from pimento.search import SensitivitySearch
     from pimento.search.evaluate import residual_oracle
 
@@ -398,24 +403,12 @@ def _run_method(method: str, q: _Question, *, rollouts: int, llm: str | None) ->
                 best = (rs, cand)
         chosen = best[1] if best else None
         extra = q.parser_seconds
-    elif method == "sens-prompt":
+    elif method in LLM_METHODS:
         if not llm:
-            return {"skipped": "no LLM"}
-        from pimento.llm import SyntheticValues, generate_zero_shot, open_backend
-        from pimento.llm.usage import Usage
-
-        usage = Usage()
-        try:
-            backend = open_backend(url=llm)
-            values = SyntheticValues.from_engine(q.synthetic, q.catalog)
-            zs = generate_zero_shot(
-                backend, q.catalog, q.item.question, k=1, values=values, usage=usage, dialect=q.synthetic.dialect, low_sensitivity=True
-            )
-            chosen = zs.distinct_queries[0] if zs.distinct_queries else None
-        except PimentoError as exc:
-            chosen, out["error"] = None, exc.one_line()
-        out["llm_calls"], out["llm_tokens"] = usage.calls, usage.total_tokens
-        extra = 0.0
+            return {"skipped": "no --llm"}
+        out.update(_run_llm_method(method, q, rollouts=rollouts, llm=llm, k=llm_k))
+        chosen = out.pop("_query")
+        extra = out.pop("parser_seconds", 0.0)  # the offline parser's time when llm-full fell back to it
     else:
         warm = q.gold if method == "gold-full" else q.parser
         variant = "full" if method == "gold-full" else method
@@ -435,6 +428,87 @@ def _run_method(method: str, q: _Question, *, rollouts: int, llm: str | None) ->
     return out
 
 
+def _run_llm_method(method: str, q: _Question, *, rollouts: int, llm: str, k: int) -> dict[str, Any]:
+    """The LLM-driven methods: zero-shot top-1 (with or without the sensitivity hint), or the full search.
+
+    All three draw zero-shot samples the same way (``generate_zero_shot`` on the synthetic copy's
+    values); ``llm-full`` then searches from the usable samples (the offline parser's top-10 when
+    none is usable, as ``pimento search --llm`` does) with the LLM expander wired exactly as
+    ``pimento search``/``ask`` wire it (:func:`pimento.release.ask._llm_expander`: offline
+    schema-graph expander as fallback). Records calls and tokens (:class:`pimento.llm.usage.Usage`),
+    zero-shot samples drawn and dropped by reason, and the expander's events (unusable answers,
+    offline fallbacks, proposals dropped by reason).
+    """
+    from pimento.llm import SyntheticValues, generate_zero_shot, open_backend
+    from pimento.llm.usage import Usage
+    from pimento.release.ask import _llm_expander
+    from pimento.search import SensitivitySearch
+
+    usage = Usage()
+    unusable: dict[str, int] = {}
+    out: dict[str, Any] = {"llm_samples": 0}
+    chosen: CountQuery | None = None
+    backend = None
+    try:
+        backend = open_backend(url=llm)
+        values = SyntheticValues.from_engine(q.synthetic, q.catalog)
+        samples = 1 if method != "llm-full" else k
+        out["llm_samples"] = samples
+        try:
+            zs = generate_zero_shot(
+                backend, q.catalog, q.item.question, k=samples, values=values, usage=usage,
+                dialect=q.synthetic.dialect, low_sensitivity=method == "sens-prompt",
+            )
+            for reason, n in zs.dropped.items():
+                unusable[f"zero_shot:{reason}"] = n
+            warm = zs.distinct_queries
+        except PimentoError as exc:  # endpoint unreachable, timeout: every sample is lost
+            unusable["zero_shot:error"] = samples
+            out["error"] = exc.one_line()
+            warm = []
+        zs_requests, zs_repairs = usage.requests, usage.repairs
+        if method != "llm-full":
+            chosen = warm[0] if warm else None
+        else:
+            out["llm_warm_start"] = len(warm)
+            if not warm:
+                warm = list(q.parser)
+                out["llm_fallback"] = "parser"
+                out["parser_seconds"] = q.parser_seconds
+            if warm:
+                config = config_for_variant("full", rollouts=rollouts, seed=0)
+                dropped: list[str] = []
+                expander = _llm_expander(llm, q.synthetic, q.catalog, q.item.question, usage, config, dropped)
+                if expander is None:
+                    out["expander_error"] = "; ".join(dropped)
+                try:
+                    result = SensitivitySearch(q.synthetic, q.catalog, beta=q.beta, config=config, expander=expander).run(warm)
+                    chosen = result.query
+                    out.update(evaluations=result.evaluations, pruned=result.pruned, synthetic_rs=result.synthetic_rs)
+                except PimentoError as exc:
+                    out["error"] = exc.one_line()
+                finally:
+                    events = dict(getattr(expander, "events", {}) or {})
+                    out["expansion_events"] = events
+                    # one request per expansion, plus one per repair round
+                    out["llm_expansions"] = (usage.requests - zs_requests) - (usage.repairs - zs_repairs)
+                    unusable.update({f"expansion:{e}": n for e, n in events.items() if e == "llm_unusable"})
+                    closer = getattr(getattr(expander, "backend", None), "close", None)
+                    if closer:
+                        closer()
+    except PimentoError as exc:
+        out["error"] = exc.one_line()
+    finally:
+        closer = getattr(backend, "close", None)
+        if closer:
+            closer()
+    out.update(
+        llm_calls=usage.calls, llm_tokens=usage.total_tokens, llm_repairs=usage.repairs,
+        llm_unusable=sum(unusable.values()), llm_unusable_by_reason=unusable, _query=chosen,
+    )
+    return out
+
+
 def score(record: dict[str, Any], gt: dict[str, Any], chosen: CountQuery | None, real_rs: RealRS) -> dict[str, Any]:
     """Acc, Is-Min and Joint of one choice against the ground truth (real database)."""
     if chosen is None:
@@ -448,6 +522,13 @@ def score(record: dict[str, Any], gt: dict[str, Any], chosen: CountQuery | None,
     m2 = gt["min_rs_same_grain"]
     is_min2 = rs is not None and (abs(rs - m2) <= RS_TOL * max(abs(m2), 1e-300) or (acc and rs < m2))
     return {"acc": acc, "is_min": is_min, "joint": acc and is_min, "rs_real": rs, "beat_gt": beat, "joint_same_grain": bool(acc and is_min2)}
+
+
+def _progress(method: str, rec: dict[str, Any]) -> str:
+    mark = "J" if rec["joint"] else ("A" if rec["acc"] else "-")
+    if method not in LLM_METHODS:
+        return f"{method}={mark}"
+    return f"{method}={mark}(calls {rec.get('llm_calls', 0)}, unusable {rec.get('llm_unusable', 0)}/{rec.get('llm_samples', 0)}, {rec.get('seconds', 0):.0f} s)"
 
 
 def summarize(method: str, rows: list[dict[str, Any]], zero_shot: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -476,6 +557,28 @@ def summarize(method: str, rows: list[dict[str, Any]], zero_shot: dict[str, dict
         "seconds_max": round(max(secs), 3) if secs else None,
         "llm_calls": round(statistics.fmean(r.get("llm_calls", 0) for r in rows), 2) if rows else 0,
         "llm_tokens": round(statistics.fmean(r.get("llm_tokens", 0) for r in rows), 1) if rows else 0,
+        **(_llm_summary(rows) if method in LLM_METHODS else {}),
+    }
+
+
+def _llm_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the LLM gave: samples drawn and unusable (by reason), fallbacks, expander events, errors."""
+    by_reason: dict[str, int] = {}
+    events: dict[str, int] = {}
+    for r in rows:
+        for reason, n in r.get("llm_unusable_by_reason", {}).items():
+            by_reason[reason] = by_reason.get(reason, 0) + n
+        for event, n in r.get("expansion_events", {}).items():
+            events[event] = events.get(event, 0) + n
+    return {
+        "llm_samples": sum(r.get("llm_samples", 0) for r in rows),
+        "llm_expansions": sum(r.get("llm_expansions", 0) for r in rows),
+        "llm_unusable": sum(r.get("llm_unusable", 0) for r in rows),
+        "llm_unusable_by_reason": dict(sorted(by_reason.items())),
+        "llm_repairs": sum(r.get("llm_repairs", 0) for r in rows),
+        "llm_parser_fallback": sum(r.get("llm_fallback") == "parser" for r in rows),
+        "llm_expansion_events": dict(sorted(events.items())),
+        "llm_errors": sum(bool(r.get("error")) for r in rows),
     }
 
 
@@ -483,7 +586,7 @@ def summarize(method: str, rows: list[dict[str, Any]], zero_shot: dict[str, dict
 def _code_hash() -> str:
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
-    for p in sorted((root / "search").glob("*.py")) + sorted((root / "nl").glob("*.py")) + [Path(__file__)]:
+    for p in [*sorted((root / "search").glob("*.py")), *sorted((root / "nl").glob("*.py")), *sorted((root / "llm").glob("*.py")), Path(__file__)]:
         h.update(p.read_bytes())
     return h.hexdigest()[:12]
 
@@ -539,10 +642,11 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
     status = _load(status_file, {})
     res_file = cache / f"results-r{args.rollouts}-gt{GT_VERSION}-{_code_hash()}.json"
     results: dict[str, dict[str, Any]] = _load(res_file, {})
+    rkey = {m: (f"{m}@{args.llm},k={args.llm_k}" if m in LLM_METHODS else m) for m in methods}
     indexes: dict[str, Any] = {}
     excluded = []
     for n, item in enumerate(chosen_items):
-        todo = [m for m in methods if item.id not in results.get(m, {})]
+        todo = [m for m in methods if item.id not in results.get(rkey[m], {}) and (args.llm or m not in LLM_METHODS)]
         if not todo:
             continue
         syn = synthetic_path(cache, item, epsilon=args.syn_epsilon, delta=args.syn_delta, status=status, log=log)
@@ -569,18 +673,17 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
                 q.parser = []
             q.parser_seconds = time.perf_counter() - tp
             for m in todo:
-                rec = _run_method(m, q, rollouts=args.rollouts, llm=args.llm)
+                rec = _run_method(m, q, rollouts=args.rollouts, llm=args.llm, llm_k=args.llm_k)
                 if rec.get("skipped"):
                     continue
                 chosen = rec.pop("_query")
                 rec.update(score(rec, gt[item.id], chosen, real_rs), id=item.id, source=item.source)
-                results.setdefault(m, {})[item.id] = rec
+                results.setdefault(rkey[m], {})[item.id] = rec
         finally:
             engine.close()
         if args.verbose:
             log(f"[{n + 1}/{len(chosen_items)}] {item.id} {item.db}: " + " ".join(
-                f"{m}={'J' if results[m][item.id]['joint'] else ('A' if results[m][item.id]['acc'] else '-')}"
-                for m in todo if item.id in results.get(m, {})
+                _progress(m, results[rkey[m]][item.id]) for m in todo if item.id in results.get(rkey[m], {})
             ))
         if n % 10 == 0:
             _save(res_file, results)
@@ -590,19 +693,20 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
     real_rs.close()
 
     ids = {i.id for i in chosen_items} - set(excluded) - {k for k, v in status.items() if False}
-    ids = {i for i in ids if all(i in results.get(m, {}) for m in methods if m != "sens-prompt" or args.llm)}
+    ids = {i for i in ids if all(i in results.get(rkey[m], {}) for m in methods if args.llm or m not in LLM_METHODS)}
     zero = results.get("zero-shot", {})
     summary = []
     for m in methods:
-        rows = [r for i, r in results.get(m, {}).items() if i in ids]
-        if m == "sens-prompt" and not args.llm:
-            summary.append({"method": m, "not_run": "no LLM"})
+        rows = [r for i, r in results.get(rkey[m], {}).items() if i in ids]
+        if m in LLM_METHODS and not args.llm:
+            summary.append({"method": m, "not_run": "no --llm"})
             continue
         summary.append(summarize(m, rows, zero))
     gt_sizes = [len(gt[i]["formulations"]) for i in ids]
     varied = sum(1 for i in ids if len({round(f["rs"], 9) for f in gt[i]["formulations"]}) > 1)
     return {
-        "params": {**params, "rollouts": args.rollouts, "syn_epsilon": args.syn_epsilon, "syn_delta": args.syn_delta, "limit": args.limit},
+        "params": {**params, "rollouts": args.rollouts, "syn_epsilon": args.syn_epsilon, "syn_delta": args.syn_delta, "limit": args.limit,
+                   "llm": args.llm, "llm_k": args.llm_k if args.llm else None},
         "ground_truth": {
             "counting_questions": counts,
             "in_class": in_class,
@@ -638,6 +742,13 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(
             f"| {m['method']} | {m['acc']} | {m['is_min']} | {m['joint']} | {m['joint_same_grain']} | {nr} | {m['seconds_mean']}, {m['seconds_max']} | {m['llm_calls']} | {m['llm_tokens']} |"
         )
+    for m in report["methods"]:
+        if "llm_samples" in m:
+            lines.append(
+                f"- {m['method']}: unusable LLM outputs {m['llm_unusable']} of {m['llm_samples']} zero-shot samples and "
+                f"{m['llm_expansions']} expansion answers {m['llm_unusable_by_reason']}; repair rounds {m['llm_repairs']}; offline parser as warm start in "
+                f"{m['llm_parser_fallback']} question(s); expander events {m['llm_expansion_events']}; errors {m['llm_errors']}"
+            )
     return "\n".join(lines)
 
 
@@ -655,7 +766,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--delta", default="1e-6")
     parser.add_argument("--syn-epsilon", default="1.6")
     parser.add_argument("--syn-delta", default="1e-6")
-    parser.add_argument("--llm", default=None, help="OpenAI-compatible endpoint for the sensitivity-prompt baseline")
+    parser.add_argument("--llm", default=None, help="LLM endpoint for the LLM-driven methods (OpenAI-compatible http(s) URL, or replay:DIR)")
+    parser.add_argument("--llm-k", type=int, default=5, help="zero-shot samples drawn by llm-full (the others draw 1)")
     parser.add_argument("--json", type=Path, default=None, help="also write the report as JSON here")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
