@@ -31,6 +31,7 @@ from sqlglot import exp
 from pimento.errors import InternalError
 from pimento.nl.intent import CountIntent, detect_intent
 from pimento.nl.joins import JoinEdge, JoinTree, join_edges, join_trees
+from pimento.nl.open_values import CODED_WORDS, Span, column_profile, find_spans, link_span, numeric_placeholder, quoted_span
 from pimento.nl.text import STOPWORDS, Token, lemma, name_words, number_value, stem, synonyms, tokenize
 from pimento.nl.values import ValueHit, ValueIndex
 from pimento.schema import Catalog
@@ -61,14 +62,7 @@ _BOUNDARY = {
 }  # fmt: skip
 _DISTINCT_WORDS = {"different", "distinct", "unique", "various", "total", "the", "a", "an", "all", "of", "number"}
 #: Words whose stored value is usually a code: "female" -> 'F'.
-_VALUE_SYNONYMS = {
-    "female": ("F", "f", "Female", "W"),
-    "woman": ("F", "f", "Female", "W"),
-    "girl": ("F", "f", "Female"),
-    "male": ("M", "m", "Male"),
-    "man": ("M", "m", "Male"),
-    "boy": ("M", "m", "Male"),
-}
+_VALUE_SYNONYMS = CODED_WORDS
 _TRUTHY = ("T", "Y", "Yes", "yes", "YES", "True", "true", "TRUE", "y", "t", 1, True)
 _FALSY = ("F", "N", "No", "no", "NO", "False", "false", "FALSE", "n", "f", 0, False)
 
@@ -301,7 +295,7 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             base = 1.0 if h.how == "exact" else 0.85
             options.append(_hit_option(ctx, h, t.index, base, neg, frozenset({t.index})))
         if not hits and not wants_like:
-            options += _fallback_text_options(ctx, t, like=False)
+            options += _open_options(ctx, quoted_span(t)) or _fallback_text_options(ctx, t, like=False)
         if options:
             mentions.append(_Mention(frozenset({t.index}), _top(options), optional=False, text=t.text))
         taken.add(t.index)
@@ -360,6 +354,16 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             mentions.append(_Mention(idx, _top(options), optional=base < 0.8, text=text))
             taken.update(idx)
 
+    # literals the value index cannot place (open value linking, nl/open_values.py)
+    for span in find_spans(tokens, taken, lambda tok: _names_schema(ctx, tok)):
+        if any(i in taken for i in span.tokens):
+            continue
+        options = _open_options(ctx, span)
+        if options:
+            strong = span.kind in ("code", "proper") and options[0].score >= 0.55
+            mentions.append(_Mention(frozenset(span.tokens), options, optional=not strong, text=span.text))
+            taken.update(span.tokens)
+
     # yes/no columns named by an adjective ("official languages" -> IsOfficial = 'T')
     for element in ctx.columns:
         if not element.boolean or not element.words:
@@ -373,8 +377,10 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
         neg = _negated(tokens, first)
         pool = _FALSY if neg else _TRUTHY
         value = next((v for v in pool if v in stored), None)
-        if value is None:
-            value = (False if neg else True) if not stored else None
+        if value is None and not column_profile(ctx.values, ctx.catalog, element.table, element.column or "").informative:
+            # nothing but placeholders (or nothing) stored: a yes/no flag, spelled by its type
+            typed = ctx.catalog.table(element.table).column(element.column or "").type == "boolean"
+            value = (not neg) if typed or not stored else pool[0]
         if value is None:
             continue
         pred = _Pred(element.table, element.column, "=", (value,))
@@ -399,6 +405,17 @@ def _hit_option(
     score = base + 0.35 * hint + 0.1 * table_hint
     pred = _Pred(hit.table, hit.column, "<>" if neg else "=", (hit.value,))
     return _Option((pred,), score, f"value {hit.value!r} -> {hit.table}.{hit.column} ({hit.how} match)")
+
+
+def _open_options(ctx: _Context, span: Span, n: int = 6) -> list[_Option]:
+    """Options for a literal the value index does not hold (see nl/open_values.py)."""
+    neg = _negated(ctx.tokens, span.tokens[0])
+    out = []
+    ignore = frozenset(t.index for t in ctx.np)
+    for link in link_span(span, ctx.tokens, ctx.catalog, ctx.values, ctx, keys=_key_columns(ctx.catalog), ignore=ignore)[:n]:
+        preds = tuple(_Pred(t, c, "<>" if neg else "=", (v,)) for t, c, v in link.pairs)
+        out.append(_Option(preds, link.score, f"literal {span.text!r}: {', '.join(f'{t}.{c} = {v!r}' for t, c, v in link.pairs)} ({link.why})"))
+    return out
 
 
 def _fallback_text_options(ctx: _Context, t: Token, *, like: bool) -> list[_Option]:
@@ -439,10 +456,19 @@ def _number_options(ctx: _Context, t: Token, num: float) -> list[_Option]:
         numeric = column.type in ("integer", "real")
         stored = ctx.values.values_of(*key) if not numeric else ()
         text_numbers = numeric or (stored and sum(number_value(str(v)) is not None for v in stored[:50]) >= 0.8 * min(len(stored), 50))
-        if not text_numbers:
-            continue
         hint = ctx.column_hint(element.table, element.column or "", t.index, width=4, exclude=frozenset({t.index}))
-        score = 0.25 + 0.6 * hint
+        # a text column the index shows nothing of (placeholders on a synthetic copy) may hold
+        # numbers: open to a number only when the question names it right there
+        unseen = (
+            not text_numbers
+            and column.type in ("text", "other")
+            and t.text[:1].isdigit()
+            and (hint >= 0.5 and _names_column_itself(element) or year_like and {"year", "date"} & set(element.words))
+            and numeric_placeholder(ctx.values, ctx.catalog, *key)
+        )
+        if not text_numbers and not unseen:
+            continue
+        score = 0.25 + 0.6 * hint - (0.1 if unseen else 0.0)
         r = ranges.get(key)
         if r is not None:
             if r.low <= num <= r.high:
@@ -468,6 +494,12 @@ def _number_options(ctx: _Context, t: Token, num: float) -> list[_Option]:
         if not any(o.preds[0].table == h.table and o.preds[0].column == h.column for o in out):
             out.append(_hit_option(ctx, h, t.index, 0.5, op == "<>", frozenset({t.index})))
     return out
+
+
+def _names_column_itself(element: _Element) -> bool:
+    """The column has a name word of its own (not its table's, not generic): ``Horsepower``, ``open_year``."""
+    table_words = set(name_words(element.table))
+    return any(w not in table_words and w not in _GENERIC for w in element.words)
 
 
 @lru_cache(maxsize=64)
@@ -721,6 +753,9 @@ def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = No
             # two predicates on one column from two mentions that are not an "or": keep both (AND)
             score = 2.0 * target.score
             why = [target.why]
+            if _contradictory(preds):
+                score -= 1.0
+                why.append("two values required of one column")
             for m, o in zip(mentions, combo):
                 if o is None:
                     score += 0.35 if m.optional else -0.5
@@ -749,6 +784,19 @@ def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = No
     chosen = _diverse(ranked, k)
     # rendering SQL is the slow part: rank on the IR, render only what is returned
     return [Candidate(query, query.to_sql("duckdb"), score, why) for query, (score, why) in chosen]
+
+
+def _contradictory(preds: list[Any]) -> bool:
+    """Two different values required of one column (``c = 'a' AND c = 'b'``): an empty answer."""
+    seen: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for p in preds:
+        if getattr(p, "op", None) != "=":
+            continue
+        key = (p.table, p.column)
+        if key in seen and seen[key] != p.values:
+            return True
+        seen[key] = p.values
+    return False
 
 
 def _diverse(ranked: list, k: int, *, penalty: float = 0.3) -> list:

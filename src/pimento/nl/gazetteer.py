@@ -1,0 +1,73 @@
+"""A small table of world knowledge for open value linking: continents, countries, languages.
+
+General public knowledge (not taken from any database): it tells the open value linker that
+"Asia" is a continent, "France" a country and "English" a language, so such a literal goes to a
+continent-, country- or language-like column rather than, say, a city column. A proper noun the
+table does not know is, by elimination, more likely a city, a person or an organisation.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ALIASES", "kind_of"]
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(" ".join(name.split()) for name in text.split("|") if name.strip())
+
+
+CONTINENTS = frozenset(
+    {"asia", "africa", "europe", "antarctica", "oceania", "north america", "south america",
+     "central america", "latin america", "americas", "australia"}
+)
+
+COUNTRIES = _names(
+    """afghanistan|albania|algeria|andorra|angola|argentina|armenia|aruba|australia|austria|azerbaijan|
+    bahamas|bahrain|bangladesh|barbados|belarus|belgium|belize|benin|bhutan|bolivia|bosnia|botswana|brazil|
+    brunei|bulgaria|burkina faso|burundi|cambodia|cameroon|canada|cape verde|chad|chile|china|colombia|
+    comoros|congo|costa rica|croatia|cuba|cyprus|czech republic|czechia|denmark|djibouti|dominica|
+    dominican republic|ecuador|egypt|el salvador|england|eritrea|estonia|eswatini|ethiopia|fiji|finland|
+    france|gabon|gambia|georgia|germany|ghana|greece|greenland|grenada|guatemala|guinea|guyana|haiti|
+    honduras|hong kong|hungary|iceland|india|indonesia|iran|iraq|ireland|israel|italy|jamaica|japan|
+    jordan|kazakhstan|kenya|kiribati|korea|south korea|north korea|kosovo|kuwait|kyrgyzstan|laos|latvia|
+    lebanon|lesotho|liberia|libya|liechtenstein|lithuania|luxembourg|madagascar|malawi|malaysia|maldives|
+    mali|malta|mauritania|mauritius|mexico|moldova|monaco|mongolia|montenegro|morocco|mozambique|myanmar|
+    namibia|nauru|nepal|netherlands|holland|new zealand|nicaragua|niger|nigeria|norway|oman|pakistan|
+    palau|panama|paraguay|peru|philippines|poland|portugal|puerto rico|qatar|romania|russia|rwanda|samoa|
+    san marino|saudi arabia|scotland|senegal|serbia|seychelles|sierra leone|singapore|slovakia|slovenia|
+    somalia|south africa|spain|sri lanka|sudan|suriname|sweden|switzerland|syria|taiwan|tajikistan|
+    tanzania|thailand|togo|tonga|trinidad|tunisia|turkey|turkmenistan|tuvalu|uganda|ukraine|
+    united arab emirates|uae|united kingdom|uk|united states|usa|us|america|uruguay|uzbekistan|vanuatu|
+    vatican|venezuela|vietnam|wales|yemen|zambia|zimbabwe"""
+)
+
+LANGUAGES = _names(
+    """english|french|german|spanish|italian|portuguese|dutch|russian|chinese|mandarin|cantonese|
+    japanese|korean|arabic|hindi|bengali|urdu|punjabi|persian|farsi|turkish|greek|polish|czech|swedish|
+    norwegian|danish|finnish|hungarian|romanian|bulgarian|serbian|croatian|ukrainian|hebrew|thai|
+    vietnamese|indonesian|malay|tagalog|swahili|tamil|telugu|latin|irish|welsh|catalan|basque"""
+)
+
+#: Common alternative spellings of a few countries, tried as further values after the literal.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "united states": ("USA", "US", "United States of America"),
+    "usa": ("United States", "US"),
+    "us": ("USA", "United States"),
+    "america": ("USA", "United States"),
+    "united kingdom": ("UK", "Great Britain"),
+    "uk": ("United Kingdom",),
+}
+
+
+def kind_of(text: str) -> str | None:
+    """``"continent"``, ``"country"``, ``"language"`` or None for a literal (any case).
+
+    >>> kind_of("Asia"), kind_of("france"), kind_of("English"), kind_of("Aberdeen")
+    ('continent', 'country', 'language', None)
+    """
+    key = " ".join(text.lower().split())
+    if key in CONTINENTS and key != "australia":
+        return "continent"
+    if key in COUNTRIES:
+        return "country"
+    if key in LANGUAGES:
+        return "language"
+    return None

@@ -1,0 +1,426 @@
+"""Open value linking: literals the question states that the value index cannot place.
+
+In DP mode the :class:`~pimento.nl.values.ValueIndex` is read from the synthetic copy, where on
+small databases most text columns hold only the synthesizer's placeholder: the question's
+literals ('France', 'CV', 'Kyle') are then not in the index, and without this module the parser
+would drop their filters. Here value-like spans the index does not hold are found and linked to
+columns with public evidence only:
+
+* the span itself: quoted, a code (``ATO``, ``CV``), a capitalised phrase that names no schema
+  element, a lower-case word in a value slot ("in france"), or a word with a coded value
+  ("female" -> 'F'); world knowledge from :mod:`pimento.nl.gazetteer` (continent, country,
+  language);
+* the words around it: "from/in X" -> location-like columns, "named/called/by X" -> name-like
+  columns, column names near the span ("language English", "type CV"), words of the span that
+  name a column or table ("United Airlines" -> ``Airline``);
+* the catalog: text columns only, keys only for codes, first/last-name pairs for two-word names;
+* what the (synthetic) index shows about a column (:func:`column_profile`): whether it holds only
+  placeholders or minted labels, and otherwise the casing and shape of the values that survived,
+  used to spell the literal (lower case, upper case, title case).
+
+Nothing is read from any database. The caller (``translate``) supplies the column/table hints
+(its own name matching) through :class:`Hints`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pimento.nl.gazetteer import ALIASES, kind_of
+from pimento.nl.text import STOPWORDS, Token, lemma, name_words, synonyms
+from pimento.nl.values import ValueIndex, normalize_value
+from pimento.schema import Catalog
+
+__all__ = [
+    "CODED_WORDS", "ColumnProfile", "Hints", "OpenLink", "Span", "column_profile", "find_spans", "link_span",
+    "numeric_placeholder", "quoted_span",
+]
+
+#: Words whose stored value is usually a code: "female" -> 'F' (first spelling tried first).
+CODED_WORDS: dict[str, tuple[str, ...]] = {
+    "female": ("F", "f", "Female", "W"),
+    "woman": ("F", "f", "Female", "W"),
+    "girl": ("F", "f", "Female"),
+    "male": ("M", "m", "Male"),
+    "man": ("M", "m", "Male"),
+    "boy": ("M", "m", "Male"),
+}
+_CODED_COLUMNS = {"sex", "gender"}
+
+_PLACEHOLDER = re.compile(r"^\[[^\]]*\]$")
+_LOCATION_CUES = {"in", "from", "at", "to", "into", "near", "inside", "within", "locate", "base", "live", "born",
+                  "headquarter", "headquartered", "situate", "of"}  # fmt: skip
+_NAME_CUES = {"named", "called", "name", "by", "titled", "title", "author", "whose"}
+_PLACE_WORDS = {"city", "town", "location", "place", "state", "hometown", "home", "county", "district", "area",
+                "province", "residence", "venue", "headquarters", "headquarter", "birth", "region", "capital",
+                "village", "born"}  # fmt: skip
+_NATION_WORDS = {"country", "nation", "nationality", "citizenship"}
+_CODE_WORDS = {"code", "abbreviation", "abbrev", "type", "format", "status", "building", "room", "symbol", "id"}
+_GENERIC = {"id", "name", "code", "number", "type", "detail", "other", "info", "information", "description"}
+_CONNECTORS = {"of", "de", "del", "la", "le", "van", "von", "da", "du", "y", "&"}
+_OPERATOR_WORDS = {"more", "less", "greater", "fewer", "larger", "smaller", "higher", "lower", "older", "younger",
+                   "than", "least", "most", "over", "under", "above", "below", "after", "before"}  # fmt: skip
+
+
+# --------------------------------------------------------------------------- column profiles
+@dataclass(frozen=True)
+class ColumnProfile:
+    """What the value index shows about one column: nothing useful, or the shape of its values.
+
+    ``informative`` is False when the index holds no value, only placeholders ('[synthetic]') or
+    labels minted from a table name ('country_12'). ``style`` is how the informative values are
+    spelled: "lower", "upper", "title", "numeric" or "mixed" ("unknown" when not informative).
+    """
+
+    informative: bool
+    style: str
+    values: frozenset[str] = frozenset()
+
+
+def column_profile(values: ValueIndex, catalog: Catalog, table: str, column: str) -> ColumnProfile:
+    stored = [v for v in values.values_of(table, column) if isinstance(v, str)]
+    tables = tuple(t.lower() for t in catalog.table_names)
+    useful = [v for v in stored if not _PLACEHOLDER.match(v.strip()) and not _minted(v, tables)]
+    if not useful:
+        return ColumnProfile(False, "unknown")
+    letters = [v for v in useful if any(ch.isalpha() for ch in v)]
+    if len(letters) < 0.5 * len(useful):
+        style = "numeric"
+    elif all(v == v.lower() for v in letters):
+        style = "lower"
+    elif all(v == v.upper() for v in letters):
+        style = "upper"
+    elif all(v == v.title() or v[:1].isupper() for v in letters):
+        style = "title"
+    else:
+        style = "mixed"
+    return ColumnProfile(True, style, frozenset(normalize_value(v) for v in useful))
+
+
+def _minted(value: str, tables: tuple[str, ...]) -> bool:
+    head, _, tail = value.rpartition("_")
+    return tail.isdigit() and head.lower() in tables
+
+
+# --------------------------------------------------------------------------- spans
+@dataclass(frozen=True)
+class Span:
+    """A value-like run of question tokens: ``kind`` is quoted, code, proper, plain or coded."""
+
+    tokens: tuple[int, ...]
+    text: str
+    kind: str
+    label: tuple[int, ...] = ()  # schema words trimmed off the span ("City Aberdeen" -> City)
+
+
+def find_spans(tokens: list[Token], taken: set[int], names_schema: Callable[[Token], bool]) -> list[Span]:
+    """Value-like spans among tokens not yet linked (``taken``); quoted strings come from the caller.
+
+    Capitalised runs (not the question's first word) and upper-case codes; schema words at the
+    edges of a run are trimmed off as labels ("Airport 'ASY'", "City Aberdeen"), except a trailing
+    one after a non-code ("United Airlines"). Lower-case words count only after "in/from/at"
+    ("in france") or with a coded value ("female").
+    """
+    out: list[Span] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        t = tokens[i]
+        if t.index in taken or t.kind != "word" or not _starts_value(tokens, i):
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and tokens[j + 1].index not in taken and tokens[j + 1].kind == "word":
+            nxt = tokens[j + 1]
+            if _capital(nxt) or (nxt.lower in _CONNECTORS and j + 2 < n and _capital(tokens[j + 2])):
+                j += 1
+                continue
+            break
+        run = tokens[i : j + 1]
+        while run and (names_schema(run[0]) or run[0].is_stop):
+            run = run[1:]
+        label = tuple(t.index for t in tokens[i : j + 1] if run and t.index < run[0].index)
+        if len(run) > 1 and names_schema(run[-1]) and _is_code(run[-2]):
+            run = run[:-1]
+        if run and not (len(run) == 1 and (names_schema(run[0]) or run[0].is_stop)):
+            text = " ".join(t.text for t in run)
+            kind = "code" if len(run) == 1 and _is_code(run[0]) and kind_of(text) is None else "proper"
+            out.append(Span(tuple(t.index for t in run), text, kind, label))
+        i = j + 1
+    for t in tokens:
+        if t.kind != "word" or t.index in taken or any(t.index in s.tokens or t.index in s.label for s in out):
+            continue
+        if t.lemma in CODED_WORDS:
+            out.append(Span((t.index,), t.text, "coded"))
+        elif _plain_value(tokens, t, names_schema):
+            out.append(Span((t.index,), t.text, "plain"))
+    return sorted(out, key=lambda s: s.tokens[0])
+
+
+def quoted_span(token: Token) -> Span:
+    """A quoted literal; a short upper-case one ('APG', 'PPT') is a code."""
+    code = _is_code(Token(token.index, token.text, token.start, token.end, "word")) and kind_of(token.text) is None
+    return Span((token.index,), token.text, "code" if code else "quoted")
+
+
+def _capital(t: Token) -> bool:
+    return t.kind == "word" and (t.capitalized or _is_code(t))
+
+
+def _is_code(t: Token) -> bool:
+    text = t.text
+    return t.kind == "word" and 2 <= len(text) <= 6 and text.isupper() and text.isalnum() and text.lower() not in ("i",)
+
+
+def _starts_value(tokens: list[Token], i: int) -> bool:
+    t = tokens[i]
+    if not _capital(t):
+        return False
+    if i == 0 or tokens[i - 1].text in (".", "?", "!", ":", ";") and not _is_code(t):
+        return False  # sentence-initial capital
+    return t.lower not in STOPWORDS or _is_code(t)
+
+
+def _plain_value(tokens: list[Token], t: Token, names_schema: Callable[[Token], bool]) -> bool:
+    """A lower-case place the gazetteer knows, after "in/from": "makers in france", "in the usa"."""
+    if t.is_stop or names_schema(t) or len(t.text) < 2 or t.lower in _OPERATOR_WORDS or t.text[:1].isupper():
+        return False
+    k = t.index - 1
+    while k >= 0 and tokens[k].lower in ("the", "a", "an"):
+        k -= 1
+    if k < 0 or tokens[k].lower not in ("in", "from"):
+        return False
+    return kind_of(t.text) is not None
+
+
+# --------------------------------------------------------------------------- linking
+class Hints(Protocol):
+    """Name matching supplied by the parser (0..1 each)."""
+
+    def column_hint(self, table: str, column: str, around: int, width: int = 4, exclude: frozenset[int] = frozenset()) -> float: ...
+
+    def table_hint(self, table: str, exclude: frozenset[int] = frozenset()) -> float: ...
+
+
+@dataclass(frozen=True)
+class OpenLink:
+    """``table.column = value`` (or several ANDed pairs for a split name), a score and why."""
+
+    pairs: tuple[tuple[str, str, Any], ...]
+    score: float
+    why: str
+
+
+def link_span(
+    span: Span,
+    tokens: list[Token],
+    catalog: Catalog,
+    values: ValueIndex,
+    hints: Hints,
+    *,
+    keys: frozenset[tuple[str, str]],
+    ignore: frozenset[int] = frozenset(),
+) -> list[OpenLink]:
+    """Ranked columns (and spellings) for a span the value index does not hold; [] if none fits.
+
+    ``keys`` are the (lower-case) key and foreign-key columns; ``ignore`` are tokens that must not
+    hint a column (the counted noun phrase: "car makers in France" does not point at ``Maker``).
+    """
+    span_set = frozenset(span.tokens)
+    cue = _cue(tokens, span)
+    kind = kind_of(span.text)
+    refs = {(fk.table.lower(), c.lower()): r for fk in catalog.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)}
+    out: list[OpenLink] = []
+    for table in catalog.tables:
+        if table.name.lower().startswith("_pimento"):
+            continue
+        t_words = set(name_words(table.name))
+        table_hint = hints.table_hint(table.name, exclude=span_set | ignore)
+        for column in table.columns:
+            if column.type not in ("text", "other"):
+                continue
+            key = (table.name.lower(), column.name.lower())
+            is_key = key in keys
+            c_words = set(name_words(column.name))
+            if span.kind == "coded":
+                if not c_words & _CODED_COLUMNS:
+                    continue
+            elif is_key and span.kind not in ("code", "quoted"):
+                continue
+            profile = column_profile(values, catalog, table.name, column.name)
+            if profile.informative and profile.style == "numeric":
+                continue
+            hint = _hint(hints, table.name, column.name, span, span_set | ignore)
+            own = c_words - t_words
+            if not own - _GENERIC and hint < 0.99:
+                hint *= 0.5  # only the table's own name names this column ("products" ~ product_details)
+            score, reasons = 0.3 + 0.45 * hint + 0.1 * table_hint + (0.05 if own in ({"name"}, {"title"}) else 0.0), []
+            if hint > 0:
+                reasons.append("column named nearby")
+            ref = refs.get(key)
+            code_words = c_words | (set(name_words(ref)) if ref else set())
+            bonus, why = _class_bonus(span, kind, cue, c_words, t_words, code_words, is_key)
+            score += bonus
+            reasons += why
+            if span.kind == "coded":
+                score += 0.3
+            if is_key:
+                score -= 0.1
+            if profile.informative:
+                score -= 0.15  # values survived there, and this one is not among them
+                reasons.append(f"index holds other {profile.style} values")
+            if score < 0.35:
+                continue
+            out += _spellings(span, table.name, column.name, profile, score, reasons, catalog)
+    out.sort(key=lambda o: -o.score)
+    return out
+
+
+def _hint(hints: Hints, table: str, column: str, span: Span, exclude: frozenset[int]) -> float:
+    """Column named near the span, more when named right beside it ("City Aberdeen", "type CV")."""
+    first, last = span.tokens[0], span.tokens[-1]
+    near = max(hints.column_hint(table, column, first, exclude=exclude), hints.column_hint(table, column, last, exclude=exclude))
+    beside = max(
+        hints.column_hint(table, column, first, width=2, exclude=exclude),
+        hints.column_hint(table, column, last, width=2, exclude=exclude),
+    )
+    return min(1.0, near + 0.5 * beside)
+
+
+def _cue(tokens: list[Token], span: Span) -> str:
+    """The word that introduces the span, skipping articles and trimmed labels: "from", "named", ..."""
+    k = min(span.tokens + span.label) - 1
+    if k > 0 and tokens[k].lower in ("or", "and", ","):  # "in Aberdeen or Abilene": the first one's cue
+        k -= 1
+        while k >= 0 and (_capital(tokens[k]) or tokens[k].kind == "quoted"):
+            k -= 1
+    while k >= 0 and (tokens[k].lower in ("the", "a", "an", "city", "country") or tokens[k].kind == "punct" and tokens[k].text in ",'\""):
+        k -= 1
+    if k < 0:
+        return ""
+    word = tokens[k].lower
+    if word in _NAME_CUES or lemma(word) in ("name", "call", "write", "direct", "title"):
+        return "name"
+    if word in _LOCATION_CUES or lemma(word) in _LOCATION_CUES:
+        return "place:" + word
+    return ""
+
+
+def _class_bonus(
+    span: Span, kind: str | None, cue: str, c_words: set[str], t_words: set[str], code_words: set[str], is_key: bool
+) -> tuple[float, list[str]]:
+    """Evidence from what the literal is (gazetteer, code, name) and the word that introduces it."""
+    bonus, why = 0.0, []
+    nation = c_words | (t_words if "name" in c_words else set())  # country.Name is a country column
+    if kind == "continent":
+        if "continent" in c_words:
+            bonus, why = 0.5, ["a continent"]
+        elif "region" in c_words:
+            bonus, why = 0.2, ["a continent"]
+        else:
+            bonus = -0.2
+    elif kind == "country":
+        if nation & _NATION_WORDS:
+            bonus, why = 0.5, ["a country"]
+        elif c_words & _PLACE_WORDS:
+            bonus, why = 0.1, ["a country"]
+        else:
+            bonus = -0.2
+    elif kind == "language":
+        if "language" in c_words:
+            bonus, why = 0.5, ["a language"]
+        elif c_words & _NATION_WORDS:
+            bonus, why = 0.15, ["a language"]
+        else:
+            bonus = -0.2
+    elif cue.startswith("place"):
+        if c_words & _PLACE_WORDS:
+            bonus, why = 0.35, [f"'{cue[6:]} ...' names a place"]
+        elif c_words & _NATION_WORDS:
+            bonus, why = 0.15, [f"'{cue[6:]} ...' names a place"]
+        direction = synonyms(cue[6:])
+        if direction and any(w in direction for w in c_words):
+            bonus += 0.15
+    elif cue == "name" or span.kind in ("proper", "quoted"):
+        if c_words & {"name", "title", "first", "last", "by", "author", "fullname", "full"}:
+            bonus, why = (0.3 if cue == "name" else 0.15), ["a name" if cue == "name" else "a proper name"]
+    if span.kind == "code" and code_words & _CODE_WORDS:
+        bonus += 0.25
+        why.append("a code")
+    if span.kind == "code" and is_key:
+        bonus += 0.1
+    # a word of the literal names the column or its table: "United Airlines" -> Airline
+    words = [lemma(w.lower()) for w in span.text.split()]
+    named = (c_words | t_words) - _GENERIC
+    if len(words) > 1 and set(words) & named:
+        bonus += 0.4 if words[-1] in named else 0.2
+        why.append("the literal names the column")
+    return bonus, why
+
+
+def _spellings(
+    span: Span, table: str, column: str, profile: ColumnProfile, score: float, reasons: list[str], catalog: Catalog
+) -> list[OpenLink]:
+    """The literal as the column most likely spells it, then other casings (slightly lower)."""
+    base = f"open value -> {table}.{column} (not in the value index"
+    why = base + ("; " + ", ".join(reasons) if reasons else "") + ")"
+    if span.kind == "coded":
+        word = lemma(span.text.lower())
+        return [OpenLink(((table, column, v),), score - 0.04 * i, why) for i, v in enumerate(CODED_WORDS[word][:3])]
+    forms = _casings(span, profile)
+    for alias in ALIASES.get(span.text.lower(), ()):
+        forms += [alias] if alias not in forms else []
+    out = [OpenLink(((table, column, v),), score - 0.05 * i, why) for i, v in enumerate(forms[:4])]
+    split = _first_last(catalog, table, column, span)
+    if split is not None:
+        out.insert(0, OpenLink(split, score + 0.05, base + "; a first and a last name)"))
+    return out
+
+
+def _casings(span: Span, profile: ColumnProfile) -> list[str]:
+    text = span.text
+    if span.kind == "quoted":
+        forms = [text]
+    else:
+        singular = " ".join(text.split()[:-1] + [_singular(text.split()[-1])]) if span.kind == "plain" or len(text.split()) == 1 else text
+        forms = [text, singular] if span.kind == "proper" else [singular, text]
+    styled = {"lower": str.lower, "upper": str.upper, "title": _title}.get(profile.style)
+    if styled is not None:
+        forms = [styled(f) for f in forms] + forms
+    elif span.kind in ("plain", "proper") and span.kind != "code":
+        forms = forms + [_title(f) if f == f.lower() else f.lower() for f in forms]
+    return list(dict.fromkeys(f for f in forms if f))
+
+
+def _title(text: str) -> str:
+    return " ".join(w[:1].upper() + w[1:] for w in text.split())
+
+
+def _singular(word: str) -> str:
+    low = word.lower()
+    base = lemma(low)
+    if base == low or low.endswith("ss"):
+        return word
+    return word[: len(base)] if word[: len(base)].lower() == base else (base.title() if word[:1].isupper() else base)
+
+
+def _first_last(catalog: Catalog, table: str, column: str, span: Span) -> tuple[tuple[str, str, Any], ...] | None:
+    """'Mark Giuliano' on a table with first- and last-name columns: both, ANDed."""
+    parts = span.text.split()
+    if span.kind not in ("proper", "quoted") or len(parts) != 2:
+        return None
+    words = set(name_words(column))
+    if "first" not in words:
+        return None
+    for other in catalog.table(table).columns:
+        if other.name != column and "last" in name_words(other.name) and other.type in ("text", "other"):
+            return ((table, column, parts[0]), (table, other.name, parts[1]))
+    return None
+
+
+def numeric_placeholder(values: ValueIndex, catalog: Catalog, table: str, column: str) -> bool:
+    """A text column the index shows nothing useful of: it may hold numbers (compare with care)."""
+    profile = column_profile(values, catalog, table, column)
+    return not profile.informative or profile.style == "numeric"
