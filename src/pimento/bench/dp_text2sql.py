@@ -4,7 +4,7 @@ Run::
 
     python -m pimento.bench.dp_text2sql [--data ../shared/data] [--cache ~/.cache/pimento/dp_text2sql]
         [--sources dev,train,ambiqt] [--train-dbs 12] [--methods gold-full,full,zero-shot,...]
-        [--limit N] [--rollouts 10] [--llm URL] [--json OUT]
+        [--limit N] [--rollouts 10] [--llm URL] [--llm-k 5] [--json OUT]
 
 **Ground truth** (built on the REAL databases; it is the benchmark's answer key, never seen by the
 system). Questions: Spider dev (``dev.json``), a fixed sample of Spider-train databases
@@ -27,6 +27,11 @@ correct and lower (the enumeration missed it; counted in ``beat_ground_truth``).
 Noise reduction: geometric mean, over questions where both the zero-shot top-1 and the method's
 choice are correct, of RS_real(zero-shot top-1) / RS_real(chosen) (noise scale is proportional to
 RS at fixed eps, delta).
+
+**LLM-driven methods** (``sens-prompt``, ``llm-zero-shot``, ``llm-full``; run only with ``--llm``,
+else reported as "not run: no --llm"): see :func:`_run_llm_method`. Each question records LLM
+calls and tokens, repair rounds and unusable outputs by reason; results are cached per endpoint
+and ``--llm-k``.
 """
 
 from __future__ import annotations
