@@ -52,7 +52,7 @@ _CODED_COLUMNS = {"sex", "gender"}
 
 _PLACEHOLDER = re.compile(r"^\[[^\]]*\]$")
 _LOCATION_CUES = {"in", "from", "at", "to", "into", "near", "inside", "within", "locate", "base", "live", "born",
-                  "headquarter", "headquartered", "situate", "of"}  # fmt: skip
+                  "headquarter", "headquartered", "situate"}  # fmt: skip
 _NAME_CUES = {"named", "called", "name", "by", "titled", "title", "author", "whose"}
 _PLACE_WORDS = {"city", "town", "location", "place", "state", "hometown", "home", "county", "district", "area",
                 "province", "residence", "venue", "headquarters", "headquarter", "birth", "region", "capital",
@@ -252,10 +252,14 @@ def link_span(
             profile = column_profile(values, catalog, table.name, column.name)
             if profile.informative and profile.style == "numeric":
                 continue
-            hint = _hint(hints, table.name, column.name, span, span_set | ignore)
             own = c_words - t_words
-            if not own - _GENERIC and hint < 0.99:
-                hint *= 0.5  # only the table's own name names this column ("products" ~ product_details)
+            if own - _GENERIC:
+                hint = _hint(hints, table.name, column.name, span, span_set)
+            else:
+                # a column named only by its table's words ("Maker" of car_makers, "product_details"):
+                # the counted noun ("car makers in France") does not point at it, other words count half
+                hint = _hint(hints, table.name, column.name, span, span_set | ignore)
+                hint *= 0.5 if hint < 0.99 else 1.0
             score, reasons = 0.3 + 0.45 * hint + 0.1 * table_hint + (0.05 if own in ({"name"}, {"title"}) else 0.0), []
             if hint > 0:
                 reasons.append("column named nearby")
@@ -266,7 +270,7 @@ def link_span(
             reasons += why
             if span.kind == "coded":
                 score += 0.3
-            if is_key:
+            if is_key and span.kind != "code":
                 score -= 0.1
             if profile.informative:
                 score -= 0.15  # values survived there, and this one is not among them
@@ -286,7 +290,7 @@ def _hint(hints: Hints, table: str, column: str, span: Span, exclude: frozenset[
         hints.column_hint(table, column, first, width=2, exclude=exclude),
         hints.column_hint(table, column, last, width=2, exclude=exclude),
     )
-    return min(1.0, near + 0.5 * beside)
+    return 0.7 * near + 0.3 * beside
 
 
 def _cue(tokens: list[Token], span: Span) -> str:
@@ -352,8 +356,10 @@ def _class_bonus(
     if span.kind == "code" and is_key:
         bonus += 0.1
     # a word of the literal names the column or its table: "United Airlines" -> Airline
+    # ("Airlines" names the table airlines whose own-named column is Airline)
     words = [lemma(w.lower()) for w in span.text.split()]
-    named = (c_words | t_words) - _GENERIC
+    label_column = c_words <= t_words | {"name", "title"}
+    named = (c_words | (t_words if label_column else set())) - _GENERIC
     if len(words) > 1 and set(words) & named:
         bonus += 0.4 if words[-1] in named else 0.2
         why.append("the literal names the column")

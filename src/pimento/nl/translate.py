@@ -411,10 +411,12 @@ def _open_options(ctx: _Context, span: Span, n: int = 6) -> list[_Option]:
     """Options for a literal the value index does not hold (see nl/open_values.py)."""
     neg = _negated(ctx.tokens, span.tokens[0])
     out = []
-    ignore = frozenset(t.index for t in ctx.np)
+    # the counted noun ("car makers in France") names its table, not the literal's column
+    ignore = frozenset(t.index for t in ctx.np if any(_strength(t, w) >= 0.85 for e in ctx.tables for w in e.words))
     for link in link_span(span, ctx.tokens, ctx.catalog, ctx.values, ctx, keys=_key_columns(ctx.catalog), ignore=ignore)[:n]:
         preds = tuple(_Pred(t, c, "<>" if neg else "=", (v,)) for t, c, v in link.pairs)
-        out.append(_Option(preds, link.score, f"literal {span.text!r}: {', '.join(f'{t}.{c} = {v!r}' for t, c, v in link.pairs)} ({link.why})"))
+        pairs = ", ".join(f"{t}.{c} = {v!r}" for t, c, v in link.pairs)
+        out.append(_Option(preds, link.score, f"literal {span.text!r}: {pairs} ({link.why})"))
     return out
 
 
