@@ -139,12 +139,14 @@ def find_spans(tokens: list[Token], taken: set[int], names_schema: Callable[[Tok
                 continue
             break
         run = tokens[i : j + 1]
-        while run and (names_schema(run[0]) or run[0].is_stop):
+        while run and (names_schema(run[0]) or run[0].is_stop and not _is_code(run[0])):
             run = run[1:]
         label = tuple(t.index for t in tokens[i : j + 1] if run and t.index < run[0].index)
         if len(run) > 1 and names_schema(run[-1]) and _is_code(run[-2]):
             run = run[:-1]
-        if run and not (len(run) == 1 and (names_schema(run[0]) or run[0].is_stop)):
+        if run and any(0 <= k < n and k in taken and _capital(tokens[k]) for k in (run[0].index - 1, run[-1].index + 1)):
+            pass  # beside a capitalised value the index placed ("Napa Country", "Ryan Goodwin"): part of it
+        elif run and not (len(run) == 1 and (names_schema(run[0]) or run[0].is_stop and not _is_code(run[0]))):
             text = " ".join(t.text for t in run)
             kind = "code" if len(run) == 1 and _is_code(run[0]) and kind_of(text) is None else "proper"
             out.append(Span(tuple(t.index for t in run), text, kind, label))
@@ -222,13 +224,15 @@ def link_span(
     *,
     keys: frozenset[tuple[str, str]],
     ignore: frozenset[int] = frozenset(),
+    claimed: frozenset[int] = frozenset(),
 ) -> list[OpenLink]:
     """Ranked columns (and spellings) for a span the value index does not hold; [] if none fits.
 
     ``keys`` are the (lower-case) key and foreign-key columns; ``ignore`` are tokens that must not
-    hint a column (the counted noun phrase: "car makers in France" does not point at ``Maker``).
+    hint a table-named column (the counted noun: "car makers in France" does not point at
+    ``Maker``); ``claimed`` are words nearer another literal ("Professors in building NEB").
     """
-    span_set = frozenset(span.tokens)
+    span_set = frozenset(span.tokens) | claimed
     cue = _cue(tokens, span)
     kind = kind_of(span.text)
     refs = {(fk.table.lower(), c.lower()): r for fk in catalog.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)}
@@ -257,9 +261,8 @@ def link_span(
                 hint = _hint(hints, table.name, column.name, span, span_set)
             else:
                 # a column named only by its table's words ("Maker" of car_makers, "product_details"):
-                # the counted noun ("car makers in France") does not point at it, other words count half
+                # the counted noun ("car makers in France") does not point at it
                 hint = _hint(hints, table.name, column.name, span, span_set | ignore)
-                hint *= 0.5 if hint < 0.99 else 1.0
             score, reasons = 0.3 + 0.45 * hint + 0.1 * table_hint + (0.05 if own in ({"name"}, {"title"}) else 0.0), []
             if hint > 0:
                 reasons.append("column named nearby")
@@ -305,6 +308,8 @@ def _cue(tokens: list[Token], span: Span) -> str:
     if k < 0:
         return ""
     word = tokens[k].lower
+    if word in ("called", "named") and k > 0 and tokens[k - 1].kind == "word" and not tokens[k - 1].is_stop:
+        return ""  # "the city called X": the noun before names the column, not a person's name
     if word in _NAME_CUES or lemma(word) in ("name", "call", "write", "direct", "title"):
         return "name"
     if word in _LOCATION_CUES or lemma(word) in _LOCATION_CUES:
@@ -376,26 +381,28 @@ def _spellings(
         word = lemma(span.text.lower())
         return [OpenLink(((table, column, v),), score - 0.04 * i, why) for i, v in enumerate(CODED_WORDS[word][:3])]
     forms = _casings(span, profile)
-    for alias in ALIASES.get(span.text.lower(), ()):
-        forms += [alias] if alias not in forms else []
     out = [OpenLink(((table, column, v),), score - 0.05 * i, why) for i, v in enumerate(forms[:4])]
     split = _first_last(catalog, table, column, span)
     if split is not None:
-        out.insert(0, OpenLink(split, score + 0.05, base + "; a first and a last name)"))
+        out.insert(0, OpenLink(split, score + 0.25, base + "; a first and a last name)"))
     return out
 
 
 def _casings(span: Span, profile: ColumnProfile) -> list[str]:
+    """Spellings to try: as typed (singular first for a lower-case plural), known aliases
+    ('US' -> 'USA'), then the casing the column's surviving values use, or the other casing."""
     text = span.text
-    if span.kind == "quoted":
+    if span.kind in ("quoted", "code") or text.isupper():
         forms = [text]
     else:
-        singular = " ".join(text.split()[:-1] + [_singular(text.split()[-1])]) if span.kind == "plain" or len(text.split()) == 1 else text
+        words = text.split()
+        singular = " ".join(words[:-1] + [_singular(words[-1])]) if span.kind == "plain" or len(words) == 1 else text
         forms = [text, singular] if span.kind == "proper" else [singular, text]
+    forms += list(ALIASES.get(text.lower(), ()))
     styled = {"lower": str.lower, "upper": str.upper, "title": _title}.get(profile.style)
     if styled is not None:
         forms = [styled(f) for f in forms] + forms
-    elif span.kind in ("plain", "proper") and span.kind != "code":
+    elif span.kind in ("plain", "proper") and not text.isupper():
         forms = forms + [_title(f) if f == f.lower() else f.lower() for f in forms]
     return list(dict.fromkeys(f for f in forms if f))
 

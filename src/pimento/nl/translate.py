@@ -355,10 +355,12 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             taken.update(idx)
 
     # literals the value index cannot place (open value linking, nl/open_values.py)
-    for span in find_spans(tokens, taken, lambda tok: _names_schema(ctx, tok)):
+    spans = find_spans(tokens, taken, lambda tok: _names_schema(ctx, tok))
+    literals = [(s.tokens[0], s.tokens[-1]) for s in spans] + [(t.index, t.index) for t in tokens if t.kind in ("quoted", "number")]
+    for span in spans:
         if any(i in taken for i in span.tokens):
             continue
-        options = _open_options(ctx, span)
+        options = _open_options(ctx, span, claimed=_claimed(tokens, span.tokens, literals))
         if options:
             strong = span.kind in ("code", "proper") and options[0].score >= 0.55
             mentions.append(_Mention(frozenset(span.tokens), options, optional=not strong, text=span.text))
@@ -407,13 +409,27 @@ def _hit_option(
     return _Option((pred,), score, f"value {hit.value!r} -> {hit.table}.{hit.column} ({hit.how} match)")
 
 
-def _open_options(ctx: _Context, span: Span, n: int = 6) -> list[_Option]:
+def _claimed(tokens: list[Token], own: tuple[int, ...], literals: list[tuple[int, int]]) -> frozenset[int]:
+    """Words nearer another literal than this one: "Professors in building NEB" - building is NEB's."""
+
+    def dist(i: int, lo: int, hi: int) -> int:
+        return 0 if lo <= i <= hi else min(abs(i - lo), abs(i - hi))
+
+    def coordinated(lo: int, hi: int) -> bool:  # "Aberdeen or Abilene" share their label
+        between = tokens[min(hi, own[-1]) + 1 : max(lo, own[0])]
+        return bool(between) and all(t.lower in ("or", "and", ",") for t in between)
+
+    others = [(lo, hi) for lo, hi in literals if (lo, hi) != (own[0], own[-1]) and not coordinated(lo, hi)]
+    return frozenset(t.index for t in tokens if any(dist(t.index, lo, hi) < dist(t.index, own[0], own[-1]) for lo, hi in others))
+
+
+def _open_options(ctx: _Context, span: Span, n: int = 6, claimed: frozenset[int] = frozenset()) -> list[_Option]:
     """Options for a literal the value index does not hold (see nl/open_values.py)."""
     neg = _negated(ctx.tokens, span.tokens[0])
     out = []
     # the counted noun ("car makers in France") names its table, not the literal's column
     ignore = frozenset(t.index for t in ctx.np if any(_strength(t, w) >= 0.85 for e in ctx.tables for w in e.words))
-    for link in link_span(span, ctx.tokens, ctx.catalog, ctx.values, ctx, keys=_key_columns(ctx.catalog), ignore=ignore)[:n]:
+    for link in link_span(span, ctx.tokens, ctx.catalog, ctx.values, ctx, keys=_key_columns(ctx.catalog), ignore=ignore, claimed=claimed)[:n]:
         preds = tuple(_Pred(t, c, "<>" if neg else "=", (v,)) for t, c, v in link.pairs)
         pairs = ", ".join(f"{t}.{c} = {v!r}" for t, c, v in link.pairs)
         out.append(_Option(preds, link.score, f"literal {span.text!r}: {pairs} ({link.why})"))
@@ -738,11 +754,25 @@ def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = No
     targets = _targets(ctx, mentions)
     bonus = _edge_bonus(ctx)
 
+    found = _candidates(ctx, mentions, targets, bonus, skip_any=False)
+    if not found and mentions:
+        # no formulation holds every required literal (no join path to its column): drop some
+        found = _candidates(ctx, mentions, targets, bonus, skip_any=True)
+    ranked = sorted(found.items(), key=lambda item: (-item[1][0], len(item[0].relations), str(item[0].count), repr(item[0])))
+    chosen = _diverse(ranked, k)
+    # rendering SQL is the slow part: rank on the IR, render only what is returned
+    return [Candidate(query, query.to_sql("duckdb"), score, why) for query, (score, why) in chosen]
+
+
+def _candidates(
+    ctx: _Context, mentions: list[_Mention], targets: list[_Target], bonus: dict[JoinEdge, float], *, skip_any: bool
+) -> dict[CountQuery, tuple[float, tuple[str, ...]]]:
+    """Every assembled query with its best score and explanation, over targets x value choices."""
     # value choices: product of the top options per mention (optional ones may be skipped)
     per_mention: list[list[_Option | None]] = []
     for m in mentions:
         choices: list[_Option | None] = list(m.options[:3])
-        if m.optional or not choices:
+        if m.optional or not choices or skip_any:
             choices.append(None)
         per_mention.append(choices)
     combos = list(itertools.islice(itertools.product(*per_mention), 64)) if per_mention else [()]
@@ -782,10 +812,7 @@ def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = No
                     previous = found.get(query)
                     if previous is None or previous[0] < total:
                         found[query] = (total, tuple(why + notes))
-    ranked = sorted(found.items(), key=lambda item: (-item[1][0], len(item[0].relations), str(item[0].count), repr(item[0])))
-    chosen = _diverse(ranked, k)
-    # rendering SQL is the slow part: rank on the IR, render only what is returned
-    return [Candidate(query, query.to_sql("duckdb"), score, why) for query, (score, why) in chosen]
+    return found
 
 
 def _contradictory(preds: list[Any]) -> bool:

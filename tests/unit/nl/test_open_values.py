@@ -20,6 +20,7 @@ def _catalog() -> Catalog:
         Table("templates", (Column("template_id", "integer"), Column("template_type_code"), Column("template_details")), ("template_id",)),
         Table("people", (Column("person_id", "integer"), Column("first_name"), Column("last_name"), Column("sex")), ("person_id",)),
         Table("channels", (Column("channel_id", "integer"), Column("series_name"), Column("language")), ("channel_id",)),
+        Table("faculty", (Column("fac_id", "integer"), Column("rank"), Column("building"), Column("headquarters")), ("fac_id",)),
     )
     fks = (
         ForeignKey("makers", ("Country",), "countries", ("CountryId",)),
@@ -84,6 +85,36 @@ def test_coded_word_on_a_placeholder_sex_column():
 def test_numeric_comparative_on_a_placeholder_text_column_named_beside_it():
     top = _sqls("How many cars have a horsepower greater than 150?")[0]
     assert "cars.Horsepower > '150'" in top
+
+
+def test_a_word_beside_one_literal_does_not_name_the_column_of_another():
+    top = _sqls("How many Professors are in building NEB?")[0]
+    assert "faculty.building = 'NEB'" in top
+    assert "faculty.building = 'Professors'" not in top
+
+
+def test_a_value_the_index_placed_keeps_its_neighbour_word():
+    values = _synthetic({("people", "last_name"): ["Goodwin"]})
+    top = _sqls("How many people are called Ryan Goodwin?", values)[0]
+    assert "people.last_name = 'Goodwin'" in top and "Ryan" not in top
+
+
+def test_country_aliases_are_offered():
+    catalog = Catalog((Table("company", (Column("company_id", "integer"), Column("name"), Column("headquarters")), ("company_id",)),))
+    sqls = [c.sql for c in translate("How many companies are headquartered in the US?", catalog, values=ValueIndex.empty(), k=10)]
+    assert "company.headquarters = 'US'" in sqls[0]
+    assert any("company.headquarters = 'USA'" in s for s in sqls)
+
+
+def test_a_literal_with_no_joinable_column_is_dropped_rather_than_answering_nothing():
+    catalog = Catalog(
+        (
+            Table("faculty", (Column("fac_id", "integer"), Column("building")), ("fac_id",)),
+            Table("countries", (Column("country_id", "integer"), Column("country_name")), ("country_id",)),
+        )
+    )
+    top = translate("How many faculty are in France?", catalog, values=ValueIndex.empty())
+    assert top and top[0].sql == "SELECT COUNT(*) FROM faculty"
 
 
 def test_no_link_when_no_column_can_hold_the_literal():
