@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = ["ALIASES", "kind_of"]
 
+
 def _names(text: str) -> frozenset[str]:
     return frozenset(" ".join(name.split()) for name in text.split("|") if name.strip())
 

@@ -5,7 +5,8 @@ Pipeline (each step a small function over plain data):
 1. :func:`~pimento.nl.intent.detect_intent`: is it a count, where does the counted phrase start,
    was "different/distinct" asked;
 2. mentions: quoted strings, numbers, word n-grams linked to stored values
-   (:class:`~pimento.nl.values.ValueIndex`), yes/no columns named by an adjective ("official");
+   (:class:`~pimento.nl.values.ValueIndex`), literals no stored value claims
+   (:mod:`~pimento.nl.open_values`), yes/no columns named by an adjective ("official");
    each mention gets ranked options ``(column, operator, value)``;
 3. the counted entity: a table (``COUNT(*)``, or ``COUNT(DISTINCT key)`` when a join repeats its
    rows) or a column (``COUNT(DISTINCT column)``), from the words right after the cue;
@@ -736,7 +737,8 @@ def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = No
         question: the analyst's question in English.
         catalog: the database's catalog (tables, keys, foreign keys).
         values: stored values to link literals with; build it from the SYNTHETIC database
-            (:meth:`ValueIndex.from_engine`). ``None`` links only quoted strings and numbers.
+            (:meth:`ValueIndex.from_engine`). ``None``: literals are placed by open value
+            linking alone (question and schema, :mod:`pimento.nl.open_values`).
         k: how many candidates to return.
 
     Raises:

@@ -70,7 +70,7 @@ class ValueIndex:
 
     @classmethod
     def empty(cls) -> ValueIndex:
-        """No values: the parser links only quoted literals and numbers, by column names."""
+        """No values: the parser places literals by open value linking (question and schema only)."""
         return cls()
 
     @classmethod
