@@ -25,7 +25,7 @@ import sqlglot
 from sqlglot import exp
 
 from pimento.engines import Engine
-from pimento.errors import PimentoError, SearchError
+from pimento.errors import InternalError, PimentoError, SearchError
 from pimento.schema import Catalog
 from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, Stop, decompose
 from pimento.search.evaluate import Clusters, Evaluation, QueryEvaluator, SensitivityOracle, residual_oracle
@@ -62,10 +62,15 @@ class SearchConfig:
     #: incumbent among the formulations of its best-ranked warm-start intent (False: among all
     #: its members, as the paper states it, whatever the answer).
     intent_incumbent: bool = True
+    #: Which queries vote for a cluster in the final selection: "proposals" (the warm-start
+    #: candidates only, ties to the best-ranked one: the search's own reformulations of a proposal
+    #: keep its reading by construction, so counting them would favour readings that happen to
+    #: have many formulations) or "all" (every evaluated query, the paper's literal rule).
+    final_votes: str = "proposals"
 
 
 #: The search variants selectable by name: the full method and the paper's ablations.
-VARIANTS: dict[str, dict[str, bool]] = {
+VARIANTS: dict[str, dict[str, Any]] = {
     "full": {},
     "no-warm-start": {"warm_start": False},
     "no-pruning": {"pruning": False},
@@ -73,6 +78,7 @@ VARIANTS: dict[str, dict[str, bool]] = {
     "no-sensitivity-reward": {"sensitivity_reward": False},
     "direct-rs-reward": {"direct_rs_reward": True},
     "alphasql": {"ignore_sensitivity": True},
+    "all-votes": {"final_votes": "all"},
 }
 
 
@@ -100,8 +106,8 @@ class _Node:
     def terminal(self) -> bool:
         return self.state.prefix.stopped
 
-    def child_for(self, action: Action) -> _Node | None:
-        return next((c for c in self.children if c.action == action), None)
+    def child_for(self, action: Action, intent: Intent | None = None) -> _Node | None:
+        return next((c for c in self.children if c.action == action and (intent is None or c.state.intent is intent)), None)
 
 
 @dataclass(frozen=True)
@@ -195,6 +201,8 @@ class SensitivitySearch:
         self._fan_outs: dict[tuple[str, str, str | None], int | None] = {}
         #: Best rank of the warm-start intent each evaluated query follows (0 = the top candidate).
         self._ranks: dict[CountQuery, int] = {}
+        #: Rank of each warm-start proposal itself (they vote in the final selection).
+        self._proposals: dict[CountQuery, int] = {}
 
     # ------------------------------------------------------------------ public
     def run(self, candidates: list[CountQuery]) -> SearchResult:
@@ -210,6 +218,7 @@ class SensitivitySearch:
         self._root_turn = 0
         warm_rs = []
         for rank, query in enumerate(candidates):
+            self._proposals.setdefault(query, rank)
             evaluation = self._evaluate(query, source=f"warm-start #{rank + 1}", rank=rank)
             if evaluation.valid and evaluation.sensitivity is not None:
                 warm_rs.append(evaluation.sensitivity.rs)
@@ -231,7 +240,10 @@ class SensitivitySearch:
         node, path = self.root, []
         placed: set[int] = set()
         for action in decompose(query):
-            child = node.child_for(action)
+            # Below the root a path belongs to one intent: two warm starts that begin with the same
+            # action but read the question differently get separate subtrees, so every query the
+            # search completes there is credited to the right proposal's intent (and rank).
+            child = node.child_for(action) if node is not self.root else node.child_for(action, intent)
             if isinstance(action, AddRelation):
                 placed |= {i for i, f in enumerate(intent.filters) if f.origin_alias == action.relation.alias}
             if child is None:
@@ -434,8 +446,20 @@ class SensitivitySearch:
                 node.parent.visits += 1
 
     # ------------------------------------------------------------------ final selection
+    def _final_cluster(self) -> int | None:
+        """The answer cluster the final selection takes (see ``SearchConfig.final_votes``)."""
+        if self.config.final_votes not in ("all", "proposals"):
+            raise InternalError(f"unknown final_votes {self.config.final_votes!r}")
+        if self.config.final_votes == "all":
+            return self.clusters.largest()
+        members = self.clusters.members
+        votes = {k: sum(1 for q in qs if q in self._proposals) for k, qs in members.items()}
+        if not any(votes.values()):
+            return self.clusters.largest()
+        return min(members, key=lambda k: (-votes[k], self.clusters.first_seen[k]))
+
     def _select(self, candidates: list[CountQuery], seconds: float) -> SearchResult:
-        key = self.clusters.largest()
+        key = self._final_cluster()
         if key is None:
             raise SearchError(
                 "the search found no query that runs on the synthetic database",

@@ -128,3 +128,39 @@ def test_an_empty_answer_cluster_keeps_the_best_ranked_reading(demo):
     paper = SearchConfig(rollouts=0, intent_incumbent=False)
     lowest = SensitivitySearch(engine, catalog, beta=0.1, config=paper, oracle=_oracle(frozenset({"Prescription", "Employee"}))).run([first, other])
     assert {r.table for r in lowest.query.relations} == {"Visit"}
+
+
+def test_only_proposals_vote_in_the_final_selection(demo):
+    engine, catalog = demo
+    # One proposal whose reading has many formulations (the search adds them to its cluster) ...
+    many = parse_count_query(DEMO_SQL_PRESCRIPTION, catalog)
+    # ... against two proposals that agree with each other on another reading.
+    patients = parse_count_query("SELECT COUNT(*) FROM Patient", catalog)
+    patients_too = parse_count_query("SELECT COUNT(DISTINCT Visit.pat_id) FROM Visit JOIN Patient ON Visit.pat_id = Patient.pat_id", catalog)
+    assert engine.execute(patients.to_sql()).scalar() == engine.execute(patients_too.to_sql()).scalar()
+    oracle = _oracle(frozenset({"Prescription", "Employee"}))
+    config = SearchConfig(rollouts=30, seed=1, final_votes="proposals")
+    search = SensitivitySearch(engine, catalog, beta=0.1, config=config, oracle=oracle)
+    chosen = search.run([many, patients, patients_too])
+    assert chosen.synthetic_answer == engine.execute(patients.to_sql()).scalar()
+    sizes = {a.cluster: a.cluster_size for a in chosen.alternatives}
+    # The search did add formulations of the first reading, so by size alone it would compete.
+    assert sizes[next(a.cluster for a in chosen.alternatives if a.synthetic_answer != chosen.synthetic_answer)] >= 2
+    # The paper's literal rule (every evaluated query votes) is the largest cluster by size.
+    literal = SensitivitySearch(engine, catalog, beta=0.1, config=SearchConfig(rollouts=30, seed=1, final_votes="all"), oracle=oracle)
+    result = literal.run([many, patients, patients_too])
+    assert result.cluster_size == max(a.cluster_size for a in result.alternatives)
+
+
+def test_warm_starts_sharing_a_first_action_keep_their_own_reading(demo):
+    engine, catalog = demo
+    first = parse_count_query("SELECT COUNT(*) FROM Visit WHERE Visit.diagnosis = 'I10'", catalog)
+    second = parse_count_query("SELECT COUNT(*) FROM Visit", catalog)
+    search = SensitivitySearch(engine, catalog, beta=0.1, config=SearchConfig(rollouts=10, seed=2), oracle=_oracle(frozenset()))
+    search.run([first, second])
+    # The unfiltered count is the second proposal's reading, whatever the search did with the first.
+    assert search._proposals[second.canonical()] == 1
+    assert search._ranks[second.canonical()] == 1
+    for query, rank in search._ranks.items():
+        if rank == 0:
+            assert query.selections or any("diagnosis" in str(s) for s in query.to_sql().split()), query.to_sql()
