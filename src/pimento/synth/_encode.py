@@ -123,10 +123,29 @@ def _sig_bucket(x: np.ndarray, digits: int, integer: bool) -> np.ndarray:
     return lo + 1j * step
 
 
+def public_key(x: Any) -> Any:
+    """A value of a public domain in a comparable form (plain Python, integral floats as int,
+    midnight timestamps as dates)."""
+    if isinstance(x, np.datetime64):
+        x = x.astype("datetime64[us]").item()
+    elif isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    if isinstance(x, _dt.datetime) and x.time() == _dt.time(0):
+        return x.date()
+    return x
+
+
 def bucket_keys(col: ColumnData, level: str) -> np.ndarray:
     """The bucket key of every row (meaningless where ``col.null``)."""
     fam = col.family
     v = col.values
+    if level == "public":
+        # A public domain lists the values themselves (no bucketing).
+        out = np.empty(len(v), dtype=object)
+        out[:] = [public_key(x) for x in v.tolist()]
+        return out
     if fam in ("integer", "real"):
         x = np.where(col.null, 0, v).astype(float)
         if level == "fine":
@@ -145,6 +164,10 @@ def bucket_keys(col: ColumnData, level: str) -> np.ndarray:
 
 
 def _decode_key(key: Any, family: str, level: str, n: int, rng: np.random.Generator) -> Any:
+    if level == "public":
+        out = np.empty(n, dtype=object)
+        out[:] = [key] * n
+        return out
     if family in ("integer", "real"):
         c = complex(key)
         lo, step = c.real, c.imag
@@ -174,7 +197,7 @@ def _decode_key(key: Any, family: str, level: str, n: int, rng: np.random.Genera
 
 def public_encoding(family: str, keys: list[Any], nullable: bool) -> Encoding:
     """An encoding over a public domain (booleans, keys of a public table): no selection needed."""
-    return Encoding(family, "cat", "public", list(keys), np.ones(len(keys)), False, nullable)
+    return Encoding(family, "cat", "public", [public_key(k) for k in keys], np.ones(len(keys)), False, nullable)
 
 
 def selection_sensitivity_sq(m: int = KEYS_PER_UNIT) -> float:
