@@ -28,6 +28,7 @@ from pimento.synth._encode import (
 )
 from pimento.synth._mst import fit_table_model
 from pimento.synth._plan import Plan
+from pimento.synth._types import TYPE_SENSITIVITY, classes_for, coerce, decide_family, to_datetime64, value_classes
 
 __all__ = ["synthesize_tables", "Progress"]
 
@@ -47,6 +48,11 @@ TOTAL_PARTICIPATION = 0.97
 MAX_PUBLIC_KEYS = 200
 #: Budget shares inside a component.
 SHARE_CAPS, SHARE_SELECT, SHARE_TIES = 0.05, 0.25, 0.05
+#: Share for the column-type tests (taken from the models' share, only in components with a
+#: tested column: TEXT columns, and DATE/TIMESTAMP columns of engines that do not enforce types).
+SHARE_TYPES = 0.05
+#: Engines whose declared column types are enforced on every stored value.
+TYPED_ENGINES = ("duckdb", "postgres")
 #: Share for link in-degrees (taken from the models' share, only in components that own links
 #: to private tables).
 SHARE_LINKS = 0.08
@@ -139,15 +145,17 @@ def _read_table(engine: Any, catalog: Catalog, table: str) -> dict[str, ColumnDa
             try:
                 num[ok] = np.array([float(x) for x in vals[ok]], dtype=float)
             except (TypeError, ValueError):
-                out[c.name] = ColumnData("text", np.array([None if x is None else str(x) for x in vals], dtype=object), null)
+                # Some stored value is not a number (engines that do not enforce types): keep
+                # the stored values; keys compare them as stored, and a modelled column is
+                # coerced to its family later (``decide_types``), non-numbers becoming NULL.
+                out[c.name] = ColumnData(c.type, vals, null)
                 continue
             if c.type == "integer" and np.all(num[ok] == np.round(num[ok])):
                 num = num.astype(np.int64)
             out[c.name] = ColumnData(c.type, num, null)
-        elif c.type in ("date", "timestamp"):
-            d = np.array([np.datetime64(x) if x is not None else np.datetime64("NaT") for x in vals], dtype="datetime64[us]")
-            out[c.name] = ColumnData(c.type, d, null)
         else:
+            # Dates stay as stored (a DATE column may hold integers or text in SQLite); a
+            # modelled column is coerced to its family by ``decide_types``.
             out[c.name] = ColumnData(c.type, vals, null)
     return out
 
@@ -290,7 +298,13 @@ class Synthesizer:
         self.enc: dict[tuple[str, str], Encoding] = {}
         self.entities: dict[str, EntityInfo] = {}
         self.models: dict[str, Any] = {}
-        self.report: dict[str, Any] = {"caps": {}, "ties": [], "free_text": [], "models": {}, "components": plan.components}
+        #: The family each modelled column is modelled and written in (``decide_types``).
+        self.family: dict[tuple[str, str], str] = {}
+        #: Number of DP type tests per component (their share is charged only where there are some).
+        self.type_tests: dict[str, int] = {}
+        self.report: dict[str, Any] = {
+            "caps": {}, "ties": [], "free_text": [], "models": {}, "components": plan.components, "column_types": {},
+        }
 
     # ------------------------------------------------------------------ helpers
 
@@ -453,6 +467,70 @@ class Synthesizer:
         cap = max(1, int(CAP_BINS[i]))
         return max(1, min(cap, MAX_CAP, MAX_UNIT_ROWS // max(self.unit_rows[parent], 1)))
 
+    # ------------------------------------------------------------------ stage 1b: column types
+
+    def _declared_domain(self, table: str, column: str) -> bool:
+        return (
+            self.check_domains.get((table, column)) is not None
+            or column in self.link_context.get(table, [])
+            or (table, column) in self.public_values
+        )
+
+    def column_family(self, table: str, column: str) -> str:
+        """The family a column is modelled and written in (its declared type unless tested)."""
+        return self.family.get((table, column)) or self.cat.table(table).column(column).type
+
+    def decide_types(self) -> None:
+        """DP test of what modelled columns hold, where the declared type does not settle it
+        (PRIVACY.md, "Column types"): TEXT columns (numbers only?) and, for engines that do not
+        enforce types, DATE/TIMESTAMP columns (dates, numbers or text?). Then every modelled
+        column is coerced to its family; values that do not fit become NULL."""
+        loose = getattr(self.engine, "name", "") not in TYPED_ENGINES
+        for comp in self.plan.components:
+            self.acc.scope = comp
+            tables = [t for t in self.plan.order if self.plan.tables[t].component == comp]
+            todo = []
+            for t in tables:
+                fkcols = self._fk_columns(t)
+                minted = self._minted(t)
+                for c in self.cat.table(t).columns:
+                    if c.name in fkcols or c.name in minted:
+                        continue
+                    self.family[(t, c.name)] = c.type
+                    if c.type == "boolean" or self._declared_domain(t, c.name):
+                        continue
+                    if c.type == "text" or (loose and c.type in ("date", "timestamp")):
+                        todo.append((t, c))
+            self.type_tests[comp] = len(todo)
+            if todo:
+                rho = self.acc.rho_total * SHARE_TYPES / len(todo)
+                sigma = self.acc.sigma(sensitivity=TYPE_SENSITIVITY, rho=rho)
+                for t, c in todo:
+                    col = self.data[t][c.name]
+                    rows = np.flatnonzero(self.valid[t] & ~col.null)
+                    # One value per unit, chosen in a random order independent of other units.
+                    kept = rows[self._per_unit_sample(self.unit[t][rows], 1)]
+                    classes = classes_for(c.type)
+                    cls = value_classes(col.values[kept], c.type)
+                    hist = np.array([float(np.sum(cls == k)) for k in classes])
+                    noisy = self.acc.gaussian(hist, sensitivity=TYPE_SENSITIVITY, rho=rho, what=f"type of {t}.{c.name}")
+                    fam = decide_family(c.type, dict(zip(classes, noisy.tolist())), sigma)
+                    self.family[(t, c.name)] = fam
+                    if fam != c.type:
+                        self.report["column_types"][f"{t}.{c.name}"] = fam
+            for t in tables:
+                for c in self.cat.table(t).columns:
+                    fam = self.family.get((t, c.name))
+                    if fam is not None:
+                        self.data[t][c.name] = coerce(self.data[t][c.name], fam)
+
+    def changed_families(self) -> dict[tuple[str, str], str]:
+        """Columns the type test moved away from their declared family (written accordingly)."""
+        return {(t, c): f for (t, c), f in self.family.items() if f != self.cat.table(t).column(c).type}
+
+    def _share_types(self, comp: str) -> float:
+        return SHARE_TYPES if self.type_tests.get(comp) else 0.0
+
     # ------------------------------------------------------------------ stage 2: encodings
 
     def encode_columns(self) -> None:
@@ -466,6 +544,7 @@ class Synthesizer:
                 for c in self.cat.table(t).columns:
                     if c.name in fkcols or c.name in minted:
                         continue
+                    fam = self.column_family(t, c.name)
                     domain = self.check_domains.get((t, c.name))
                     if domain is None and (c.name in self.link_context.get(t, []) or (t, c.name) in self.public_values):
                         # Declared public value sets and link context: the set of values is read
@@ -476,26 +555,27 @@ class Synthesizer:
                                 f"{t}.{c.name} has more than {MAX_PUBLIC_VALUES} distinct values: too many for a public value set",
                                 hint=f"remove {t}.{c.name} from [synth] public_values / link_context (it is then selected with DP)",
                             )
-                    if c.type == "boolean":
+                    if fam == "boolean":
                         self.enc[(t, c.name)] = public_encoding("boolean", [False, True], c.nullable)
                     elif domain is not None:
-                        self.enc[(t, c.name)] = public_encoding(c.type, domain, c.nullable)
-                    elif c.type in ("text", "integer", "real", "date", "timestamp"):
+                        self.enc[(t, c.name)] = public_encoding(fam, domain, c.nullable)
+                    elif fam in ("text", "integer", "real", "date", "timestamp"):
                         todo.append((t, c))
                     else:
-                        self.enc[(t, c.name)] = Encoding(c.type, "free", nullable=c.nullable)
+                        self.enc[(t, c.name)] = Encoding(fam, "free", nullable=c.nullable)
             if not todo:
                 continue
-            weights = [2 if c.type in ("integer", "real", "date", "timestamp") else 1 for _, c in todo]
+            fams = [self.column_family(t, c.name) for t, c in todo]
+            weights = [2 if f in ("integer", "real", "date", "timestamp") else 1 for f in fams]
             rho_unit = self.acc.rho_total * SHARE_SELECT / sum(weights)
             delta_col = self.acc.delta_selection / sum(weights)
-            for i, (t, c) in enumerate(todo):
+            for i, ((t, c), fam) in enumerate(zip(todo, fams)):
                 col = self.data[t][c.name].take(np.flatnonzero(self.valid[t]))
                 unit = self.unit[t][self.valid[t]]
                 present = ~col.null
                 m = min(KEYS_PER_UNIT, self.unit_rows[t])
                 sens = math.sqrt(selection_sensitivity_sq(m))
-                levels = ["fine", "coarse"] if c.type in ("integer", "real", "date", "timestamp") else ["fine"]
+                levels = ["fine", "coarse"] if fam in ("integer", "real", "date", "timestamp") else ["fine"]
                 chosen = None
                 for level in levels:
                     sigma = self.acc.sigma(sensitivity=sens, rho=rho_unit)
@@ -506,10 +586,10 @@ class Synthesizer:
                         noise=lambda size, s=sigma: self.acc.normal(size, s), order_rng=self.order_rng,
                     )
                     if kept and (coverage >= MIN_COVERAGE or level == "coarse"):
-                        chosen = Encoding(c.type, "cat", level, kept, weights_kept, True, c.nullable)
+                        chosen = Encoding(fam, "cat", level, kept, weights_kept, True, c.nullable)
                         break
                 if chosen is None:
-                    chosen = Encoding(c.type, "free", nullable=c.nullable)
+                    chosen = Encoding(fam, "free", nullable=c.nullable)
                     self.report["free_text"].append(f"{t}.{c.name}")
                 self.enc[(t, c.name)] = chosen
                 self.progress("encode", i + 1, len(todo))
@@ -732,7 +812,8 @@ class Synthesizer:
                 if fam in ("integer", "real"):
                     values = np.array([0 if v is None else v for v in vals], dtype=float)
                 elif fam in ("date", "timestamp"):
-                    values = np.array([np.datetime64(v) if v is not None else np.datetime64("NaT") for v in vals], dtype="datetime64[us]")
+                    values, bad = to_datetime64(vals)
+                    null = null | bad
                 codes = enc.encode(ColumnData(fam, values, null))
         if enc.nullable:
             codes = np.where(present, codes, enc.null_code)
@@ -790,7 +871,9 @@ class Synthesizer:
         # Fit one model per entity.
         for i, e in enumerate(ents):
             comp = self.plan.tables[e].component
-            rho_model = self.acc.rho_total * (1 - SHARE_CAPS - SHARE_SELECT - SHARE_TIES - self._share_links(comp))
+            rho_model = self.acc.rho_total * (
+                1 - SHARE_CAPS - SHARE_SELECT - SHARE_TIES - self._share_links(comp) - self._share_types(comp)
+            )
             info = self.entities[e]
             self.acc.scope = self.plan.tables[e].component
             comp_ents = [x for x in ents if self.plan.tables[x].component == self.plan.tables[e].component]

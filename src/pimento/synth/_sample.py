@@ -10,6 +10,7 @@ import numpy as np
 
 from pimento.synth._encode import PLACEHOLDER, ColumnData, _default
 from pimento.synth._core import Synthesizer, _norm
+from pimento.synth._types import to_datetime64
 
 __all__ = ["sample_database"]
 
@@ -205,7 +206,8 @@ def sample_database(s: Synthesizer) -> Sampled:
             if not col.nullable:
                 bad = np.array([x is None for x in v], dtype=bool)
                 if bad.any():
-                    v[bad] = _default(col.type) if col.type != "text" else PLACEHOLDER
+                    fam = s.column_family(a.table, a.column)
+                    v[bad] = _default(fam) if fam != "text" else PLACEHOLDER
             vals[a.name] = v
             out.cols[a.table][a.column] = v[out.ent_pos[a.table]]
         # Free-text and unmodelled columns: a constant placeholder (or NULL where allowed).
@@ -218,7 +220,8 @@ def sample_database(s: Synthesizer) -> Sampled:
                 enc = s.enc.get((tt, c.name))
                 if enc is not None and enc.kind == "cat":
                     continue
-                fill = PLACEHOLDER if c.type == "text" else (None if c.nullable else _default(c.type))
+                fam = s.column_family(tt, c.name)
+                fill = PLACEHOLDER if fam == "text" else (None if c.nullable else _default(fam))
                 out.cols[tt][c.name][:] = fill
     return out
 
@@ -228,7 +231,8 @@ def _encode_values(enc: Any, family: str, values: np.ndarray) -> np.ndarray:
     if family in ("integer", "real"):
         arr = np.array([0 if v is None else v for v in values], dtype=float)
     elif family in ("date", "timestamp"):
-        arr = np.array([np.datetime64(v) if v is not None else np.datetime64("NaT") for v in values], dtype="datetime64[us]")
+        arr, bad = to_datetime64(values)
+        null = null | bad
     else:
         arr = values
     return enc.encode(ColumnData(family, arr, null))

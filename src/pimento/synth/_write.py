@@ -130,12 +130,21 @@ def _table_order(catalog: Catalog) -> list[str]:
     return done
 
 
-def _ddl_from_catalog(catalog: Catalog, table: str) -> str:
+_DUCK_TYPES = {"integer": "BIGINT", "real": "DOUBLE", "date": "DATE", "timestamp": "TIMESTAMP", "boolean": "BOOLEAN"}
+
+
+def _ddl_from_catalog(catalog: Catalog, table: str, families: dict[tuple[str, str], str] | None = None) -> str:
     t = catalog.table(table)
     parts = []
     for c in t.columns:
-        raw = c.raw_type or {"integer": "BIGINT", "real": "DOUBLE", "date": "DATE", "timestamp": "TIMESTAMP", "boolean": "BOOLEAN"}.get(c.type, "VARCHAR")
-        raw = _duck_type(raw, c.type)
+        fam = (families or {}).get((t.name, c.name), c.type)
+        if fam != c.type:
+            # The DP type test chose another family than the declared one (a TEXT column of
+            # numbers, a DATE column of integers): a type the written values fit.
+            raw = _DUCK_TYPES.get(fam, "VARCHAR")
+        else:
+            raw = c.raw_type or _DUCK_TYPES.get(c.type, "VARCHAR")
+        raw = _duck_type(raw, fam)
         parts.append(f'"{c.name}" {raw}' + (" NOT NULL" if not c.nullable else ""))
     if t.primary_key:
         parts.append("PRIMARY KEY (" + ", ".join(f'"{c}"' for c in t.primary_key) + ")")
@@ -157,11 +166,12 @@ def _duck_type(raw: str, family: str) -> str:
         duckdb.sql(f"SELECT CAST(NULL AS {raw})")
         return raw
     except duckdb.Error:
-        return {"integer": "BIGINT", "real": "DOUBLE", "date": "DATE", "timestamp": "TIMESTAMP", "boolean": "BOOLEAN"}.get(family, "VARCHAR")
+        return _DUCK_TYPES.get(family, "VARCHAR")
 
 
-def source_ddl(engine: Any, catalog: Catalog) -> dict[str, str]:
-    """CREATE TABLE statements: the source's own (DuckDB) or generated from the catalog."""
+def source_ddl(engine: Any, catalog: Catalog, families: dict[tuple[str, str], str] | None = None) -> dict[str, str]:
+    """CREATE TABLE statements: the source's own (DuckDB) or generated from the catalog, where a
+    column whose family the DP type test changed (``families``) gets a type its values fit."""
     out: dict[str, str] = {}
     if getattr(engine, "name", "") == "duckdb":
         rows = engine.execute("SELECT table_name, sql FROM duckdb_tables() WHERE schema_name = current_schema()").rows
@@ -171,7 +181,7 @@ def source_ddl(engine: Any, catalog: Catalog) -> dict[str, str]:
                 out[t.name] = have[t.name]
     for t in catalog.tables:
         if t.name not in out and not t.name.startswith("_pimento"):
-            out[t.name] = _ddl_from_catalog(catalog, t.name)
+            out[t.name] = _ddl_from_catalog(catalog, t.name, families)
     return out
 
 
@@ -181,6 +191,7 @@ def write_database(
     ddl: dict[str, str],
     tables: dict[str, dict[str, np.ndarray]],
     meta: dict[str, Any],
+    families: dict[tuple[str, str], str] | None = None,
 ) -> None:
     try:
         con = duckdb.connect(path)
@@ -197,7 +208,7 @@ def write_database(
                 frame: dict[str, np.ndarray] = {}
                 select = []
                 for i, c in enumerate(catalog.table(t).columns):
-                    values, null = _column_array(data[c.name], c.type)
+                    values, null = _column_array(data[c.name], (families or {}).get((t, c.name), c.type))
                     frame[f"c{i}"] = values
                     frame[f"n{i}"] = null
                     select.append(f'CASE WHEN n{i} THEN NULL ELSE CAST(c{i} AS {_target_type(con, t, c.name)}) END')

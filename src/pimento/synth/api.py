@@ -107,6 +107,7 @@ def synthesize(
     )
     s.load()
     s.cap_and_link()
+    s.decide_types()
     s.encode_columns()
     s.measure_link_degrees()
     s.build_entities()
@@ -154,7 +155,8 @@ def synthesize(
         "ledger_charge": charge_id,
         "details": details,
     }
-    write_database(out_path, catalog, source_ddl(engine, catalog), tables, meta)
+    families = s.changed_families()
+    write_database(out_path, catalog, source_ddl(engine, catalog, families), tables, meta, families)
     if progress:
         progress("write", 1, 1)
     rows = {t: len(next(iter(v.values()))) if v else 0 for t, v in tables.items()}
