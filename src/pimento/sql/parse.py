@@ -376,6 +376,8 @@ class _Parser:
             construct = "non_equi_join" if (in_on or column_pair) and not isinstance(node, (exp.Or, exp.Not)) else "cross_relation_predicate"
             raise self._reject(construct, node, detail=f"mentions {', '.join(sorted(aliases))}")
         target = next(iter(aliases)) if aliases else next(iter(self.scope.relations.values())).alias
+        if self.dialect == "sqlite":
+            node = self._sqlite_text_affinity(node)
         qualified = node.copy()
         for column in qualified.find_all(exp.Column):
             if isinstance(column.this, exp.Star):
@@ -384,6 +386,45 @@ class _Parser:
             column.set("table", exp.to_identifier(attr.alias))
             column.set("this", exp.to_identifier(attr.column))
         self.selections.setdefault(target, []).append(qualified)
+
+    def _sqlite_text_affinity(self, node: exp.Expression) -> exp.Expression:
+        """Make SQLite's comparison rule explicit: a TEXT-affinity column against a number compares text.
+
+        SQLite applies the column's TEXT affinity to a numeric literal (``horsepower > 150`` with
+        ``horsepower TEXT`` compares ``'130' > '150'`` as strings), while DuckDB and PostgreSQL refuse
+        or cast the other way. Writing the literal as the string SQLite compares keeps the query's
+        meaning on every engine (and lets it run on a DuckDB copy of the data).
+        """
+        comparisons = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+        node = node.copy()
+        for cmp in list(node.find_all(*comparisons)):
+            sides = (cmp.this, cmp.expression)
+            for column, other in (sides, sides[::-1]):
+                if isinstance(column, exp.Column) and self._has_text_affinity(column):
+                    text = _sqlite_number_text(other)
+                    if text is not None:
+                        other.replace(exp.Literal.string(text))
+        for member in list(node.find_all(exp.In)):
+            if isinstance(member.this, exp.Column) and self._has_text_affinity(member.this):
+                for item in list(member.expressions):
+                    text = _sqlite_number_text(item)
+                    if text is not None:
+                        item.replace(exp.Literal.string(text))
+        return node
+
+    def _has_text_affinity(self, column: exp.Column) -> bool:
+        try:
+            attr = self._resolve(column)
+        except SqlError:
+            return False
+        table = self.scope.relations[attr.alias.lower()].table if attr.alias.lower() in self.scope.relations else None
+        if table is None:
+            return False
+        raw = (self.catalog.table(table).column(attr.column).raw_type or "").upper()
+        # SQLite's affinity rules (section 3.1 of "Datatypes In SQLite"), in their order.
+        if "INT" in raw:
+            return False
+        return any(k in raw for k in ("CHAR", "CLOB", "TEXT"))
 
     # ------------------------------------------------------------------ COUNT
     def _count(self, node: exp.Count) -> Count:
@@ -479,6 +520,25 @@ class _Parser:
             selections=tuple(selections),
             count=count,
         )
+
+
+def _sqlite_number_text(node: exp.Expression | None) -> str | None:
+    """The text SQLite gives a numeric literal when TEXT affinity applies to it, or None."""
+    negative = isinstance(node, exp.Neg)
+    literal = node.this if negative else node
+    if not isinstance(literal, exp.Literal) or literal.is_string:
+        return None
+    raw = literal.this
+    try:
+        value: int | float = int(raw)
+    except ValueError:
+        try:
+            value = float(raw)
+        except ValueError:
+            return None
+    if negative:
+        value = -value
+    return str(value) if isinstance(value, int) else repr(value)
 
 
 def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
