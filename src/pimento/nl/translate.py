@@ -718,8 +718,7 @@ def _edge_bonus(ctx: _Context) -> dict[JoinEdge, float]:
 
 def _mentioned_tables(ctx: _Context, mentions: list[_Mention], target: _Target) -> list[tuple[str, float]]:
     """Tables named outright by words outside the counted phrase and outside value mentions."""
-    used = {i for m in mentions for i in m.tokens} | {t.index for t in ctx.np}
-    words = [t for t in ctx.tokens if t.kind == "word" and t.index not in used and not t.is_stop and t.start >= ctx.intent.start]
+    words = _free_words(ctx, mentions)
     out = []
     for element in ctx.tables:
         if element.table == target.table:
@@ -728,6 +727,49 @@ def _mentioned_tables(ctx: _Context, mentions: list[_Mention], target: _Target) 
         if score >= 0.99:
             out.append((element.table, score))
     return out
+
+
+def _free_words(ctx: _Context, mentions: list[_Mention]) -> list[Token]:
+    used = {i for m in mentions for i in m.tokens} | {t.index for t in ctx.np}
+    return [t for t in ctx.tokens if t.kind == "word" and t.index not in used and not t.is_stop and t.start >= ctx.intent.start]
+
+
+def _related_tables(ctx: _Context, mentions: list[_Mention], target: _Target) -> list[tuple[str, float]]:
+    """Tables that relate to the counted one, named (at least in part) after the counted phrase.
+
+    "departments that offer degrees" -> Degree_Programs (references Departments); "faculty that
+    participate in an activity" -> Activity (Faculty_Participates_in references both). Words that
+    repeat the counted table's own name do not count ("documents with document type code ...").
+    """
+    if target.column is not None:
+        return []
+    own = [w for w in name_words(target.table) if w not in _GENERIC]
+    after = [
+        t for t in _free_words(ctx, mentions)
+        if (not ctx.np or t.index > ctx.np[-1].index) and not any(_strength(t, w) >= 0.85 for w in own)
+    ]  # fmt: skip
+    out = []
+    for element in ctx.tables:
+        if element.table == target.table:
+            continue
+        score, _ = _match(element, after)
+        if score >= 0.5 and _semijoin_links(ctx.catalog, target.table, element.table):
+            out.append((element.table, score))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _semijoin_links(catalog: Catalog, target: str, other: str) -> tuple[JoinEdge, ...]:
+    """Edges ``L.fk -> target.pk`` whose table L is ``other`` or references ``other`` (a link table)."""
+    pk = catalog.table(target).primary_key
+    edges = join_edges(catalog)
+    out = []
+    for e in edges:
+        if e.parent != target or e.ref_columns != pk or len(pk) != 1 or e.child == target:
+            continue
+        if e.child == other or any(f.child == e.child and f.parent == other for f in edges):
+            out.append(e)
+    return tuple(out)
 
 
 def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = None, k: int = 5) -> list[Candidate]:
@@ -782,6 +824,7 @@ def _candidates(
     found: dict[CountQuery, tuple[float, tuple[str, ...]]] = {}
     for target in targets:
         extras = _mentioned_tables(ctx, mentions, target)
+        related = dict(_related_tables(ctx, mentions, target))
         for combo in combos:
             preds = [p for o in combo if o is not None for p in o.preds]
             # two predicates on one column from two mentions that are not an "or": keep both (AND)
@@ -814,7 +857,44 @@ def _candidates(
                     previous = found.get(query)
                     if previous is None or previous[0] < total:
                         found[query] = (total, tuple(why + notes))
+            if related and not mentions:
+                # the counted rows that occur in a related table named after the counted phrase
+                n_required = len({target.table, *(p.table for p in preds), *related})
+                for query, cost, notes in _semijoin_forms(ctx, target, preds, list(related), bonus):
+                    total = score + 0.25 * len(related) - 0.35 * cost + 0.25 * (n_required - 1)
+                    previous = found.get(query)
+                    if previous is None or previous[0] < total:
+                        found[query] = (total, tuple(why + notes))
     return found
+
+
+def _semijoin_forms(
+    ctx: _Context, target: _Target, preds: list[Any], extras: list[str], bonus: dict[JoinEdge, float]
+) -> list[tuple[CountQuery, float, list[str]]]:
+    """"How many X <verb> Y" with nothing asked of Y: the Xs that occur in the table relating X and Y.
+
+    ``COUNT(DISTINCT L.x_fk) FROM L`` where L is Y itself (Y references X) or a link table
+    referencing both; Y is left out when no predicate needs it (every L row references one Y row).
+    """
+    if target.column is not None:
+        return []
+    pred_tables = {p.table for p in preds}
+    bare = [y for y in extras if y not in pred_tables]
+    if not bare:
+        return []
+    candidates = None
+    for y in bare:
+        links = set(_semijoin_links(ctx.catalog, target.table, y))
+        candidates = links if candidates is None else candidates & links
+    out: list[tuple[CountQuery, float, list[str]]] = []
+    for edge in sorted(candidates or (), key=str):
+        rest = [t for t in dict.fromkeys([*pred_tables, *(e for e in extras if e not in bare)]) if t != edge.child]
+        for tree in _trees(ctx, edge.child, rest, bonus):
+            query = _build(ctx, tree, preds, Count(Attribute(edge.child, edge.columns[0]), distinct=True))
+            if query is not None:
+                note = f"{target.table} that occur in {edge.child} (COUNT(DISTINCT {edge.child}.{edge.columns[0]}))"
+                out.append((query, tree.cost, [note] + [f"join {e}" for e in tree.edges]))
+    return out
 
 
 def _contradictory(preds: list[Any]) -> bool:
