@@ -54,7 +54,7 @@ from typing import Any
 from pimento.engines import Engine, open_engine
 from pimento.errors import PimentoError
 from pimento.schema import Catalog
-from pimento.search.mcts import VARIANTS, config_for_variant
+from pimento.search.mcts import VARIANTS, config_for_variant, votes_for_samples
 from pimento.sql import CountQuery, parse_count_query
 
 __all__ = [
@@ -482,6 +482,8 @@ def _run_llm_method(method: str, q: _Question, *, rollouts: int, llm: str, k: in
                 out["parser_seconds"] = q.parser_seconds
             if warm:
                 config = config_for_variant("full", rollouts=rollouts, seed=0)
+                if not out.get("llm_fallback"):
+                    config = votes_for_samples(config)  # LLM samples are unordered: one vote each
                 dropped: list[str] = []
                 expander = _llm_expander(llm, q.synthetic, q.catalog, q.item.question, usage, config, dropped)
                 if expander is None:

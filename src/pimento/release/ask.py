@@ -21,6 +21,7 @@ from pimento.mechanisms import mechanism_for
 from pimento.mechanisms.budget import NumberLike
 from pimento.schema import Catalog
 from pimento.search import SearchConfig, SearchResult, SensitivitySearch
+from pimento.search.mcts import votes_for_samples
 from pimento.sql import CountQuery, parse_count_query
 
 __all__ = ["AskAnswer", "SearchOutcome", "ask_dp", "default_synthetic_path", "open_synthetic", "resolve_synthetic", "search_question"]
@@ -144,8 +145,12 @@ def search_question(
         except UserError as exc:
             dropped.append(f"--seed-sql {sql!r}: {exc.one_line()}")
     usage = Usage()
+    config = config or SearchConfig()
     if question:
-        candidates.extend(_translated(question, synthetic, catalog, k=k, llm=llm, usage=usage, dropped=dropped))
+        translated, sampled = _translated(question, synthetic, catalog, k=k, llm=llm, usage=usage, dropped=dropped)
+        candidates.extend(translated)
+        if sampled:
+            config = votes_for_samples(config)  # LLM samples are unordered: one vote each
     if not candidates:
         raise SearchError(
             "no DP-compatible formulation of the question was found; nothing was spent",
@@ -153,8 +158,8 @@ def search_question(
         )
     expander = None
     if llm and question:
-        expander = _llm_expander(llm, synthetic, catalog, question, usage, config or SearchConfig(), dropped)
-    search = SensitivitySearch(synthetic, catalog, beta=beta, config=config or SearchConfig(), expander=expander)
+        expander = _llm_expander(llm, synthetic, catalog, question, usage, config, dropped)
+    search = SensitivitySearch(synthetic, catalog, beta=beta, config=config, expander=expander)
     result = search.run(candidates)
     events = getattr(expander, "events", None)
     if events:
@@ -185,7 +190,10 @@ def _llm_expander(llm: str, synthetic: Engine, catalog: Catalog, question: str, 
     return LLMExpander(backend, catalog, question, values=values, size=config.expansion_size, fallback=fallback, usage=usage)
 
 
-def _translated(question: str, synthetic: Engine, catalog: Catalog, *, k: int, llm: str | None, usage: Usage, dropped: list[str]) -> list[CountQuery]:
+def _translated(
+    question: str, synthetic: Engine, catalog: Catalog, *, k: int, llm: str | None, usage: Usage, dropped: list[str]
+) -> tuple[list[CountQuery], bool]:
+    """Warm starts from the question, and whether they are LLM samples (else the parser's ranked list)."""
     from pimento.nl import translate
     from pimento.nl.values import ValueIndex
 
@@ -201,13 +209,14 @@ def _translated(question: str, synthetic: Engine, catalog: Catalog, *, k: int, l
             dropped.extend(f"{n} LLM sample(s) dropped: {reason}" for reason, n in zero_shot.dropped.items())
         except UserError as exc:
             dropped.append(f"LLM unusable, offline parser used instead: {exc.one_line()}")
-    if not out:
-        values_index = ValueIndex.from_engine(synthetic, catalog)
-        try:
-            out.extend(c.query for c in translate(question, catalog, values=values_index, k=k))
-        except UserError as exc:
-            dropped.append(f"offline parser: {exc.one_line()}")
-    return out
+    if out:
+        return out, True
+    values_index = ValueIndex.from_engine(synthetic, catalog)
+    try:
+        out.extend(c.query for c in translate(question, catalog, values=values_index, k=k))
+    except UserError as exc:
+        dropped.append(f"offline parser: {exc.one_line()}")
+    return out, False
 
 
 def ask_dp(

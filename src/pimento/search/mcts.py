@@ -14,6 +14,7 @@ that added relation r (equation "structured backup").
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import statistics
@@ -33,7 +34,7 @@ from pimento.search.expanders import Expander, NodeState, SchemaGraphExpander
 from pimento.search.intent import Intent, intent_of
 from pimento.sql.ir import CountQuery
 
-__all__ = ["VARIANTS", "Alternative", "SearchConfig", "SearchResult", "SensitivitySearch", "config_for_variant"]
+__all__ = ["VARIANTS", "Alternative", "SearchConfig", "SearchResult", "SensitivitySearch", "config_for_variant", "votes_for_samples"]
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,14 @@ class SearchConfig:
     #: incumbent among the formulations of its best-ranked warm-start intent (False: among all
     #: its members, as the paper states it, whatever the answer).
     intent_incumbent: bool = True
-    #: Which queries vote for a cluster in the final selection: "proposals" (the warm-start
-    #: candidates only, ties to the best-ranked one: the search's own reformulations of a proposal
-    #: keep its reading by construction, so counting them would favour readings that happen to
-    #: have many formulations) or "all" (every evaluated query, the paper's literal rule).
-    final_votes: str = "proposals"
+    #: Which queries vote for a cluster in the final selection. The search's own reformulations
+    #: of a proposal keep its reading by construction, so counting them would favour readings
+    #: that happen to have many formulations; by default only warm-start proposals vote:
+    #: "ranked" (a ranked list, best first, as the offline parser gives: proposal r weighs 2^-r,
+    #: so the best-ranked reading that runs on the synthetic copy is kept), "proposals" (unordered
+    #: samples, as an LLM gives: one vote each, ties to the first), or "all" (every evaluated
+    #: query, the paper's literal rule).
+    final_votes: str = "ranked"
 
 
 #: The search variants selectable by name: the full method and the paper's ablations.
@@ -79,7 +83,16 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "direct-rs-reward": {"direct_rs_reward": True},
     "alphasql": {"ignore_sensitivity": True},
     "all-votes": {"final_votes": "all"},
+    "proposal-votes": {"final_votes": "proposals"},
 }
+
+
+def votes_for_samples(config: SearchConfig) -> SearchConfig:
+    """The config for warm starts that are unordered samples (LLM): one vote per proposal.
+
+    Leaves a variant that chose its own rule (``all-votes``) alone.
+    """
+    return dataclasses.replace(config, final_votes="proposals") if config.final_votes == "ranked" else config
 
 
 def config_for_variant(variant: str, **settings: Any) -> SearchConfig:
@@ -448,12 +461,18 @@ class SensitivitySearch:
     # ------------------------------------------------------------------ final selection
     def _final_cluster(self) -> int | None:
         """The answer cluster the final selection takes (see ``SearchConfig.final_votes``)."""
-        if self.config.final_votes not in ("all", "proposals"):
+        if self.config.final_votes not in ("all", "proposals", "ranked"):
             raise InternalError(f"unknown final_votes {self.config.final_votes!r}")
         if self.config.final_votes == "all":
             return self.clusters.largest()
         members = self.clusters.members
-        votes = {k: sum(1 for q in qs if q in self._proposals) for k, qs in members.items()}
+        if self.config.final_votes == "ranked":
+            # Ranked proposals (the offline parser's list, best first): a proposal outweighs all
+            # those ranked below it together, so the best-ranked reading that runs is kept and
+            # the search only looks for its lowest-RS formulation.
+            votes = {k: sum(2.0 ** -self._proposals[q] for q in qs if q in self._proposals) for k, qs in members.items()}
+        else:
+            votes = {k: float(sum(1 for q in qs if q in self._proposals)) for k, qs in members.items()}
         if not any(votes.values()):
             return self.clusters.largest()
         return min(members, key=lambda k: (-votes[k], self.clusters.first_seen[k]))

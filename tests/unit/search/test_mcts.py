@@ -13,6 +13,7 @@ from pimento.errors import SearchError
 from pimento.search import PartialQuery, SchemaGraphExpander, SearchConfig, SensitivityInfo, SensitivitySearch, decompose
 from pimento.search.expanders import NodeState
 from pimento.search.intent import intent_of
+from pimento.search.mcts import votes_for_samples
 from pimento.sql import parse_count_query
 
 
@@ -80,7 +81,7 @@ def test_final_selection_prefers_the_largest_cluster_over_lower_sensitivity(demo
     a = parse_count_query(DEMO_SQL_PRESCRIPTION, catalog)
     wrong = parse_count_query("SELECT COUNT(*) FROM Employee WHERE specialty = 'Oncology'", catalog)
     oracle = _oracle(frozenset({"Prescription", "Employee"}))
-    config = SearchConfig(rollouts=0, warm_start=True)
+    config = SearchConfig(rollouts=0, warm_start=True, final_votes="proposals")  # samples: one vote each
     # Two copies of the correct warm start form no bigger cluster (queries are distinct values),
     # so add a second correct formulation to make its cluster the largest.
     b = parse_count_query(DEMO_SQL_ORDERS, catalog)
@@ -130,6 +131,18 @@ def test_an_empty_answer_cluster_keeps_the_best_ranked_reading(demo):
     assert {r.table for r in lowest.query.relations} == {"Visit"}
 
 
+def test_ranked_proposals_keep_the_best_ranked_reading(demo):
+    engine, catalog = demo
+    many = parse_count_query(DEMO_SQL_PRESCRIPTION, catalog)
+    patients = parse_count_query("SELECT COUNT(*) FROM Patient", catalog)
+    patients_too = parse_count_query("SELECT COUNT(DISTINCT Visit.pat_id) FROM Visit JOIN Patient ON Visit.pat_id = Patient.pat_id", catalog)
+    oracle = _oracle(frozenset({"Prescription", "Employee"}))
+    result = SensitivitySearch(engine, catalog, beta=0.1, config=SearchConfig(rollouts=30, seed=1), oracle=oracle).run([many, patients, patients_too])
+    # Rank 0 outweighs ranks 1 and 2 together; the search still finds its lower-RS formulation.
+    assert result.synthetic_answer == engine.execute(many.to_sql()).scalar()
+    assert result.synthetic_rs < 500.0
+
+
 def test_only_proposals_vote_in_the_final_selection(demo):
     engine, catalog = demo
     # One proposal whose reading has many formulations (the search adds them to its cluster) ...
@@ -139,7 +152,8 @@ def test_only_proposals_vote_in_the_final_selection(demo):
     patients_too = parse_count_query("SELECT COUNT(DISTINCT Visit.pat_id) FROM Visit JOIN Patient ON Visit.pat_id = Patient.pat_id", catalog)
     assert engine.execute(patients.to_sql()).scalar() == engine.execute(patients_too.to_sql()).scalar()
     oracle = _oracle(frozenset({"Prescription", "Employee"}))
-    config = SearchConfig(rollouts=30, seed=1, final_votes="proposals")
+    config = votes_for_samples(SearchConfig(rollouts=30, seed=1))
+    assert config.final_votes == "proposals"
     search = SensitivitySearch(engine, catalog, beta=0.1, config=config, oracle=oracle)
     chosen = search.run([many, patients, patients_too])
     assert chosen.synthetic_answer == engine.execute(patients.to_sql()).scalar()
