@@ -236,6 +236,7 @@ def link_span(
     cue = _cue(tokens, span)
     kind = kind_of(span.text)
     refs = {(fk.table.lower(), c.lower()): r for fk in catalog.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)}
+    heads = _head_tables(span, catalog)
     out: list[OpenLink] = []
     for table in catalog.tables:
         if table.name.lower().startswith("_pimento"):
@@ -273,6 +274,9 @@ def link_span(
             reasons += why
             if span.kind == "coded":
                 score += 0.3
+            if heads and table.name not in heads:
+                score -= 0.15  # "United Airlines" is an airline: a column of another table is less likely
+                reasons.append("the literal's last word names another table")
             if is_key and span.kind != "code":
                 score -= 0.1
             if profile.informative:
@@ -283,6 +287,19 @@ def link_span(
             out += _spellings(span, table.name, column.name, profile, score, reasons, catalog)
     out.sort(key=lambda o: -o.score)
     return out
+
+
+def _head_tables(span: Span, catalog: Catalog) -> frozenset[str]:
+    """Tables named by the last word of a multi-word literal ("United Airlines" -> airlines):
+    the literal is most likely one of that table's rows."""
+    words = span.text.split()
+    if len(words) < 2 or span.kind == "coded":
+        return frozenset()
+    head = lemma(words[-1].lower())
+    return frozenset(
+        t.name for t in catalog.tables
+        if not t.name.lower().startswith("_pimento") and head in set(name_words(t.name)) - _GENERIC
+    )  # fmt: skip
 
 
 def _hint(hints: Hints, table: str, column: str, span: Span, exclude: frozenset[int]) -> float:

@@ -281,6 +281,8 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
     cue_end = ctx.intent.start
     head = ctx.np[-1].index if ctx.np else -1
 
+    # every literal's extent, so that words nearer another literal do not name this one's column
+    quoted_lits = [(t.index, t.index) for t in tokens if t.kind in ("quoted", "number")]
     # quoted strings first
     for t in tokens:
         if t.kind != "quoted":
@@ -296,7 +298,11 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             base = 1.0 if h.how == "exact" else 0.85
             options.append(_hit_option(ctx, h, t.index, base, neg, frozenset({t.index})))
         if not hits and not wants_like:
-            options += _open_options(ctx, quoted_span(t)) or _fallback_text_options(ctx, t, like=False)
+            own = quoted_span(t)
+            spans_now = find_spans(tokens, {i for i, _ in quoted_lits}, lambda tok: _names_schema(ctx, tok))
+            lits = quoted_lits + [(s.tokens[0], s.tokens[-1]) for s in spans_now]
+            claimed = _claimed(tokens, own.tokens, lits)
+            options += _open_options(ctx, own, claimed=claimed) or _fallback_text_options(ctx, t, like=False)
         if options:
             mentions.append(_Mention(frozenset({t.index}), _top(options), optional=False, text=t.text))
         taken.add(t.index)
