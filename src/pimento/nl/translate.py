@@ -202,7 +202,8 @@ _GT = ("more than", "greater than", "larger than", "bigger than", "higher than",
 _LT = ("less than", "fewer than", "smaller than", "lower than", "below", "under", "before", "younger than",
        "lighter than", "shorter than", "earlier than", "cheaper than", "prior to", "less", "fewer", "younger",
        "smaller", "lower", "lighter", "shorter", "earlier", "cheaper")  # fmt: skip
-_GE = ("at least", "no less than", "not less than", "or more", "or above", "or greater", "or older", "or later")
+_GE = ("at least", "no less than", "not less than", "or more", "or above", "or greater", "or older", "or later",
+       "or after", "or higher", "or over")
 _LE = ("at most", "no more than", "not more than", "or less", "or fewer", "or below", "or younger", "or earlier", "up to")
 _NEG = ("not", "n't", "other than", "except", "excluding", "besides", "never", "without", "neither", "nor")
 
@@ -225,13 +226,15 @@ def _operator(tokens: list[Token], i: int) -> str:
         if after.startswith(phrase):
             return "<="
     before = _phrase_before(tokens, i, 4)
-    best, best_pos = "=", -1
+    # the phrase ending nearest the number wins, the longer one on a tie ("in or after" is >=,
+    # not the "after" inside it)
+    best, best_pos = "=", (-1, 0)
     for ops, op in ((_GE, ">="), (_LE, "<="), (_GT, ">"), (_LT, "<")):
         for phrase in ops:
             pos = (" " + before + " ").rfind(" " + phrase + " ")
-            if pos > best_pos:
-                best, best_pos = op, pos
-    if best_pos >= 0:
+            if pos >= 0 and (pos + len(phrase), len(phrase)) > best_pos:
+                best, best_pos = op, (pos + len(phrase), len(phrase))
+    if best_pos[0] >= 0:
         return best
     # a generic comparative "...er than N"
     if i >= 2 and tokens[i - 1].lower == "than" and tokens[i - 2].lower.endswith("er"):
@@ -517,6 +520,8 @@ def _number_options(ctx: _Context, t: Token, num: float) -> list[_Option]:
     # a number stored as a text value (codes): exact match
     for h in ctx.values.lookup(t.text)[:3]:
         if not any(o.preds[0].table == h.table and o.preds[0].column == h.column for o in out):
+            if op in (">", "<", ">=", "<=") and _is_key_column(ctx.catalog, h.table, h.column):
+                continue  # "heavier than 10" compares a measurement; an identifier equal to 10 is not meant
             out.append(_hit_option(ctx, h, t.index, 0.5, op == "<>", frozenset({t.index})))
     return out
 

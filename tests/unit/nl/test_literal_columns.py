@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pimento.nl import ValueIndex, translate
+from pimento.nl.values import NumericRange
 from pimento.schema import Catalog, Column, ForeignKey, Table
 
 PLACEHOLDER = "[synthetic]"
@@ -48,3 +49,35 @@ def test_the_literal_s_last_word_names_its_table():
     # trips.Carrier -> carriers.uid is only inferred from names (a costlier join), as in Spider's flight_2
     top = _top("Count the number of Blue Sky Carriers trips arriving in XYZ Port.")
     assert "carriers.Carrier = 'Blue Sky Carriers'" in top
+
+
+def _pets() -> Catalog:
+    t = (
+        Table("owners", (Column("OwnerId", "integer"), Column("Name")), ("OwnerId",)),
+        Table("animals", (Column("AnimalId", "integer"), Column("Kind"), Column("weight", "real")), ("AnimalId",)),
+        Table("owns", (Column("OwnerId", "integer"), Column("AnimalId", "integer")), ()),
+    )
+    fks = (ForeignKey("owns", ("OwnerId",), "owners", ("OwnerId",)), ForeignKey("owns", ("AnimalId",), "animals", ("AnimalId",)))
+    return Catalog(t, fks)
+
+
+def _pet_values(catalog: Catalog) -> ValueIndex:
+    # the identifiers are stored as text-like values, so "10" is an exact hit on them
+    values = {("owns", "AnimalId"): ["10", "11"], ("animals", "AnimalId"): ["10", "11"], ("owners", "Name"): [PLACEHOLDER]}
+    numeric = [NumericRange("animals", "weight", 1.0, 20.0, 15, False)]
+    return ValueIndex.from_values(values, numeric=numeric, source="synthetic", synthetic=True)
+
+
+def test_a_comparison_with_a_measurement_word_does_not_go_to_an_identifier():
+    catalog = _pets()
+    for question in ("Find the number of animals whose weight is heavier than 10.", "How many animals have a greater weight than 10?"):
+        top = translate(question, catalog, values=_pet_values(catalog), k=3)[0].sql
+        assert top == "SELECT COUNT(*) FROM animals WHERE animals.weight > 10", question
+
+
+def test_in_or_after_is_at_least():
+    catalog = _pets()
+    top = translate("How many animals have weight 5 or more?", catalog, values=_pet_values(catalog), k=1)[0].sql
+    assert "animals.weight >= 5" in top
+    top = translate("Count the animals that weigh in or after 5.", catalog, values=_pet_values(catalog), k=1)[0].sql
+    assert "animals.weight >= 5" in top
