@@ -81,3 +81,16 @@ def test_in_or_after_is_at_least():
     assert "animals.weight >= 5" in top
     top = translate("Count the animals that weigh in or after 5.", catalog, values=_pet_values(catalog), k=1)[0].sql
     assert "animals.weight >= 5" in top
+
+
+def test_a_counted_table_s_own_column_beats_a_child_column_reached_without_a_join():
+    catalog = Catalog(
+        (
+            Table("bands", (Column("Band_ID", "integer"), Column("Band"), Column("Major_Record_Format")), ("Band_ID",)),
+            Table("shows", (Column("Show_ID", "integer"), Column("Band_ID", "integer"), Column("Type")), ("Show_ID",)),
+        ),
+        (ForeignKey("shows", ("Band_ID",), "bands", ("Band_ID",)),),
+    )
+    top = _top("Count the number of bands that have CD or DVD as their record format.", catalog)
+    assert top.startswith("SELECT COUNT(*) FROM bands WHERE"), top
+    assert "Major_Record_Format = 'CD'" in top
