@@ -114,6 +114,9 @@ class _Node:
     edge_visits: int = 0  # N(parent, action)
     edge_value: float = 0.0  # Q(parent, action)
     exhausted: bool = False
+    #: Nothing new can come from this subtree: a completed query (already evaluated, its answer
+    #: and RS cached), or an exhausted node whose children are all done. Selection skips it.
+    done: bool = False
 
     @property
     def terminal(self) -> bool:
@@ -240,7 +243,10 @@ class SensitivitySearch:
             for query, intent in zip(candidates, intents, strict=True):
                 path = self._insert(query, intent)
                 self._backup(path, self.evaluator.evaluate(query, with_sensitivity=self._uses_sensitivity))
+                self._mark_done(path)
         for i in range(self.config.rollouts):
+            if self.root.done:
+                break  # every reachable formulation has been evaluated: more rollouts add nothing
             self._rollout(i)
         return self._select(candidates, time.perf_counter() - start)
 
@@ -273,17 +279,19 @@ class SensitivitySearch:
             if node.terminal:
                 break
             limit = max(1, math.ceil(self.config.widening_k * math.sqrt(max(1, node.visits))))
-            if len(node.children) < limit and not node.exhausted:
-                # Progressive widening decides whether to expand; an expansion adds a batch.
+            open_children = [c for c in node.children if not c.done]
+            if (len(node.children) < limit or not open_children) and not node.exhausted:
+                # Progressive widening decides whether to expand (an expansion adds a batch); a node
+                # whose children are all done is widened regardless, rather than revisited.
                 new = self._expand(node, self.config.expansion_size, i)
                 if new:
                     node = self._pick_new(new)
                     path.append(node)
                     continue
                 node.exhausted = True
-            if not node.children:
+            if not open_children:
                 break
-            node = self._uct(node)
+            node = self._uct(node, open_children)
             path.append(node)
         query = node.state.prefix.complete() if node.terminal else None
         rank = next((r for r, it in enumerate(self._root_intents) if it is node.state.intent), len(self._root_intents))
@@ -291,6 +299,20 @@ class SensitivitySearch:
         if not evaluation.valid:
             self._invalid += 1
         self._backup(path, evaluation)
+        self._mark_done(path)
+
+    def _mark_done(self, path: list[_Node]) -> None:
+        """Mark a completed query's node done, and every ancestor left with nothing new to offer."""
+        nodes = [self.root, *path]
+        last = nodes[-1]
+        if not (last.terminal or (last.exhausted and all(c.done for c in last.children))):
+            return
+        last.done = True
+        for node in reversed(nodes[:-1]):
+            if node.exhausted and all(c.done for c in node.children):
+                node.done = True
+            else:
+                break
 
     def _expand(self, node: _Node, limit: int, rollout: int) -> list[_Node]:
         if node is self.root:
@@ -355,13 +377,13 @@ class SensitivitySearch:
                 self._fan_outs[key] = None
         return self._fan_outs[key]
 
-    def _uct(self, node: _Node) -> _Node:
-        unvisited = [c for c in node.children if c.edge_visits == 0]
+    def _uct(self, node: _Node, children: list[_Node]) -> _Node:
+        unvisited = [c for c in children if c.edge_visits == 0]
         if unvisited:
             return self._rng.choice(unvisited)
         log_n = math.log(max(1, node.visits))
         return max(
-            node.children,
+            children,
             key=lambda c: c.edge_value / c.edge_visits + self.config.exploration_c * math.sqrt(log_n / c.edge_visits),
         )
 
