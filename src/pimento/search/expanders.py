@@ -134,7 +134,7 @@ class SchemaGraphExpander:
                 proposals.append((*self._add(state, table, ()), self._prior(state, table)))
         else:
             if len(prefix.relations) < self.max_relations:
-                for table, joins in self._reachable(prefix):
+                for table, joins in self._reachable(prefix, state.intent):
                     action, placed = self._add(state, table, joins)
                     proposals.append((action, placed, self._prior(state, table)))
             if not pending:
@@ -220,10 +220,16 @@ class SchemaGraphExpander:
             score += 1.0
         return score
 
-    def _reachable(self, prefix: PartialQuery) -> list[tuple[str, tuple[JoinCondition, ...]]]:
+    def _reachable(self, prefix: PartialQuery, intent: Intent | None = None) -> list[tuple[str, tuple[JoinCondition, ...]]]:
         out: dict[str, list[JoinCondition]] = {}
+        extra: dict[str, list[tuple[str, str, str, str]]] = {}
+        for a, ac, b, bc in sorted(intent.joins) if intent is not None else ():
+            # The warm start's own joins (e.g. on columns with no declared foreign key).
+            extra.setdefault(a.lower(), []).append((a, ac, b, bc))
+            extra.setdefault(b.lower(), []).append((b, bc, a, ac))
         for relation in prefix.relations:
-            for _a, ac, b, bc in self._edges.get(relation.table.lower(), []):
+            edges = self._edges.get(relation.table.lower(), []) + extra.get(relation.table.lower(), [])
+            for _a, ac, b, bc in edges:
                 if prefix.has_table(b):
                     continue
                 alias = _alias_for(b, prefix)

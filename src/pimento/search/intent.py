@@ -66,6 +66,9 @@ class Intent:
     origin_tables: frozenset[str]
     #: The warm start's :func:`grain` (None: not computed, no grain check).
     grain: frozenset[str] | None = None
+    #: The warm start's own join predicates as (table, column, table, column): the expander may
+    #: use them like foreign keys (a proposal can join on columns the catalog declares no key for).
+    joins: frozenset[tuple[str, str, str, str]] = frozenset()
 
     @property
     def size(self) -> int:
@@ -170,4 +173,8 @@ def intent_of(query: CountQuery, catalog: Catalog | None = None) -> Intent:
         query.relation(column.alias).table if column else None,
     )
     g = grain(query, catalog) if catalog is not None else None
-    return Intent(tuple(filters), count, frozenset(r.table for r in query.relations), g)
+    joins = frozenset(
+        (query.relation(j.left.alias).table, j.left.column, query.relation(j.right.alias).table, j.right.column)
+        for j in query.joins
+    )
+    return Intent(tuple(filters), count, frozenset(r.table for r in query.relations), g, joins)

@@ -219,6 +219,8 @@ class SensitivitySearch:
         self._ranks: dict[CountQuery, int] = {}
         #: Rank of each warm-start proposal itself (they vote in the final selection).
         self._proposals: dict[CountQuery, int] = {}
+        #: The intent every rollout serves (ranked votes: the best-ranked proposal that runs).
+        self._focus: Intent | None = None
 
     # ------------------------------------------------------------------ public
     def run(self, candidates: list[CountQuery]) -> SearchResult:
@@ -233,11 +235,17 @@ class SensitivitySearch:
         self._root_intents = intents
         self._root_turn = 0
         warm_rs = []
+        self._focus = None
         for rank, query in enumerate(candidates):
             self._proposals.setdefault(query, rank)
             evaluation = self._evaluate(query, source=f"warm-start #{rank + 1}", rank=rank)
             if evaluation.valid and evaluation.sensitivity is not None:
                 warm_rs.append(evaluation.sensitivity.rs)
+            if evaluation.valid and self._focus is None and self.config.final_votes == "ranked":
+                # With ranked votes the best-ranked proposal that runs decides the answer cluster
+                # (2^-0 outweighs every lower rank together), so every rollout goes to finding its
+                # lowest-RS formulation rather than to readings that cannot win.
+                self._focus = intents[rank]
         self._s_ref = statistics.median(warm_rs) if warm_rs else 1.0
         if self.config.warm_start:
             for query, intent in zip(candidates, intents, strict=True):
@@ -280,6 +288,8 @@ class SensitivitySearch:
                 break
             limit = max(1, math.ceil(self.config.widening_k * math.sqrt(max(1, node.visits))))
             open_children = [c for c in node.children if not c.done]
+            if node is self.root and self._focus is not None:
+                open_children = [c for c in open_children if c.state.intent is self._focus]
             if (len(node.children) < limit or not open_children) and not node.exhausted:
                 # Progressive widening decides whether to expand (an expansion adds a batch); a node
                 # whose children are all done is widened regardless, rather than revisited.
@@ -316,8 +326,11 @@ class SensitivitySearch:
 
     def _expand(self, node: _Node, limit: int, rollout: int) -> list[_Node]:
         if node is self.root:
-            intent = self._root_intents[self._root_turn % len(self._root_intents)]
-            self._root_turn += 1
+            if self._focus is not None:
+                intent = self._focus
+            else:
+                intent = self._root_intents[self._root_turn % len(self._root_intents)]
+                self._root_turn += 1
             state = NodeState(PartialQuery(), intent)
         else:
             state = node.state
