@@ -334,7 +334,11 @@ class SensitivitySearch:
             state = NodeState(PartialQuery(), intent)
         else:
             state = node.state
-        exclude = frozenset(c.action.key for c in node.children if c.action is not None)
+        # Siblings' keys are excluded; at the root only those of the same intent (each warm start
+        # owns its subtree, so another reading's first relation does not block this one's).
+        exclude = frozenset(
+            c.action.key for c in node.children if c.action is not None and (node is not self.root or c.state.intent is state.intent)
+        )
         proposals = self.expander.propose(state, exclude=exclude, limit=limit)
         new = []
         for action, placed in proposals:
