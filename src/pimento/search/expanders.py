@@ -136,6 +136,8 @@ class SchemaGraphExpander:
             if len(prefix.relations) < self.max_relations:
                 for table, joins in self._reachable(prefix, state.intent):
                     action, placed = self._add(state, table, joins)
+                    if self._leaves_grain(prefix, action, state):
+                        continue
                     proposals.append((action, placed, self._prior(state, table)))
             if not pending:
                 for relation in prefix.relations:
@@ -196,6 +198,20 @@ class SchemaGraphExpander:
             return False
         found = self._column_in(c.origin_table, c.column, table)
         return False if found is None else found
+
+    def _leaves_grain(self, prefix: PartialQuery, action: AddRelation, state: NodeState) -> bool:
+        """True when adding ``action`` puts a table outside the warm start's grain for good.
+
+        A relation stays in the grain unless it is joined on its own key (it only ever gains
+        joins), so a prefix whose grain already holds a table the warm start does not count
+        cannot complete with the same grain: proposing it would only waste rollouts.
+        """
+        if not self.preserve_grain or state.intent.grain is None:
+            return False
+        query = prefix.apply(action).apply(SetCount(Count())).complete()
+        if query is None:
+            return False
+        return not grain(query, self.catalog) <= state.intent.grain
 
     def _same_grain(self, state: NodeState, count: Count) -> bool:
         if not self.preserve_grain or state.intent.grain is None:

@@ -72,3 +72,23 @@ def test_ranked_votes_spend_every_rollout_on_the_best_ranked_reading(no_fk):
     made = [q for q, source in search._sources.items() if source == "search"]
     assert made
     assert all(search._ranks[q] == 0 for q in made)
+
+
+def test_relations_that_would_leave_the_grain_are_not_proposed(no_fk):
+    _, catalog = no_fk
+    # Counting airports: adding flights (which reference airports) changes what is counted for good.
+    query = parse_count_query("SELECT COUNT(*) FROM airports WHERE airports.city = 'A'", catalog).canonical()
+    intent = intent_of(query, catalog)
+    expander = SchemaGraphExpander(catalog)
+    airports = next(a for a, _ in expander.propose(NodeState(PartialQuery(), intent), exclude=frozenset(), limit=20)
+                    if a.relation.table == "airports")
+    state = NodeState(PartialQuery().apply(airports), intent, frozenset({0}))
+    proposed = expander.propose(state, exclude=frozenset(), limit=20)
+    assert not any(isinstance(a, AddRelation) and a.relation.table == "flights" for a, _ in proposed)
+    # Counting flights: airports is joined on its key, so it may be added (and eliminated again).
+    query = parse_count_query("SELECT COUNT(*) FROM flights WHERE flights.src = 'AHD'", catalog).canonical()
+    intent = intent_of(query, catalog)
+    flights = next(a for a, _ in expander.propose(NodeState(PartialQuery(), intent), exclude=frozenset(), limit=20)
+                   if a.relation.table == "flights")
+    proposed = expander.propose(NodeState(PartialQuery().apply(flights), intent, frozenset({0})), exclude=frozenset(), limit=20)
+    assert any(isinstance(a, AddRelation) and a.relation.table == "airports" for a, _ in proposed)
