@@ -331,7 +331,7 @@ def show_ask(data: dict[str, Any]) -> None:
         f"  released: [bold green]{data['value']}[/], 95% interval [{data['interval'][0]}, {data['interval'][1]}]",
         highlight=False,
     )
-    console.print(f"  chosen SQL (lowest RS in the largest cluster): {data['chosen_sql']}", highlight=False)
+    console.print(f"  chosen SQL (lowest RS in the chosen answer cluster): {data['chosen_sql']}", highlight=False)
     console.print(f"  its residual sensitivity on the private data: {data['rs']:.4g}", highlight=False)
     if data.get("avoided_sql"):
         console.print(f"  avoided (offline top-1): {data['avoided_sql']}", highlight=False)

@@ -59,7 +59,7 @@ class SearchConfig:
     direct_rs_reward: bool = False
     #: AlphaSQL-style: MCTS without any sensitivity signal (no reward, prior, pruning or RS tie-break).
     ignore_sensitivity: bool = False
-    #: Final selection when the largest cluster's answer is 0 on the synthetic database: take its
+    #: Final selection when the chosen cluster's answer is 0 on the synthetic database: take its
     #: incumbent among the formulations of its best-ranked warm-start intent (False: among all
     #: its members, as the paper states it, whatever the answer).
     intent_incumbent: bool = True
