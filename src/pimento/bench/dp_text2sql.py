@@ -361,6 +361,7 @@ METHODS: dict[str, str] = {
     "gold-full": "gold SQL as the only warm start, full search, offline expander",
     "worst-sql": "the highest-RS correct formulation with the gold's grain itself, no search (reference)",
     "worst-full": "that highest-RS formulation as the only warm start, full search, offline expander",
+    **{f"worst-{v}": f"that highest-RS formulation as the only warm start, search variant {v}" for v in _VARIANTS if v != "full"},
     "zero-shot": "offline parser top-1, no search",
     "top-k-rs": "offline parser top-10, the lowest RS on the synthetic database",
     "sens-prompt": "LLM zero-shot top-1 with the sensitivity prompt (needs --llm)",
@@ -439,10 +440,12 @@ def _run_method(method: str, q: _Question, *, rollouts: int, llm: str | None, ll
         chosen = out.pop("_query")
         extra = out.pop("parser_seconds", 0.0)  # the offline parser's time when llm-full fell back to it
     else:
-        given = {"gold-full": q.gold, "worst-full": q.worst}
-        warm = given.get(method, q.parser)
-        variant = "full" if method in given else method
-        extra = 0.0 if method in given else q.parser_seconds
+        if method == "gold-full":
+            warm, variant, extra = q.gold, "full", 0.0
+        elif method.startswith("worst-"):
+            warm, variant, extra = q.worst, method.removeprefix("worst-"), 0.0
+        else:
+            warm, variant, extra = q.parser, method, q.parser_seconds
         chosen = None
         if warm:
             config = config_for_variant(variant, rollouts=rollouts, seed=0)
@@ -669,8 +672,9 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
             raise SystemExit(f"unknown method {m!r}: use {', '.join(METHODS)}")
     if "zero-shot" not in methods:
         methods.insert(0, "zero-shot")
-    if "worst-full" in methods and "worst-sql" not in methods:
-        methods.insert(methods.index("worst-full"), "worst-sql")
+    worst = [m for m in methods if m.startswith("worst-") and m != "worst-sql"]
+    if worst and "worst-sql" not in methods:
+        methods.insert(methods.index(worst[0]), "worst-sql")
 
     status_file = cache / "synthetic" / "status.json"
     status = _load(status_file, {})
@@ -736,7 +740,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
         if m in LLM_METHODS and not args.llm:
             summary.append({"method": m, "not_run": "no --llm"})
             continue
-        if m == "worst-full":
+        if m.startswith("worst-") and m != "worst-sql":
             baseline = results.get("worst-sql") or {}
             summary.append({**summarize(m, rows, baseline), "noise_reduction_vs": "worst-sql"})
         else:
