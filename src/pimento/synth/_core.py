@@ -365,7 +365,7 @@ class Synthesizer:
         """Parents of every row, caps chosen with DP top-down, and the unit of every kept row."""
         for comp in self.plan.components:
             self.acc.scope = comp
-            tables = [t for t in self.plan.order if self.plan.tables[t].component == comp]
+            tables = self._component_tables(comp)
             edges = [t for t in tables if self.plan.tables[t].kind == "entity" and self.plan.tables[t].parent]
             rho_comp = self.acc.rho_total
             rho_cap = rho_comp * SHARE_CAPS / max(len(edges), 1) if edges else 0.0
@@ -488,19 +488,14 @@ class Synthesizer:
         loose = getattr(self.engine, "name", "") not in TYPED_ENGINES
         for comp in self.plan.components:
             self.acc.scope = comp
-            tables = [t for t in self.plan.order if self.plan.tables[t].component == comp]
+            tables = self._component_tables(comp)
             todo = []
-            for t in tables:
-                fkcols = self._fk_columns(t)
-                minted = self._minted(t)
-                for c in self.cat.table(t).columns:
-                    if c.name in fkcols or c.name in minted:
-                        continue
-                    self.family[(t, c.name)] = c.type
-                    if c.type == "boolean" or self._declared_domain(t, c.name):
-                        continue
-                    if c.type == "text" or (loose and c.type in ("date", "timestamp")):
-                        todo.append((t, c))
+            for t, c in self._modelled_columns(tables):
+                self.family[(t, c.name)] = c.type
+                if c.type == "boolean" or self._declared_domain(t, c.name):
+                    continue
+                if c.type == "text" or (loose and c.type in ("date", "timestamp")):
+                    todo.append((t, c))
             self.type_tests[comp] = len(todo)
             if todo:
                 rho = self.acc.rho_total * SHARE_TYPES / len(todo)
@@ -524,6 +519,18 @@ class Synthesizer:
                     if fam is not None:
                         self.data[t][c.name] = coerce(self.data[t][c.name], fam)
 
+    def _component_tables(self, comp: str) -> list[str]:
+        return [t for t in self.plan.order if self.plan.tables[t].component == comp]
+
+    def _modelled_columns(self, tables: list[str]):
+        """(table, column) of every column the models cover: not a foreign key, not a minted key."""
+        for t in tables:
+            fkcols = self._fk_columns(t)
+            minted = self._minted(t)
+            for c in self.cat.table(t).columns:
+                if c.name not in fkcols and c.name not in minted:
+                    yield t, c
+
     def changed_families(self) -> dict[tuple[str, str], str]:
         """Columns the type test moved away from their declared family (written accordingly)."""
         return {(t, c): f for (t, c), f in self.family.items() if f != self.cat.table(t).column(c).type}
@@ -536,33 +543,27 @@ class Synthesizer:
     def encode_columns(self) -> None:
         for comp in self.plan.components:
             self.acc.scope = comp
-            tables = [t for t in self.plan.order if self.plan.tables[t].component == comp]
             todo = []
-            for t in tables:
-                fkcols = self._fk_columns(t)
-                minted = self._minted(t)
-                for c in self.cat.table(t).columns:
-                    if c.name in fkcols or c.name in minted:
-                        continue
-                    fam = self.column_family(t, c.name)
-                    domain = self.check_domains.get((t, c.name))
-                    if domain is None and (c.name in self.link_context.get(t, []) or (t, c.name) in self.public_values):
-                        # Declared public value sets and link context: the set of values is read
-                        # without budget (PRIVACY.md, "Declared public values").
-                        domain = self._public_keys(t, c.name, limit=MAX_PUBLIC_VALUES)
-                        if domain is None:
-                            raise ConfigError(
-                                f"{t}.{c.name} has more than {MAX_PUBLIC_VALUES} distinct values: too many for a public value set",
-                                hint=f"remove {t}.{c.name} from [synth] public_values / link_context (it is then selected with DP)",
-                            )
-                    if fam == "boolean":
-                        self.enc[(t, c.name)] = public_encoding("boolean", [False, True], c.nullable)
-                    elif domain is not None:
-                        self.enc[(t, c.name)] = public_encoding(fam, domain, c.nullable)
-                    elif fam in ("text", "integer", "real", "date", "timestamp"):
-                        todo.append((t, c))
-                    else:
-                        self.enc[(t, c.name)] = Encoding(fam, "free", nullable=c.nullable)
+            for t, c in self._modelled_columns(self._component_tables(comp)):
+                fam = self.column_family(t, c.name)
+                domain = self.check_domains.get((t, c.name))
+                if domain is None and (c.name in self.link_context.get(t, []) or (t, c.name) in self.public_values):
+                    # Declared public value sets and link context: the set of values is read
+                    # without budget (PRIVACY.md, "Declared public values").
+                    domain = self._public_keys(t, c.name, limit=MAX_PUBLIC_VALUES)
+                    if domain is None:
+                        raise ConfigError(
+                            f"{t}.{c.name} has more than {MAX_PUBLIC_VALUES} distinct values: too many for a public value set",
+                            hint=f"remove {t}.{c.name} from [synth] public_values / link_context (it is then selected with DP)",
+                        )
+                if fam == "boolean":
+                    self.enc[(t, c.name)] = public_encoding("boolean", [False, True], c.nullable)
+                elif domain is not None:
+                    self.enc[(t, c.name)] = public_encoding(fam, domain, c.nullable)
+                elif fam in ("text", "integer", "real", "date", "timestamp"):
+                    todo.append((t, c))
+                else:
+                    self.enc[(t, c.name)] = Encoding(fam, "free", nullable=c.nullable)
             if not todo:
                 continue
             fams = [self.column_family(t, c.name) for t, c in todo]
