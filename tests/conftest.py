@@ -57,3 +57,24 @@ def gemma_case_database(tmp_path_factory):
     catalog = Catalog(tuple(t for t in catalog.tables if not t.name.startswith("_pimento")), catalog.foreign_keys)
     yield engine, catalog, SyntheticValues.from_engine(engine, catalog)
     engine.close()
+
+
+@pytest.fixture(scope="session")
+def standin_synthetic():
+    """A function writing a stand-in for a `pimento synth` copy: another demo hospital with the marker.
+
+    Tests of the search and of ``ask`` need a database that passes ``open_synthetic``'s check without
+    paying for a real synthesis; a differently seeded hospital has the same schema and other data.
+    """
+    import duckdb
+
+    from pimento.demo.hospital import create_demo
+
+    def make(path: Path, *, patients: int = 300, seed: int = 11) -> Path:
+        create_demo(path, patients=patients, seed=seed)
+        con = duckdb.connect(str(path))
+        con.execute("CREATE TABLE _pimento_synth_meta (k VARCHAR, v VARCHAR)")
+        con.close()
+        return path.resolve()
+
+    return make

@@ -25,17 +25,12 @@ from pimento.search import SearchConfig
 
 
 @pytest.fixture(scope="module")
-def databases(tmp_path_factory):
+def databases(tmp_path_factory, standin_synthetic):
     root = tmp_path_factory.mktemp("isolation")
     private = root / "private" / "hospital.duckdb"
     create_demo(private, patients=300, seed=3)
-    # A stand-in for the synthetic copy: another hospital with the marker `pimento synth` writes.
-    synthetic = root / "synthetic" / "syn.duckdb"
-    create_demo(synthetic, patients=300, seed=11)
-    con = duckdb.connect(str(synthetic))
-    con.execute("CREATE TABLE _pimento_synth_meta (k VARCHAR, v VARCHAR)")
-    con.close()
-    return private.resolve(), synthetic.resolve()
+    (root / "synthetic").mkdir()
+    return private.resolve(), standin_synthetic(root / "synthetic" / "syn.duckdb", seed=11)
 
 
 class _Spy:
