@@ -22,7 +22,7 @@ from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, 
 from pimento.search.intent import Intent, grain
 from pimento.sql.ir import Attribute, Count, JoinCondition, Relation
 
-__all__ = ["Expander", "NodeState", "SchemaGraphExpander", "make_expander", "register_expander"]
+__all__ = ["Expander", "NodeState", "SchemaGraphExpander", "forced_proposals", "make_expander", "register_expander"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,18 @@ _REGISTRY: dict[str, Callable[..., Expander]] = {}
 
 def register_expander(name: str, factory: Callable[..., Expander]) -> None:
     _REGISTRY[name] = factory
+
+
+def forced_proposals(prefix: PartialQuery, exclude: frozenset[str]) -> list[tuple[Action, frozenset[int]]] | None:
+    """What every expander must propose where the action space leaves no choice, else None.
+
+    A stopped prefix has no children; once the count is set, the only action is Stop.
+    """
+    if prefix.stopped:
+        return []
+    if prefix.count is not None:
+        return [] if "stop" in exclude else [(Stop(), frozenset())]
+    return None
 
 
 def make_expander(name: str, **kwargs) -> Expander:
@@ -123,10 +135,9 @@ class SchemaGraphExpander:
     # ------------------------------------------------------------------ proposals
     def propose(self, state: NodeState, *, exclude: frozenset[str], limit: int) -> list[tuple[Action, frozenset[int]]]:
         prefix = state.prefix
-        if prefix.stopped:
-            return []
-        if prefix.count is not None:
-            return [] if "stop" in exclude else [(Stop(), frozenset())]
+        forced = forced_proposals(prefix, exclude)
+        if forced is not None:
+            return forced
         proposals: list[tuple[Action, frozenset[int], float]] = []
         pending = state.pending()
         if not prefix.relations:

@@ -25,7 +25,7 @@ from pimento.llm.base import Backend
 from pimento.llm.prompts import ExpansionAction
 from pimento.schema import Catalog
 from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, Stop
-from pimento.search.expanders import Expander, NodeState, _alias_for, register_expander
+from pimento.search.expanders import Expander, NodeState, _alias_for, forced_proposals, register_expander
 from pimento.sql import parse_count_query
 from pimento.sql.ir import Attribute, Count, JoinCondition, Relation
 
@@ -49,10 +49,9 @@ class LLMExpander:
 
     def propose(self, state: NodeState, *, exclude: frozenset[str], limit: int) -> list[tuple[Action, frozenset[int]]]:
         prefix = state.prefix
-        if prefix.stopped:
-            return []
-        if prefix.count is not None:
-            return [] if "stop" in exclude else [(Stop(), frozenset())]
+        forced = forced_proposals(prefix, exclude)
+        if forced is not None:
+            return forced
         partial = prefix.complete()
         messages = expansion_messages(
             self.catalog,
