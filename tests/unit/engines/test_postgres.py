@@ -7,7 +7,6 @@ where a missing server is a failure, so that CI really runs them.
 
 from __future__ import annotations
 
-import os
 import uuid
 
 import pytest
@@ -17,24 +16,8 @@ from pimento.engines.postgres_engine import to_pyformat
 from .conformance import EngineConformance
 
 psycopg = pytest.importorskip("psycopg")
-from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: E402
-
-
-def admin_dsn() -> str:
-    """The superuser DSN, or skip (fail under CI=true) when it is not set."""
-    dsn = os.environ.get("PIMENTO_PG_DSN")
-    if not dsn:
-        reason = "PIMENTO_PG_DSN is not set: PostgreSQL tests need a superuser DSN to a throwaway database"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(reason + " (CI=true, so this is a failure)")
-        pytest.skip(reason)
-    return dsn
-
-
-def _with_dbname(dsn: str, dbname: str) -> str:
-    params = conninfo_to_dict(dsn)
-    params["dbname"] = dbname
-    return make_conninfo(**params)
+from pg_support import admin_dsn, with_dbname  # noqa: E402
+from psycopg.conninfo import conninfo_to_dict  # noqa: E402
 
 
 @pytest.mark.postgres
@@ -48,7 +31,7 @@ class TestPostgresConformance(EngineConformance):
         name = f"pimento_conf_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(admin, autocommit=True) as con:
             con.execute(f'CREATE DATABASE "{name}"')
-        dsn = _with_dbname(admin, name)
+        dsn = with_dbname(admin, name)
         # Locations must look like URLs for open_engine to pick PostgreSQL on its own.
         params = conninfo_to_dict(dsn)
         user = params.get("user", "")
@@ -65,7 +48,7 @@ class TestPostgresConformance(EngineConformance):
             con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def missing_location(self, tmp_path) -> str:
-        return _with_dbname(admin_dsn(), f"pimento_absent_{uuid.uuid4().hex[:8]}")
+        return with_dbname(admin_dsn(), f"pimento_absent_{uuid.uuid4().hex[:8]}")
 
     @pytest.mark.parametrize(
         "statement",
@@ -116,7 +99,7 @@ def test_load_database_over_a_dsn_validates_declared_constraints(tmp_path) -> No
     with psycopg.connect(admin, autocommit=True) as con:
         con.execute(f'CREATE DATABASE "{name}"')
     try:
-        dsn = _with_dbname(admin, name)
+        dsn = with_dbname(admin, name)
         with psycopg.connect(dsn, autocommit=True) as con:
             con.execute('CREATE TABLE "Ward" (name TEXT PRIMARY KEY, floor INTEGER)')
             con.execute('CREATE TABLE "Visit" (vid INTEGER PRIMARY KEY, ward TEXT, floor INTEGER)')

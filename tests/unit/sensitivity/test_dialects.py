@@ -6,12 +6,12 @@ created and dropped beside it) and skips without it, as tests/unit/engines/test_
 
 from __future__ import annotations
 
-import os
 import random
 import uuid
 from itertools import combinations
 
 import pytest
+from pg_support import admin_dsn, with_dbname
 
 from pimento.engines.duckdb_engine import DuckDBEngine
 from pimento.engines.sqlite_engine import SQLiteEngine
@@ -119,30 +119,17 @@ def test_sqlite_refuses_counts_past_64_bits(tmp_path):
 
 
 # --------------------------------------------------------------------------- PostgreSQL
-def _admin_dsn() -> str:
-    dsn = os.environ.get("PIMENTO_PG_DSN")
-    if not dsn:
-        reason = "PIMENTO_PG_DSN is not set: PostgreSQL tests need a superuser DSN to a throwaway database"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(reason + " (CI=true, so this is a failure)")
-        pytest.skip(reason)
-    return dsn
-
-
 @pytest.fixture(scope="module")
 def pg_engine():
-    dsn = _admin_dsn()
+    dsn = admin_dsn()
     psycopg = pytest.importorskip("psycopg")
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     from pimento.engines.postgres_engine import PostgresEngine
 
     name = f"pimento_rs_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(dsn, autocommit=True) as con:
         con.execute(f'CREATE DATABASE "{name}"')
-    params = conninfo_to_dict(dsn)
-    params["dbname"] = name
-    engine = PostgresEngine(make_conninfo(**params), read_only=False)
+    engine = PostgresEngine(with_dbname(dsn, name), read_only=False)
     try:
         yield engine
     finally:
