@@ -26,7 +26,7 @@ import sqlglot
 from sqlglot import exp
 
 from pimento.engines import Engine
-from pimento.errors import InternalError, PimentoError, SearchError
+from pimento.errors import PimentoError, SearchError, UserError
 from pimento.schema import Catalog
 from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, Stop, decompose
 from pimento.search.evaluate import Clusters, Evaluation, QueryEvaluator, SensitivityOracle, residual_oracle
@@ -35,6 +35,10 @@ from pimento.search.intent import Intent, intent_of
 from pimento.sql.ir import CountQuery
 
 __all__ = ["VARIANTS", "Alternative", "SearchConfig", "SearchResult", "SensitivitySearch", "config_for_variant", "votes_for_samples"]
+
+
+#: How warm-start proposals vote in the final selection (see ``SearchConfig.final_votes``).
+FINAL_VOTES = ("ranked", "proposals", "all")
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,10 @@ class SearchConfig:
     #: samples, as an LLM gives: one vote each, ties to the first), or "all" (every evaluated
     #: query, the paper's literal rule).
     final_votes: str = "ranked"
+
+    def __post_init__(self) -> None:
+        if self.final_votes not in FINAL_VOTES:
+            raise UserError(f"unknown SearchConfig.final_votes {self.final_votes!r}", hint=f"use one of {', '.join(FINAL_VOTES)}")
 
 
 #: The search variants selectable by name: the full method and the paper's ablations.
@@ -500,8 +508,6 @@ class SensitivitySearch:
     # ------------------------------------------------------------------ final selection
     def _final_cluster(self) -> int | None:
         """The answer cluster the final selection takes (see ``SearchConfig.final_votes``)."""
-        if self.config.final_votes not in ("all", "proposals", "ranked"):
-            raise InternalError(f"unknown final_votes {self.config.final_votes!r}")
         if self.config.final_votes == "all":
             return self.clusters.largest()
         members = self.clusters.members

@@ -178,3 +178,10 @@ def test_warm_starts_sharing_a_first_action_keep_their_own_reading(demo):
     for query, rank in search._ranks.items():
         if rank == 0:
             assert query.selections or any("diagnosis" in str(s) for s in query.to_sql().split()), query.to_sql()
+
+
+def test_an_unknown_vote_rule_is_refused_before_any_search():
+    from pimento.errors import UserError
+
+    with pytest.raises(UserError, match="final_votes"):
+        SearchConfig(final_votes="majority")
