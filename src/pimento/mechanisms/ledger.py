@@ -343,6 +343,36 @@ class Ledger:
 
         return self._write(body)
 
+    def charge_release(self, analyst: str, database: str, budget: Budget, request_key: str) -> Charge | dict[str, Any]:
+        """Charge one release, or return the answer an identical earlier request stored (free).
+
+        The cache look-up and the charge happen in one transaction, so identical requests that
+        race are charged once. Returns the stored answer dict (nothing charged) or the new
+        :class:`Charge`, after which the caller must end with :meth:`record_release` or
+        :meth:`record_failure` for that charge.
+        """
+        self._check_analyst(analyst)
+        budget.as_spend()
+        key = database_key(database)
+
+        def body() -> Charge | dict[str, Any]:
+            if self.answer_cache:
+                row = self._conn.execute("SELECT answer FROM answers WHERE request_key = ?", (request_key,)).fetchone()
+                if row is not None:
+                    return json.loads(row[0])
+            return self._charge_in_txn(analyst, key, budget, request_key, "release", None)
+
+        return self._write(body)
+
+    def record_failure(self, request_key: str, charge: Charge, audit_row: dict[str, Any]) -> None:
+        """Record, for the custodian, that a charged release failed after its charge (the charge stays)."""
+        self._write(lambda: _audit.append(self._conn, {**audit_row, "charge_id": charge.id, "outcome": "failed"}))
+
+    def record_custodian_action(self, database: str, tool: str, details: dict[str, Any]) -> None:
+        """Append a custodian-tool use (private diagnostics shown to the custodian) to the audit log."""
+        row = {"time": _now(), "kind": "custodian", "tool": tool, "database": database_key(database), "details": details}
+        self._write(lambda: _audit.append(self._conn, row))
+
     def charges(self, database: str | None = None) -> list[Charge]:
         sql = "SELECT id, time, database, analyst, kind, epsilon, delta, request_key FROM charges"
         params: tuple[Any, ...] = ()
