@@ -17,6 +17,7 @@ error is printed with a request to report it and exits with status 70.
     │   │   └── UnsupportedQuery    valid SQL outside the DP-compatible class
     │   ├── PrivacyParameterError   eps <= 0, delta outside (0, 1), NaN, beta <= 0
     │   ├── BudgetError             a spend the ledger refuses (nothing was spent)
+    │   ├── ReleaseFailedError      a charged release failed; the charge stands, details in the audit log
     │   ├── PolicyError             a policy clause that cannot be compiled or grounded
     │   ├── LLMError                unreachable endpoint, timeout, unusable output
     │   └── SearchError             no DP-compatible formulation was found
@@ -41,6 +42,7 @@ __all__ = [
     "PolicyError",
     "PrivacyParameterError",
     "QueryTimeout",
+    "ReleaseFailedError",
     "SearchError",
     "SqlError",
     "UnsupportedQuery",
@@ -175,6 +177,22 @@ class PrivacyParameterError(UserError):
 
 class BudgetError(UserError):
     """The ledger refuses a spend: cap exhausted, unknown analyst. Nothing was spent."""
+
+
+class ReleaseFailedError(UserError):
+    """A release failed after its charge: the charge stands, the custodian's audit log has the reason.
+
+    Its message is fixed: it carries no engine text and nothing computed from the data.
+    """
+
+    MESSAGE = (
+        "the release failed after its budget was charged: the budget stays spent and no answer is given; "
+        "the custodian's audit log records the reason"
+    )
+
+    def __init__(self, *, charge_id: int | None = None) -> None:
+        super().__init__(self.MESSAGE, hint="ask the custodian to check `pimento audit`")
+        self.charge_id = charge_id
 
 
 class PolicyError(UserError):
