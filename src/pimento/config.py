@@ -49,6 +49,7 @@ __all__ = [
     "LedgerSettings",
     "LLMSettings",
     "PrivacySettings",
+    "ReleaseSettings",
     "Settings",
     "SynthSettings",
     "load_settings",
@@ -153,6 +154,15 @@ class Settings(_Section):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     synth: SynthSettings = Field(default_factory=SynthSettings)
     extra: dict[str, Any] = Field(default_factory=dict, description="free-form tables of later features")
+class ReleaseSettings(_Section):
+    """``[release]``: how DP answers are released (custodian settings; an analyst cannot change them)."""
+
+    rs_bound_share: str = Field(
+        "0.1",
+        description="share of each release's epsilon spent on the DP upper bound of RS behind its 95% interval (strictly between 0 and 1)",
+    )
+
+
     #: Directory of the file the settings came from (paths are relative to it).
     base_dir: str = Field(".", exclude=True)
 
@@ -162,6 +172,7 @@ class Settings(_Section):
         return str(p if p.is_absolute() else Path(self.base_dir) / p)
 
 
+    release: ReleaseSettings = Field(default_factory=ReleaseSettings)
 def find_settings_file(start: str | Path) -> Path | None:
     """``pimento.toml`` beside a database file (or in a directory), if there is one."""
     start = Path(start)
