@@ -144,16 +144,6 @@ class SynthSettings(_Section):
     )
 
 
-class Settings(_Section):
-    """All of pimento.toml."""
-
-    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
-    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
-    constraints: ConstraintsSettings = Field(default_factory=ConstraintsSettings)
-    ledger: LedgerSettings = Field(default_factory=LedgerSettings)
-    llm: LLMSettings = Field(default_factory=LLMSettings)
-    synth: SynthSettings = Field(default_factory=SynthSettings)
-    extra: dict[str, Any] = Field(default_factory=dict, description="free-form tables of later features")
 class ReleaseSettings(_Section):
     """``[release]``: how DP answers are released (custodian settings; an analyst cannot change them)."""
 
@@ -163,6 +153,17 @@ class ReleaseSettings(_Section):
     )
 
 
+class Settings(_Section):
+    """All of pimento.toml."""
+
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    constraints: ConstraintsSettings = Field(default_factory=ConstraintsSettings)
+    ledger: LedgerSettings = Field(default_factory=LedgerSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    synth: SynthSettings = Field(default_factory=SynthSettings)
+    release: ReleaseSettings = Field(default_factory=ReleaseSettings)
+    extra: dict[str, Any] = Field(default_factory=dict, description="free-form tables of later features")
     #: Directory of the file the settings came from (paths are relative to it).
     base_dir: str = Field(".", exclude=True)
 
@@ -172,7 +173,6 @@ class ReleaseSettings(_Section):
         return str(p if p.is_absolute() else Path(self.base_dir) / p)
 
 
-    release: ReleaseSettings = Field(default_factory=ReleaseSettings)
 def find_settings_file(start: str | Path) -> Path | None:
     """``pimento.toml`` beside a database file (or in a directory), if there is one."""
     start = Path(start)
