@@ -73,10 +73,17 @@ class DatabaseSettings(_Section):
 
 
 class PrivacySettings(_Section):
-    """Which relations are private (DP neighbours change one tuple of one of them)."""
+    """Which relations are private (DP neighbours change one tuple of one of them).
 
-    private: list[str] | None = Field(None, description="private relations; default: all")
-    public: list[str] = Field(default_factory=list, description="relations with no personal data")
+    A relation is public only if ``public`` lists it: one the custodian did not list is private.
+    """
+
+    private: list[str] | None = Field(
+        None, description="relations declared private; every relation not in public is private anyway"
+    )
+    public: list[str] = Field(
+        default_factory=list, description="the only public relations (no personal data); all others are private"
+    )
     root: str | None = Field(None, description="root private relation (privacy unit) for synthesis")
 
 

@@ -10,12 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 
 from pimento.errors import InternalError, PimentoError, UserError
 
-__all__ = ["console", "err_console", "emit_json", "handle_errors", "open_database"]
+__all__ = ["console", "err_console", "emit_json", "handle_errors", "open_custodian_database", "open_database", "split_names"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -74,11 +75,9 @@ def handle_errors(func: F) -> F:
             err_console.print("[bold red]interrupted[/]")
             raise SystemExit(130) from None
         except (SystemExit, Exception) as exc:  # noqa: BLE001
-            import click
-            import typer
-
-            # typer.Exit is not click's Exit in typer >= 0.20: both mean "exit with this status".
-            if isinstance(exc, (SystemExit, typer.Exit, click.exceptions.Exit, click.exceptions.ClickException)):
+            # typer vendors its own click (typer._click), whose usage errors derive from
+            # TyperException; click itself is not a dependency, so it is never imported here.
+            if isinstance(exc, (SystemExit, typer.Exit, typer.Abort, typer.TyperException)):
                 raise
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             err_console.print(
@@ -94,8 +93,26 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def open_database(db: str, *, read_only: bool = True, private: str | None = None, config: str | None = None):
-    """Open ``db`` with its catalog: engine, merged catalog and settings (pimento.toml beside it)."""
+def open_database(db: str, *, read_only: bool = True, private: str | None = None):
+    """Open ``db`` under the custodian's settings (pimento.toml beside it): engine, merged catalog, settings.
+
+    ``private`` (the caller's ``--private``, comma-separated) adds private relations, never removes
+    one. There is deliberately no ``config`` here: every command that opens a database through
+    this helper runs under the custodian's settings; a custodian tool that takes ``--config``
+    calls :func:`open_custodian_database`.
+    """
     from pimento.engines.database import load_database
 
-    return load_database(db, read_only=read_only, private=private.split(",") if private else None, config=config)
+    return load_database(db, read_only=read_only, private=split_names(private))
+
+
+def open_custodian_database(db: str, *, config: str | None, private: str | None = None, read_only: bool = True):
+    """Open ``db`` for a custodian tool: ``config`` (``--config``) may replace the pimento.toml beside it."""
+    from pimento.engines.database import load_database
+
+    return load_database(db, read_only=read_only, private=split_names(private), config=config)
+
+
+def split_names(private: str | None) -> list[str]:
+    """``--private R1,R2`` as a list of names (empty entries dropped)."""
+    return [n.strip() for n in private.split(",") if n.strip()] if private else []

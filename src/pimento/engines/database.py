@@ -1,11 +1,17 @@
 """Open a database with everything Pimento knows about it: engine, merged catalog, settings.
 
-:func:`load_database` opens the engine (read-only by default), introspects it, reads
-``pimento.toml`` beside the file (or the ``config`` given), merges private relations and
+:func:`load_database` opens the engine (read-only by default), introspects it, reads the
+custodian's ``pimento.toml`` (the one beside the database file), merges private relations and
 declared constraints into the catalog (:func:`pimento.schema.merge.merge_catalog`), and,
 when ``constraints.validate_on_load`` is on, checks every declared constraint against the
 data with SQL. :func:`validate_constraints` checks all constraints of the catalog on demand
-(SQLite, for one, does not enforce the foreign keys it declares).
+(SQLite, for one, does not enforce the foreign keys it declares); it reports counts and
+example values, so only custodian tools (``pimento catalog --check``) call it.
+
+Two roles: the custodian's settings govern every analyst-facing path, which can only make
+them stricter (add private relations). ``load_database``'s ``config`` argument, which puts
+other settings in their place, is for custodian tools only; an analyst-facing entry point
+never passes it, so its settings are always the custodian's.
 
     >>> db = load_database("hospital.duckdb")          # doctest: +SKIP
     >>> db.catalog.private_tables                      # doctest: +SKIP
@@ -66,7 +72,14 @@ class Violation:
     declared: bool = False
 
     @property
+    def declaration(self) -> str:
+        """The constraint, without anything read from the data (e.g. ``declared foreign key A(x) -> B(y)``)."""
+        origin = "declared " if self.declared else ""
+        return f"{origin}{self.kind.replace('_', ' ')} {self.constraint}"
+
+    @property
     def message(self) -> str:
+        """The constraint with its count and examples: private data, for custodian tools only."""
         what = {
             "primary_key": "duplicate or NULL key value(s)",
             "unique": "duplicate key value(s)",
@@ -100,16 +113,26 @@ def load_database(
 ) -> Database:
     """Open ``db`` (DuckDB/SQLite file, ``postgresql://`` DSN, or a folder/pimento.toml naming one).
 
+    The settings are the custodian's: the ``pimento.toml`` beside the database file (symbolic
+    links followed), or, for a folder or a ``pimento.toml`` given as ``db``, that file, which
+    must then sit beside the database file it names (so a ``pimento.toml`` written elsewhere
+    cannot put its own ledger, caps or public relations on someone else's database).
+
     Args:
         db: where the data lives.
         read_only: private data is opened read-only (the default); writes then fail.
-        private: relation names that are private, overriding ``[privacy]``.
-        config: a pimento.toml path or :class:`Settings`; default: pimento.toml beside ``db``.
+        private: additional private relations (the caller's ``--private``): they are added to
+            the custodian's, never replace them; an unknown name is a CatalogError.
+        config: custodian tools only: a pimento.toml path or :class:`Settings` used instead of
+            the custodian's file. Analyst-facing paths (``Session``, ``pimento sql``/``ask``/
+            ``search``, the service) never pass it.
         engine: force a registered engine; default: ``[database] engine`` or the location.
 
     Raises:
-        ConfigError: pimento.toml is invalid. CatalogError: it names unknown tables/columns.
-        ConstraintViolation: a declared constraint fails on the data (``validate_on_load``).
+        ConfigError: pimento.toml is invalid or not beside the database it names.
+        CatalogError: it names unknown tables/columns.
+        ConstraintViolation: a declared constraint fails on the data (``validate_on_load``);
+            the message names the declaration only, never a value or a count from the data.
         DataSourceError: the database cannot be opened.
     """
     location, settings, source = _locate(str(db), config)
@@ -131,15 +154,17 @@ def load_database(
                 declared.unique,
                 declared.functional_dependencies,
                 declared=True,
+                examples=False,
             )
             if violations:
-                first = violations[0]
-                more = f" (and {len(violations) - 1} more declared constraint(s) fail)" if len(violations) > 1 else ""
+                # Which declarations fail, and nothing read from the data: the error reaches
+                # analysts, and counts or example values would be private (issue 18, finding 3).
+                names = "; ".join(v.declaration for v in violations)
                 raise ConstraintViolation(
-                    f"{source}: {first.message}{more}",
-                    constraint=first.constraint,
-                    examples=first.examples,
-                    hint="fix the data or the declaration, or set constraints.validate_on_load = false",
+                    f"{source}: {names} {'does' if len(violations) == 1 else 'do'} not hold on the data",
+                    constraint=violations[0].constraint,
+                    hint="the custodian can see examples with `pimento catalog --db DB --check`; fix the data "
+                    "or the declaration, or set constraints.validate_on_load = false",
                 )
     except BaseException:
         opened.close()
@@ -163,23 +188,34 @@ def validate_constraints(db: Database) -> list[Violation]:
 
 def _locate(db: str, config: str | Path | Settings | None) -> tuple[str, Settings, str]:
     """The data's location, the settings that apply, and the settings' name for messages."""
+    named_by_settings = not _is_dsn(db) and (Path(db).is_dir() or Path(db).name == CONFIG_FILE_NAME)
     if isinstance(config, Settings):
         settings, source = config, "settings"
     elif config is not None:
         settings, source = load_settings(config), str(config)
     else:
-        found = None if _is_dsn(db) else find_settings_file(db)
+        found = None if _is_dsn(db) else find_settings_file(Path(db).resolve() if Path(db).exists() else db)
         settings = load_settings(found)
         source = str(found) if found else CONFIG_FILE_NAME
-    if not _is_dsn(db) and (Path(db).is_dir() or Path(db).name == CONFIG_FILE_NAME):
-        # A folder or a pimento.toml: the data is named by [database].
-        section = settings.database
-        if section.url:
-            return section.url, settings, source
-        if section.path:
-            return settings.resolve(section.path), settings, source
+    if not named_by_settings:
+        return db, settings, source
+    # A folder or a pimento.toml: the data is named by [database].
+    section = settings.database
+    if section.url:
+        return section.url, settings, source
+    if not section.path:
         raise ConfigError(f"{source}: [database] names neither path nor url, so {db} does not say where the data is")
-    return db, settings, source
+    location = settings.resolve(section.path)
+    if config is None:
+        governing = find_settings_file(Path(location).resolve()) if Path(location).exists() else None
+        given = find_settings_file(db)
+        if governing is None or given is None or governing.resolve() != given.resolve():
+            raise ConfigError(
+                f"{source}: [database] path = {section.path!r} is not beside this pimento.toml; the settings "
+                "that govern a database file are the pimento.toml in the database's own folder",
+                hint="pass --db the database file, or the folder that holds it and its pimento.toml",
+            )
+    return location, settings, source
 
 
 def _is_dsn(db: str) -> bool:
@@ -204,14 +240,18 @@ def _check(
     *,
     declared: bool,
     primary_keys: bool = False,
+    examples: bool = True,
 ) -> list[Violation]:
+    """The constraints that fail; ``examples=False`` reads no offending values (only whether one fails)."""
     found: list[Violation] = []
     if primary_keys:
         for table in catalog.tables:
             if table.primary_key:
-                found += _key_violations(engine, table.name, table.primary_key, "primary_key", declared, nulls=True)
+                found += _key_violations(
+                    engine, table.name, table.primary_key, "primary_key", declared, nulls=True, examples=examples
+                )
     for table, columns in unique:
-        found += _key_violations(engine, table, columns, "unique", declared, nulls=False)
+        found += _key_violations(engine, table, columns, "unique", declared, nulls=False, examples=examples)
     for fk in fks:
         child, parent = _q(fk.table), _q(fk.ref_table)
         not_null = " AND ".join(f"c.{_q(c)} IS NOT NULL" for c in fk.columns)
@@ -220,7 +260,7 @@ def _check(
         count = int(engine.execute(f"SELECT count(*) {where}").scalar())
         if count:
             cols = _cols("c", fk.columns)
-            rows = engine.execute(f"SELECT DISTINCT {cols} {where} ORDER BY {cols} LIMIT {MAX_EXAMPLES}").rows
+            rows = engine.execute(f"SELECT DISTINCT {cols} {where} ORDER BY {cols} LIMIT {MAX_EXAMPLES}").rows if examples else []
             found.append(Violation("foreign_key", str(fk), count, _examples(rows), declared))
     for fd in fds:
         lhs = ", ".join(_q(c) for c in fd.lhs)
@@ -231,29 +271,29 @@ def _check(
         )
         count = int(engine.execute(f"SELECT count(*) FROM (SELECT {lhs} {groups}) g").scalar())
         if count:
-            rows = engine.execute(f"SELECT {lhs} {groups} ORDER BY {lhs} LIMIT {MAX_EXAMPLES}").rows
+            rows = engine.execute(f"SELECT {lhs} {groups} ORDER BY {lhs} LIMIT {MAX_EXAMPLES}").rows if examples else []
             found.append(Violation("functional_dependency", str(fd), count, _examples(rows), declared))
     return found
 
 
 def _key_violations(
-    engine: Engine, table: str, columns: tuple[str, ...], kind: str, declared: bool, *, nulls: bool
+    engine: Engine, table: str, columns: tuple[str, ...], kind: str, declared: bool, *, nulls: bool, examples: bool = True
 ) -> list[Violation]:
     cols = ", ".join(_q(c) for c in columns)
     label = f"{table}({', '.join(columns)})"
     not_null = " AND ".join(f"{_q(c)} IS NOT NULL" for c in columns)
     groups = f"FROM {_q(table)} WHERE {not_null} GROUP BY {cols} HAVING count(*) > 1"
     count = int(engine.execute(f"SELECT count(*) FROM (SELECT {cols} {groups}) g").scalar())
-    examples: tuple[Any, ...] = ()
-    if count:
-        examples = _examples(engine.execute(f"SELECT {cols} {groups} ORDER BY {cols} LIMIT {MAX_EXAMPLES}").rows)
+    shown: tuple[Any, ...] = ()
+    if count and examples:
+        shown = _examples(engine.execute(f"SELECT {cols} {groups} ORDER BY {cols} LIMIT {MAX_EXAMPLES}").rows)
     if nulls:
         any_null = " OR ".join(f"{_q(c)} IS NULL" for c in columns)
         null_rows = int(engine.execute(f"SELECT count(*) FROM {_q(table)} WHERE {any_null}").scalar())
         if null_rows:
             count += null_rows
-            examples = (examples + (None,))[:MAX_EXAMPLES]
-    return [Violation(kind, label, count, examples, declared)] if count else []
+            shown = (shown + (None,))[:MAX_EXAMPLES] if examples else shown
+    return [Violation(kind, label, count, shown, declared)] if count else []
 
 
 def _examples(rows: Sequence[tuple[Any, ...]]) -> tuple[Any, ...]:

@@ -19,9 +19,11 @@ from pimento.schema.catalog import Catalog, ForeignKey, FunctionalDependency
 
 __all__ = [
     "DeclaredConstraints",
+    "PrivacyMark",
     "declared_constraints",
     "merge_catalog",
     "parse_column_ref",
+    "privacy_marks",
     "private_relations",
 ]
 
@@ -112,13 +114,38 @@ def _is_exact_key(columns: tuple[str, ...], keys: list[tuple[str, ...]]) -> bool
     return any(key and {k.lower() for k in key} == wanted for key in keys)
 
 
-def private_relations(
-    catalog: Catalog, settings: Settings, *, private: Sequence[str] | None = None, source: str = "pimento.toml"
-) -> tuple[str, ...]:
-    """Names (catalog spelling) of the private relations.
+@dataclass(frozen=True)
+class PrivacyMark:
+    """Whether one relation is private, and why (``pimento catalog`` shows the reason)."""
 
-    ``private`` (from the caller, e.g. ``--private``) wins; otherwise ``[privacy] private``
-    lists them (the others are public); otherwise every relation except ``[privacy] public``.
+    relation: str
+    private: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"relation": self.relation, "private": self.private, "reason": self.reason}
+
+
+#: Why a relation is private or public; the keys are stable (``pimento catalog --json``).
+REASONS = {
+    "public": "listed in privacy.public",
+    "private": "listed in privacy.private",
+    "default": "not in privacy.public (private by default)",
+    "caller": "added by --private",
+}
+
+
+def privacy_marks(
+    catalog: Catalog, settings: Settings, *, private: Sequence[str] | None = (), source: str = "pimento.toml"
+) -> tuple[PrivacyMark, ...]:
+    """Each relation of ``catalog``: private or public, and why, in catalog order.
+
+    The custodian decides in ``[privacy]``: a relation is public only when ``privacy.public``
+    lists it; every other relation is private, whether ``privacy.private`` lists it or not
+    (a table the custodian forgot is never public). ``private`` (the caller's, e.g.
+    ``--private``) can only add private relations: it makes the settings stricter, never
+    weaker. Unknown names, a relation in both lists, and a ``privacy.root`` that is not
+    private raise a :class:`~pimento.errors.CatalogError` naming the entry.
     """
 
     def resolve(names: Sequence[str], where: str) -> list[str]:
@@ -130,35 +157,53 @@ def private_relations(
                 raise CatalogError(f"{where}[{i}] = {name!r}: {exc.message}", hint=exc.hint) from None
         return out
 
-    if private is not None:
-        return tuple(resolve([n.strip() for n in private if n.strip()], "private relations"))
     section = settings.privacy
     public = {n.lower() for n in resolve(section.public, f"{source}: privacy.public")}
-    if section.private is not None:
-        listed = resolve(section.private, f"{source}: privacy.private")
-        both = [n for n in listed if n.lower() in public]
-        if both:
-            raise CatalogError(f"{source}: {', '.join(map(repr, both))} listed both in privacy.private and privacy.public")
-        chosen = {n.lower() for n in listed}
-    else:
-        chosen = {t.name.lower() for t in catalog.tables} - public
+    listed = {n.lower() for n in resolve(section.private or [], f"{source}: privacy.private")}
+    both = [t.name for t in catalog.tables if t.name.lower() in public and t.name.lower() in listed]
+    if both:
+        raise CatalogError(f"{source}: {', '.join(map(repr, both))} listed both in privacy.private and privacy.public")
+    added = {n.lower() for n in resolve([n.strip() for n in private or () if n.strip()], "--private (additional private relations)")}
+    marks = []
+    for table in catalog.tables:
+        name = table.name.lower()
+        if name in public and name not in added:
+            marks.append(PrivacyMark(table.name, False, REASONS["public"]))
+        elif name in listed:
+            marks.append(PrivacyMark(table.name, True, REASONS["private"]))
+        elif name in public:
+            marks.append(PrivacyMark(table.name, True, REASONS["caller"]))
+        else:
+            marks.append(PrivacyMark(table.name, True, REASONS["default"]))
     if section.root is not None:
         root = resolve([section.root], f"{source}: privacy.root")[0]
-        if root.lower() not in chosen:
+        if not any(m.private and m.relation == root for m in marks):
             raise CatalogError(f"{source}: privacy.root = {root!r} is not a private relation")
-    return tuple(t.name for t in catalog.tables if t.name.lower() in chosen)
+    return tuple(marks)
+
+
+def private_relations(
+    catalog: Catalog, settings: Settings, *, private: Sequence[str] | None = (), source: str = "pimento.toml"
+) -> tuple[str, ...]:
+    """Names (catalog spelling) of the private relations: see :func:`privacy_marks`.
+
+    Every relation is private unless ``[privacy] public`` lists it; ``private`` (the caller's)
+    adds private relations and never removes one.
+    """
+    return tuple(m.relation for m in privacy_marks(catalog, settings, private=private, source=source) if m.private)
 
 
 def merge_catalog(
     catalog: Catalog,
     settings: Settings,
     *,
-    private: Sequence[str] | None = None,
+    private: Sequence[str] | None = (),
     source: str = "pimento.toml",
 ) -> Catalog:
     """``catalog`` with the private marking and the declared constraints of ``settings`` applied.
 
-    ``private`` overrides ``[privacy]``. Declared unique keys join their table's keys, declared
+    ``private`` adds private relations to ``[privacy]``'s (the caller can only make the
+    marking stricter; see :func:`privacy_marks`). Declared unique keys join their table's keys, declared
     foreign keys are added with ``declared=True`` (one the engine already reports is kept once),
     declared functional dependencies are added. Unknown names raise a CatalogError that names
     the pimento.toml entry and suggests the closest name.

@@ -62,10 +62,37 @@ def test_json_is_the_catalog_dict(app: typer.Typer, db: Path) -> None:
     assert "violations" not in payload
 
 
-def test_private_option_overrides(app: typer.Typer, db: Path) -> None:
+def test_private_option_only_adds_private_relations(app: typer.Typer, db: Path) -> None:
+    # Before: --private replaced pimento.toml's marking, so Patient became public here.
     result = CliRunner().invoke(app, ["catalog", "--db", str(db), "--private", "visit,ward", "--json"])
     assert result.exit_code == 0, result.output
-    assert {t["name"] for t in json.loads(result.stdout)["tables"] if t["private"]} == {"Visit", "Ward"}
+    tables = {t["name"]: t for t in json.loads(result.stdout)["tables"]}
+    assert {name for name, t in tables.items() if t["private"]} == {"Patient", "Visit", "Ward"}
+    assert tables["Ward"]["private_reason"] == "added by --private"
+
+
+def test_json_and_text_say_why_each_relation_is_private_or_public(app: typer.Typer, db: Path) -> None:
+    result = CliRunner().invoke(app, ["catalog", "--db", str(db), "--json"])
+    reasons = {t["name"]: t["private_reason"] for t in json.loads(result.stdout)["tables"]}
+    assert reasons == {
+        "Patient": "not in privacy.public (private by default)",
+        "Visit": "not in privacy.public (private by default)",
+        "Ward": "listed in privacy.public",
+    }
+    text = CliRunner().invoke(app, ["catalog", "--db", str(db)], env={"COLUMNS": "200"}).stdout
+    assert "listed in privacy.public" in text and "private by default" in text
+
+
+def test_check_is_a_custodian_tool_written_to_the_audit_log(app: typer.Typer, db: Path) -> None:
+    from pimento.mechanisms import Ledger
+
+    result = CliRunner().invoke(app, ["catalog", "--db", str(db), "--check"])
+    assert result.exit_code == 1
+    assert "custodian tool" in result.stderr
+    with Ledger.for_database(str(db)) as ledger:
+        (row,) = [r for r in ledger.audit_rows() if r.get("kind") == "custodian"]
+    assert row["tool"] == "catalog --check"
+    assert row["details"]["failing"] == ["foreign key Visit(pid) -> Patient(pid)"]
 
 
 def test_rich_view_lists_relations_keys_and_flags(app: typer.Typer, db: Path) -> None:

@@ -7,7 +7,13 @@ import pytest
 from pimento.config import settings_from_dict
 from pimento.errors import CatalogError
 from pimento.schema import Catalog, Column, ForeignKey, FunctionalDependency, Table
-from pimento.schema.merge import declared_constraints, merge_catalog, parse_column_ref, private_relations
+from pimento.schema.merge import (
+    declared_constraints,
+    merge_catalog,
+    parse_column_ref,
+    privacy_marks,
+    private_relations,
+)
 
 
 def _catalog() -> Catalog:
@@ -47,9 +53,11 @@ def test_without_settings_every_relation_is_private_and_nothing_changes() -> Non
     assert merged.functional_dependencies == ()
 
 
-def test_private_list_marks_exactly_those_in_catalog_spelling() -> None:
+def test_private_list_alone_leaves_unlisted_relations_private() -> None:
+    # Before: a relation the custodian listed in neither privacy.private nor privacy.public became
+    # public silently (Employee and DxCategory here). Only privacy.public makes a relation public.
     merged = merge_catalog(_catalog(), _settings(privacy={"private": ["patient", "PRESCRIPTION"]}))
-    assert merged.private_tables == ("Patient", "Prescription")
+    assert merged.private_tables == ("Patient", "Employee", "Prescription", "DxCategory")
 
 
 def test_public_list_marks_the_rest_private() -> None:
@@ -57,10 +65,35 @@ def test_public_list_marks_the_rest_private() -> None:
     assert merged.private_tables == ("Patient", "Employee", "Prescription")
 
 
-def test_private_argument_overrides_settings() -> None:
+def test_private_and_public_lists_leave_the_unlisted_private() -> None:
     settings = _settings(privacy={"private": ["Patient"], "public": ["Employee"]})
-    merged = merge_catalog(_catalog(), settings, private=["Employee"])
-    assert merged.private_tables == ("Employee",)
+    assert merge_catalog(_catalog(), settings).private_tables == ("Patient", "Prescription", "DxCategory")
+
+
+def test_marks_say_why_each_relation_is_private_or_public() -> None:
+    settings = _settings(privacy={"private": ["Patient"], "public": ["Employee", "DxCategory"]})
+    marks = {m.relation: m for m in privacy_marks(_catalog(), settings, private=["dxcategory"])}
+    assert (marks["Patient"].private, marks["Patient"].reason) == (True, "listed in privacy.private")
+    assert (marks["Employee"].private, marks["Employee"].reason) == (False, "listed in privacy.public")
+    assert marks["Prescription"].private and "private by default" in marks["Prescription"].reason
+    assert marks["DxCategory"].private and "--private" in marks["DxCategory"].reason
+    assert marks["Patient"].to_dict() == {"relation": "Patient", "private": True, "reason": "listed in privacy.private"}
+
+
+def test_caller_private_only_adds_to_the_custodians_marking() -> None:
+    # Before: private= replaced [privacy], so --private DxCategory made Patient and Visit public.
+    settings = _settings(privacy={"private": ["Patient", "Prescription"], "public": ["Employee", "DxCategory"]})
+    merged = merge_catalog(_catalog(), settings, private=["DxCategory"])
+    assert merged.private_tables == ("Patient", "Prescription", "DxCategory")
+    assert merge_catalog(_catalog(), settings, private=["Patient"]).private_tables == ("Patient", "Prescription")
+    assert merge_catalog(_catalog(), settings, private=None).private_tables == ("Patient", "Prescription")
+
+
+def test_unknown_caller_private_relation_is_a_clear_error() -> None:
+    with pytest.raises(CatalogError) as info:
+        merge_catalog(_catalog(), _settings(), private=["Patient", "Patinet"])
+    line = info.value.one_line()
+    assert "--private" in line and "'Patinet'" in line and "did you mean 'Patient'" in line
 
 
 def test_relation_both_private_and_public_is_an_error() -> None:
