@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pimento.config import Settings, find_settings_file, load_settings
 from pimento.mechanisms import Ledger, ledger_path
+from pimento.mechanisms.ledger import check_witness
 
 __all__ = ["ledger_for", "settings_for"]
 
@@ -20,9 +21,11 @@ def settings_for(db: str, config: str | None) -> Settings:
 
 def ledger_for(db: str, config: str | None, *, create: bool = True) -> tuple[Ledger, Path, bool]:
     """(ledger, its path, whether the file existed). With ``create=False`` a missing ledger is
-    opened in memory, so that looking at a budget never creates files."""
+    opened in memory, so that looking at a budget never creates files -- unless the witness beside
+    it says budget was spent: then the missing ledger is an error (LedgerIntegrityError)."""
     settings = settings_for(db, config)
     path = ledger_path(db, settings)
+    check_witness(path)
     existed = path.exists()
     if existed or create:
         return Ledger(path, settings.ledger), path, existed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import typer
 from rich.table import Table
 
@@ -22,18 +24,31 @@ def register(app: typer.Typer) -> None:
         expect_head: str = typer.Option(None, "--expect-head", help="Last hash recorded elsewhere; detects a truncated log."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Recompute the hash chain; exit 1 if any row was edited, deleted, reordered or truncated."""
+        """Check the ledger and its audit log; exit 1 if anything was edited, deleted, reordered or truncated.
+
+        First closes (with an audit row "aborted, nothing released") every pending charge whose
+        process is gone; then recomputes the audit chain and the chain over the charges, checks
+        that every charge has exactly one audit row (or is still pending) with its budget, and
+        compares both heads with the witness file beside the ledger.
+        """
         from pimento.cli._ledger_common import ledger_for
 
         ledger, _path, _existed = ledger_for(db, config, create=False)
         try:
+            closed = ledger.close_abandoned() if ledger.verify_audit().ok else 0
             report = ledger.verify_audit(expect_head=expect_head)
         finally:
             ledger.close()
         if json_out:
-            emit_json(report.to_dict())
+            emit_json({**report.to_dict(), "closed_abandoned": closed})
         elif report.ok:
-            console.print(f"[green]ok[/]: {report.rows} rows, chain intact, head {report.head}", highlight=False)
+            console.print(
+                f"[green]ok[/]: {report.rows} audit rows, {report.charges} charges ({report.pending} pending), chains intact, head {report.head}"
+                + (f"; closed {closed} abandoned charge(s) as aborted" if closed else ""),
+                highlight=False,
+            )
+            for note in report.notes:
+                console.print(f"note: {note}", highlight=False)
         else:
             err_console.print(f"[bold red]audit log tampered[/]: {len(report.problems)} problem(s) in {report.rows} rows", highlight=False)
             for p in report.problems:
@@ -49,7 +64,8 @@ def register(app: typer.Typer) -> None:
         limit: int = typer.Option(20, "--limit", min=0, help="Show the last N rows (0: all)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """List the latest releases: time, analyst, question, SQL, mode, eps, delta, noise scale, released value."""
+        """List the latest rows: releases (time, analyst, question, SQL, eps, delta, noise, value), failures,
+        aborts, synthetic-copy charges and custodian-tool uses."""
         from pimento.cli._ledger_common import ledger_for
 
         ledger, _path, _existed = ledger_for(db, config, create=False)
@@ -65,8 +81,20 @@ def register(app: typer.Typer) -> None:
             table.add_column(heading, no_wrap=True)
         table.add_column("question / SQL", ratio=1)
         for r in rows:
-            what = (f"{r['question']}\n" if r.get("question") else "") + f"[dim]{r['sql']}[/]"
+            kind = r.get("kind") or "release"
+            if kind == "custodian":
+                what = f"custodian tool [bold]{r.get('tool')}[/]: " + json.dumps(r.get("details"), default=str)[:300]
+            elif kind == "synthetic":
+                what = f"synthetic copy {r.get('copy_id')} ({r.get('note') or ''})"
+            else:
+                what = (f"{r['question']}\n" if r.get("question") else "") + (f"[dim]{r['sql']}[/]" if r.get("sql") else "")
+            outcome = r.get("outcome")
+            if outcome and outcome != "released":
+                what = f"[yellow]{outcome}[/] {r.get('detail') or ''}\n{what}".strip()
+            eps = r.get("epsilon", r.get("charge_epsilon", "-"))
+            dlt = r.get("delta", r.get("charge_delta", "-"))
             table.add_row(
-                str(r["seq"]), r["time"][5:19].replace("T", " "), r["analyst"], f"{r['epsilon']}, {r['delta']}", f"{r['noise']}, {r['scale']}", r["value"], what
+                str(r["seq"]), str(r.get("time", ""))[5:19].replace("T", " "), str(r.get("analyst") or "-"), f"{eps}, {dlt}",
+                f"{r.get('noise', '-')}, {r.get('scale', '-')}", str(r.get("value", "-")), what,
             )
         console.print(table)

@@ -19,7 +19,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["GENESIS", "AuditProblem", "AuditReport", "append", "canonical_json", "rows", "verify", "SCHEMA"]
+__all__ = ["GENESIS", "AuditProblem", "AuditReport", "append", "canonical_json", "chain_hash", "check_head", "rows", "verify", "SCHEMA"]
 
 GENESIS = "0" * 64
 
@@ -28,8 +28,10 @@ CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY,
     row TEXT NOT NULL,
     prev_hash TEXT NOT NULL,
-    hash TEXT NOT NULL
+    hash TEXT NOT NULL,
+    charge_id INTEGER
 );
+CREATE INDEX IF NOT EXISTS audit_charge ON audit (charge_id);
 CREATE TABLE IF NOT EXISTS audit_head (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     seq INTEGER NOT NULL,
@@ -47,8 +49,12 @@ def canonical_json(row: dict[str, Any]) -> str:
     return json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _link(prev_hash: str, row_text: str) -> str:
+def chain_hash(prev_hash: str, row_text: str) -> str:
+    """``sha256(prev_hash || row_text)``: the link of a hash chain (audit rows and ledger charges)."""
     return hashlib.sha256((prev_hash + row_text).encode("utf-8")).hexdigest()
+
+
+_link = chain_hash
 
 
 def append(conn: sqlite3.Connection, row: dict[str, Any]) -> tuple[int, str]:
@@ -57,7 +63,11 @@ def append(conn: sqlite3.Connection, row: dict[str, Any]) -> tuple[int, str]:
     seq, prev = (head[0] + 1, head[1]) if head else (1, GENESIS)
     text = canonical_json({**row, "seq": seq})
     digest = _link(prev, text)
-    conn.execute("INSERT INTO audit (seq, row, prev_hash, hash) VALUES (?, ?, ?, ?)", (seq, text, prev, digest))
+    charge_id = row.get("charge_id")
+    conn.execute(
+        "INSERT INTO audit (seq, row, prev_hash, hash, charge_id) VALUES (?, ?, ?, ?, ?)",
+        (seq, text, prev, digest, int(charge_id) if charge_id is not None else None),
+    )
     conn.execute(
         "INSERT INTO audit_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
         (seq, digest),
@@ -75,7 +85,11 @@ def rows(conn: sqlite3.Connection, *, limit: int | None = None) -> list[dict[str
 @dataclass(frozen=True)
 class AuditProblem:
     seq: int | None
-    kind: str  # "edited", "broken_link", "gap", "reordered", "head_mismatch", "unreadable"
+    #: audit chain: "edited", "broken_link", "gap", "reordered", "head_mismatch", "unreadable";
+    #: ledger (see Ledger.verify_audit): "charge_edited", "charge_gap", "charge_head_mismatch",
+    #: "charge_unaudited", "charge_audited_twice", "audit_without_charge", "charge_mismatch",
+    #: "witness_mismatch"
+    kind: str
     detail: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -84,16 +98,34 @@ class AuditProblem:
 
 @dataclass(frozen=True)
 class AuditReport:
+    """What :func:`verify` (and :meth:`pimento.mechanisms.Ledger.verify_audit`) found.
+
+    ``charges`` and ``pending`` are filled by the ledger, which also compares the charges
+    with the audit rows; ``notes`` are remarks that are not problems (e.g. a witness file
+    that was missing and has been written anew).
+    """
+
     rows: int
     head: str
     problems: tuple[AuditProblem, ...] = field(default_factory=tuple)
+    charges: int = 0
+    pending: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "rows": self.rows, "head": self.head, "problems": [p.to_dict() for p in self.problems]}
+        return {
+            "ok": self.ok,
+            "rows": self.rows,
+            "head": self.head,
+            "charges": self.charges,
+            "pending": self.pending,
+            "problems": [p.to_dict() for p in self.problems],
+            "notes": list(self.notes),
+        }
 
 
 def verify(conn: sqlite3.Connection, *, expect_head: str | None = None) -> AuditReport:
@@ -102,7 +134,7 @@ def verify(conn: sqlite3.Connection, *, expect_head: str | None = None) -> Audit
     prev = GENESIS
     expected_seq = 1
     count = 0
-    for seq, text, stored_prev, digest in conn.execute("SELECT seq, row, prev_hash, hash FROM audit ORDER BY seq"):
+    for seq, text, stored_prev, digest, charge_col in conn.execute("SELECT seq, row, prev_hash, hash, charge_id FROM audit ORDER BY seq"):
         count += 1
         try:
             data = json.loads(text)
@@ -115,8 +147,10 @@ def verify(conn: sqlite3.Connection, *, expect_head: str | None = None) -> Audit
             problems.append(AuditProblem(seq, "reordered", f"row says seq {data.get('seq')} but is stored at {seq}"))
         if stored_prev != prev:
             problems.append(AuditProblem(seq, "broken_link", "prev_hash does not match the previous row's hash"))
-        if _link(stored_prev, text) != digest:
+        if chain_hash(stored_prev, text) != digest:
             problems.append(AuditProblem(seq, "edited", "row content does not match its hash"))
+        if charge_col != data.get("charge_id"):
+            problems.append(AuditProblem(seq, "edited", f"the charge_id column ({charge_col}) differs from the row's charge_id ({data.get('charge_id')})"))
         prev = digest
         expected_seq = seq + 1
     head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
@@ -128,3 +162,22 @@ def verify(conn: sqlite3.Connection, *, expect_head: str | None = None) -> Audit
     if expect_head is not None and expect_head != prev:
         problems.append(AuditProblem(None, "head_mismatch", f"last hash {prev[:12]}... differs from the expected head {expect_head[:12]}..."))
     return AuditReport(rows=count, head=prev, problems=tuple(problems))
+
+
+def check_head(conn: sqlite3.Connection) -> str | None:
+    """A fast integrity check (no full scan): the head row exists, its hash recomputes from its
+    stored ``prev_hash`` and content, ``audit_head`` names it, and the table has exactly that many
+    rows. Returns a description of the first problem, or None. :func:`verify` checks everything."""
+    head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
+    head_seq, head_hash = head if head else (0, GENESIS)
+    count, max_seq = conn.execute("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM audit").fetchone()
+    if count != head_seq or max_seq != head_seq:
+        return f"audit_head says {head_seq} rows, the table has {count} (last seq {max_seq})"
+    if head_seq == 0:
+        return None if head_hash == GENESIS else "audit_head names a hash but the log is empty"
+    text, prev, digest = conn.execute("SELECT row, prev_hash, hash FROM audit WHERE seq = ?", (head_seq,)).fetchone()
+    if digest != head_hash:
+        return f"the last audit row's hash {digest[:12]} differs from audit_head's {head_hash[:12]}"
+    if chain_hash(prev, text) != digest:
+        return "the last audit row's content does not match its hash"
+    return None

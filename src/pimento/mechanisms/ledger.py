@@ -1,32 +1,54 @@
 """The privacy-budget ledger: a SQLite file (WAL) beside the database.
 
 Every spend is checked and charged in one ``BEGIN IMMEDIATE`` transaction with
-``synchronous = FULL``: when :meth:`Ledger.charge` returns, the charge is on disk, and a
-refused request has written nothing. Budgets are stored as exact text (``"1/10"``,
-``"0.000001"``) and compared as Fractions. Caps come from ``[ledger]`` in pimento.toml
+``synchronous = FULL``: when a charge returns, it is on disk, and a refused request has
+written nothing. Budgets are stored as exact text (``"1/10"``, ``"0.000001"``) and compared
+as Fractions. Caps come from ``[ledger]`` in pimento.toml
 (:class:`pimento.config.LedgerSettings`): a total per database, and per analyst.
 
-The release protocol built on it (:func:`pimento.mechanisms.guarded.guarded_release`)
-is: charge (commit) -> draw the noise -> store the answer in the cache and the audit log
-(commit) -> return. A crash can lose an answer that was paid for, never return one that
-was not.
+The release protocol (:func:`pimento.mechanisms.guarded.guarded_release`) is:
+:meth:`Ledger.charge_release` (cache look-up and charge, one commit) -> draw the noise ->
+:meth:`Ledger.record_release` (the answer in the cache and its audit row, one commit) ->
+return; or :meth:`Ledger.record_failure` after the charge. Invariants, checked by
+:meth:`Ledger.verify_audit` (``pimento audit verify``):
 
-Tables: ``charges`` (append-only), ``totals`` (running sums per database and analyst,
-analyst ``"*"`` for the database total), ``answers`` (the answer cache), ``audit`` and
-``audit_head`` (see :mod:`.audit`).
+- one charge per released value: a charge leaves a ``pending`` entry for its request key;
+  an identical request that arrives meanwhile waits for that answer instead of paying again;
+  a pending entry whose process is gone (or older than ``pending_timeout_s``) is closed with
+  an audit row "aborted, nothing released", and the late payer's answer is withheld;
+- one audit row per charge, written in the same transaction that stores the answer, the
+  failure, the abort or (synthetic copy) the charge itself;
+- the budget is the sum of the charges, which are append-only (triggers) and hash-chained
+  (``hash_i = sha256(hash_{i-1} || canonical_json(charge_i))``, head in ``charges_head``);
+- every charge is refused, with :class:`LedgerIntegrityError`, when a fast check fails: the
+  charge chain recomputes, the last audit row recomputes, charges = audited + pending, and
+  the witness file agrees;
+- a witness file ``<ledger>.head`` (JSON: number and hash of the last charge and audit row,
+  budget spent per database) is rewritten after every commit. A ledger that is missing or
+  empty, or that lacks the rows the witness names, is refused (fail closed): deleting the
+  ledger file or some of its rows does not give budget back.
+
+A crash can lose an answer that was paid for, never return one that was not.
+
+Tables: ``charges``, ``charges_head``, ``pending``, ``answers`` (the answer cache),
+``audit`` and ``audit_head`` (see :mod:`.audit`), ``meta`` (format).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import sqlite3
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pimento.config import LedgerSettings, Settings
 from pimento.errors import BudgetError, ConfigError, DataSourceError
@@ -38,15 +60,23 @@ __all__ = [
     "SYNTHETIC_ANALYST",
     "Charge",
     "Ledger",
+    "LedgerIntegrityError",
+    "ReleaseAbortedError",
+    "check_witness",
     "database_key",
     "ledger_path",
     "request_key",
+    "witness_path",
 ]
 
-#: Pseudo-analyst under which the running total of a whole database is kept.
+#: Pseudo-analyst under which the running total of a whole database is reported.
 DATABASE_SCOPE = "*"
 #: Pseudo-analyst charged for synthetic-data generation (counts against the database cap only).
 SYNTHETIC_ANALYST = "<synthetic>"
+#: The ledger file format this code writes (1: running totals in a ``totals`` table, no chain).
+FORMAT = "2"
+
+_T = TypeVar("_T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,15 +89,22 @@ CREATE TABLE IF NOT EXISTS charges (
     epsilon TEXT NOT NULL,
     delta TEXT NOT NULL,
     request_key TEXT,
-    note TEXT
+    note TEXT,
+    prev_hash TEXT NOT NULL DEFAULT '',
+    hash TEXT NOT NULL DEFAULT ''
 );
-CREATE TABLE IF NOT EXISTS totals (
-    database TEXT NOT NULL,
-    analyst TEXT NOT NULL,
-    epsilon TEXT NOT NULL,
-    delta TEXT NOT NULL,
-    PRIMARY KEY (database, analyst)
+CREATE TABLE IF NOT EXISTS charges_head (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    charge_id INTEGER NOT NULL,
+    hash TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS pending (
+    charge_id INTEGER PRIMARY KEY,
+    request_key TEXT,
+    started REAL NOT NULL,
+    owner TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pending_key ON pending (request_key);
 CREATE TABLE IF NOT EXISTS answers (
     request_key TEXT PRIMARY KEY,
     charge_id INTEGER NOT NULL,
@@ -79,6 +116,109 @@ BEGIN SELECT RAISE(ABORT, 'charges are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS charges_no_delete BEFORE DELETE ON charges
 BEGIN SELECT RAISE(ABORT, 'charges are append-only'); END;
 """
+
+_CHARGE_FIELDS = ("id", "time", "database", "analyst", "kind", "epsilon", "delta", "request_key", "note")
+
+
+class LedgerIntegrityError(BudgetError):
+    """The ledger failed an integrity check (or is missing while its witness says budget was spent):
+    no release is made until the custodian has looked."""
+
+
+class ReleaseAbortedError(BudgetError):
+    """A charged release was closed as aborted (its process looked dead or it exceeded the pending
+    timeout) before it stored its answer: the answer is withheld, the charge stays."""
+
+
+def witness_path(ledger_file: str | Path) -> Path:
+    """The witness file kept beside a ledger: ``<ledger>.head``."""
+    return Path(f"{ledger_file}.head")
+
+
+def _read_witness(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {"charges": -1, "unreadable": True}
+    return data if isinstance(data, dict) else {"charges": -1, "unreadable": True}
+
+
+def _recovery_hint(ledger_file: Path) -> str:
+    return (
+        f"restore {ledger_file} from a backup (the witness {witness_path(ledger_file)} names its last charge and audit row); "
+        "only if the recorded spend may really be forgotten, move the witness file away, "
+        "which starts a new ledger with nothing spent"
+    )
+
+
+def check_witness(ledger_file: str | Path) -> None:
+    """Refuse (LedgerIntegrityError) a ledger file that is missing or empty while its witness says
+    something was charged: deleting the ledger must not give budget back."""
+    ledger_file = Path(ledger_file)
+    witness = _read_witness(witness_path(ledger_file))
+    if not witness:
+        return
+    if witness.get("unreadable"):
+        raise LedgerIntegrityError(f"the ledger witness {witness_path(ledger_file)} is unreadable; nothing was spent", hint=_recovery_hint(ledger_file))
+    if int(witness.get("charges", 0)) <= 0 and int(witness.get("audit_rows", 0)) <= 0:
+        return
+    if not ledger_file.exists() or ledger_file.stat().st_size == 0:
+        raise LedgerIntegrityError(
+            f"the budget ledger {ledger_file} is missing or empty, but its witness records {witness.get('charges')} charge(s) "
+            f"(spent: {_spent_text(witness)}): refusing to start a new ledger with nothing spent",
+            hint=_recovery_hint(ledger_file),
+        )
+
+
+def _spent_text(witness: dict[str, Any]) -> str:
+    spent = witness.get("spent") or {}
+    if not isinstance(spent, dict) or not spent:
+        return "unknown"
+    return "; ".join(f"{db}: epsilon {v.get('epsilon')}, delta {v.get('delta')}" for db, v in spent.items() if isinstance(v, dict))
+
+
+def _owner_token() -> str:
+    """Who holds a pending charge: host, pid and the process's start time (pid reuse is caught)."""
+    return f"{socket.gethostname()}|{os.getpid()}|{_process_start(os.getpid())}"
+
+
+def _process_start(pid: int) -> str:
+    """The start time of ``pid`` from /proc ("" where /proc is not available); "-" if there is no such
+    live process (gone, or a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            stat = fh.read()
+    except FileNotFoundError:
+        return "-"
+    except OSError:
+        return ""
+    fields = stat[stat.rfind(")") + 2 :].split()
+    if not fields or fields[0] in ("Z", "X"):
+        return "-"
+    return fields[19] if len(fields) > 19 else ""
+
+
+def _owner_alive(owner: str) -> bool | None:
+    """True/False when it can be told (same host), None otherwise (another host: wait for the timeout)."""
+    host, _, rest = owner.partition("|")
+    pid_text, _, start = rest.partition("|")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return None
+    pid = int(pid_text)
+    now = _process_start(pid)
+    if now == "-":
+        return False
+    if now and start:
+        return now == start
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def ledger_path(database: str, settings: Settings | None = None) -> Path:
@@ -143,19 +283,51 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+def _charge_text(row: dict[str, Any]) -> str:
+    return _audit.canonical_json({k: row[k] for k in _CHARGE_FIELDS})
+
+
+@dataclass
+class _State:
+    """What one scan of the charges found: chain checked, sums per (database, analyst)."""
+
+    count: int
+    last_id: int
+    last_hash: str
+    sums: dict[tuple[str, str], Budget]
+    problems: list[_audit.AuditProblem]
+    rows: dict[int, dict[str, Any]]
+
+
 class Ledger:
     """A budget ledger stored in one SQLite file; safe to share between processes.
 
     Open one per process (or thread); connections are not shared.
+    ``pending_timeout_s``: how long an identical request waits for a payer whose process cannot
+    be checked (another host) or is still alive, before the payer's charge is closed as aborted.
     """
 
-    def __init__(self, path: str | Path, settings: LedgerSettings | None = None, *, busy_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        settings: LedgerSettings | None = None,
+        *,
+        busy_timeout_s: float = 60.0,
+        pending_timeout_s: float = 900.0,
+    ) -> None:
         self.path = Path(path)
         self.settings = settings or LedgerSettings()
+        self.pending_timeout_s = float(pending_timeout_s)
         self._db_cap = Budget.of(self.settings.epsilon_cap, self.settings.delta_cap)
         self._analyst_cap = Budget.of(self.settings.analyst_epsilon_cap or self.settings.epsilon_cap, self.settings.delta_cap)
+        self._memory = str(path) == ":memory:"
+        self.witness = None if self._memory else witness_path(self.path)
+        if not self._memory:
+            check_witness(self.path)
+        self._owner = _owner_token()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self._memory:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s, isolation_level=None)
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
@@ -163,16 +335,34 @@ class Ledger:
             self._init_schema()
         except sqlite3.Error as exc:
             raise DataSourceError(f"cannot open the budget ledger {self.path}: {exc}") from None
+        if self.witness is not None:
+            witness = _read_witness(self.witness)
+            if witness and int(witness.get("charges", 0)) > 0:
+                (count,) = self._conn.execute("SELECT COUNT(*) FROM charges").fetchone()
+                if count == 0:
+                    self._conn.close()
+                    raise LedgerIntegrityError(
+                        f"the budget ledger {self.path} holds no charge, but its witness records {witness.get('charges')} "
+                        f"(spent: {_spent_text(witness)}): refusing to use it",
+                        hint=_recovery_hint(self.path),
+                    )
 
     def _init_schema(self) -> None:
         for attempt in range(50):
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
+                row = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+                fmt = self._conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() if row else None
+                if fmt is not None and fmt[0] == "1":
+                    self._migrate_from_1()
                 # Statements end with ";\n"; trigger bodies keep their inner "; END" on one line.
                 for statement in (_SCHEMA + _audit.SCHEMA).split(";\n"):
                     if statement.strip():
                         self._conn.execute(statement)
-                self._conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('format', '1')")
+                self._conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('format', ?)", (FORMAT,))
+                fmt = self._conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0]
+                if fmt != FORMAT:
+                    raise ConfigError(f"the budget ledger {self.path} has format {fmt}; this Pimento reads format {FORMAT}")
                 self._conn.execute("COMMIT")
                 return
             except sqlite3.OperationalError as exc:
@@ -181,6 +371,45 @@ class Ledger:
                 if "locked" not in str(exc) or attempt == 49:
                     raise
                 time.sleep(0.05)
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+
+    def _migrate_from_1(self) -> None:
+        """Format 1 (running totals, no chain over charges) -> 2, inside the open transaction.
+
+        The charges are chained in id order, every charge without an audit row gets one
+        ("unrecorded before format 2": its answer, if any, was not audited), the running
+        totals are dropped (the budget is the sum of the charges)."""
+        conn = self._conn
+        conn.execute("DROP TRIGGER IF EXISTS charges_no_update")
+        conn.execute("DROP TRIGGER IF EXISTS audit_no_update")
+        conn.execute("ALTER TABLE charges ADD COLUMN prev_hash TEXT NOT NULL DEFAULT ''")
+        conn.execute("ALTER TABLE charges ADD COLUMN hash TEXT NOT NULL DEFAULT ''")
+        conn.execute("ALTER TABLE audit ADD COLUMN charge_id INTEGER")
+        conn.execute("UPDATE audit SET charge_id = json_extract(row, '$.charge_id')")
+        for statement in (_SCHEMA + _audit.SCHEMA).split(";\n"):
+            if statement.strip() and "TRIGGER" not in statement:
+                conn.execute(statement)
+        prev = _audit.GENESIS
+        last = 0
+        for values in conn.execute(f"SELECT {', '.join(_CHARGE_FIELDS)} FROM charges ORDER BY id").fetchall():
+            row = dict(zip(_CHARGE_FIELDS, values))
+            digest = _audit.chain_hash(prev, _charge_text(row))
+            conn.execute("UPDATE charges SET prev_hash = ?, hash = ? WHERE id = ?", (prev, digest, row["id"]))
+            audited = conn.execute("SELECT 1 FROM audit WHERE charge_id = ?", (row["id"],)).fetchone()
+            if audited is None:
+                _audit.append(conn, {
+                    "time": _now(), "kind": row["kind"], "outcome": "unrecorded before format 2",
+                    "charge_id": row["id"], "analyst": row["analyst"], "database": row["database"],
+                    "charge_epsilon": row["epsilon"], "charge_delta": row["delta"], "request_key": row["request_key"],
+                })
+            prev, last = digest, row["id"]
+        if last:
+            conn.execute("INSERT OR REPLACE INTO charges_head (id, charge_id, hash) VALUES (1, ?, ?)", (last, prev))
+        conn.execute("DROP TABLE IF EXISTS totals")
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'format'", (FORMAT,))
 
     @classmethod
     def for_database(cls, database: str, settings: Settings | None = None) -> Ledger:
@@ -219,20 +448,115 @@ class Ledger:
                 hint=f"known analysts: {', '.join(self.settings.analysts)} ([ledger] analysts in pimento.toml)",
             )
 
-    def _total(self, database: str, analyst: str) -> Budget:
-        row = self._conn.execute("SELECT epsilon, delta FROM totals WHERE database = ? AND analyst = ?", (database, analyst)).fetchone()
-        return Budget.from_text(row[0], row[1]) if row else Budget.zero()
+    def _scan(self, database_key_: str | None = None) -> _State:
+        """Read every charge, recompute the chain, and sum the spends (of one database if given)."""
+        problems: list[_audit.AuditProblem] = []
+        sums: dict[tuple[str, str], Budget] = {}
+        rows: dict[int, dict[str, Any]] = {}
+        prev = _audit.GENESIS
+        last_id = count = 0
+        cols = ", ".join(_CHARGE_FIELDS)
+        for values in self._conn.execute(f"SELECT {cols}, prev_hash, hash FROM charges ORDER BY id"):
+            row = dict(zip(_CHARGE_FIELDS, values[:-2]))
+            stored_prev, digest = values[-2], values[-1]
+            count += 1
+            cid = row["id"]
+            if cid != last_id + 1:
+                problems.append(_audit.AuditProblem(None, "charge_gap", f"charge ids jump from {last_id} to {cid}: charges were deleted"))
+            if stored_prev != prev:
+                problems.append(_audit.AuditProblem(None, "charge_edited", f"charge {cid}: prev_hash does not match the previous charge's hash"))
+            if _audit.chain_hash(stored_prev, _charge_text(row)) != digest:
+                problems.append(_audit.AuditProblem(None, "charge_edited", f"charge {cid}: content does not match its hash"))
+            prev, last_id = digest, cid
+            try:
+                budget = Budget.from_text(row["epsilon"], row["delta"])
+            except Exception:  # noqa: BLE001 - an unreadable amount is a problem to report, not a crash
+                problems.append(_audit.AuditProblem(None, "charge_edited", f"charge {cid}: unreadable amount"))
+                continue
+            row["budget"] = budget
+            rows[cid] = row
+            if database_key_ is None or row["database"] == database_key_:
+                for who in (DATABASE_SCOPE, row["analyst"]):
+                    k = (row["database"], who)
+                    sums[k] = sums.get(k, Budget.zero()) + budget
+        head = self._conn.execute("SELECT charge_id, hash FROM charges_head WHERE id = 1").fetchone()
+        head_id, head_hash = head if head else (0, _audit.GENESIS)
+        if head_id != last_id or head_hash != prev:
+            problems.append(
+                _audit.AuditProblem(None, "charge_head_mismatch", f"charges_head names charge {head_id}, the table ends at {last_id}: charges at the end were removed or the head was edited")
+            )
+        return _State(count, last_id, prev, sums, problems, rows)
+
+    def _sums(self, key: str) -> dict[tuple[str, str], Budget]:
+        return self._scan(key).sums
 
     def spent(self, database: str, analyst: str | None = None) -> Budget:
-        """Total charged on ``database`` (by ``analyst`` if given)."""
-        return self._total(database_key(database), analyst or DATABASE_SCOPE)
+        """Total charged on ``database`` (by ``analyst`` if given): the sum of its charges."""
+        key = database_key(database)
+        return self._sums(key).get((key, analyst or DATABASE_SCOPE), Budget.zero())
 
     def remaining(self, database: str, analyst: str) -> Budget:
         """What ``analyst`` may still spend on ``database``: the smaller of the two caps' remainders, per part."""
         key = database_key(database)
-        db_left = self._db_cap.minus(self._total(key, DATABASE_SCOPE))
-        an_left = self.analyst_cap(analyst).minus(self._total(key, analyst))
+        sums = self._sums(key)
+        db_left = self._db_cap.minus(sums.get((key, DATABASE_SCOPE), Budget.zero()))
+        an_left = self.analyst_cap(analyst).minus(sums.get((key, analyst), Budget.zero()))
         return Budget(min(db_left.epsilon, an_left.epsilon), min(db_left.delta, an_left.delta))
+
+    # ------------------------------------------------------------------ integrity
+
+    def _counts(self) -> tuple[int, int, int]:
+        """(audit rows with a charge, distinct charges audited, pending)."""
+        audited, distinct = self._conn.execute("SELECT COUNT(charge_id), COUNT(DISTINCT charge_id) FROM audit").fetchone()
+        (pending,) = self._conn.execute("SELECT COUNT(*) FROM pending").fetchone()
+        return audited, distinct, pending
+
+    def _witness_problems(self, state: _State) -> list[_audit.AuditProblem]:
+        if self.witness is None:
+            return []
+        witness = _read_witness(self.witness)
+        if witness is None:
+            return []
+        if witness.get("unreadable"):
+            return [_audit.AuditProblem(None, "witness_mismatch", f"the witness {self.witness} is unreadable")]
+        problems = []
+        n, h = int(witness.get("charges", 0)), str(witness.get("charge_hash", _audit.GENESIS))
+        if n > 0:
+            row = self._conn.execute("SELECT hash FROM charges WHERE id = ?", (n,)).fetchone()
+            if row is None or row[0] != h:
+                problems.append(
+                    _audit.AuditProblem(None, "witness_mismatch", f"the witness {self.witness.name} records charge {n} ending the chain in {h[:12]}; the ledger {'lacks it' if row is None else 'holds another'}")
+                )
+        m, g = int(witness.get("audit_rows", 0)), str(witness.get("audit_hash", _audit.GENESIS))
+        if m > 0:
+            row = self._conn.execute("SELECT hash FROM audit WHERE seq = ?", (m,)).fetchone()
+            if row is None or row[0] != g:
+                problems.append(
+                    _audit.AuditProblem(None, "witness_mismatch", f"the witness {self.witness.name} records audit row {m} with hash {g[:12]}; the log {'lacks it' if row is None else 'holds another'}")
+                )
+        return problems
+
+    def _fast_check(self) -> _State:
+        """The checks run before every charge (inside its transaction); raise LedgerIntegrityError."""
+        state = self._scan()
+        problems = [p.detail for p in state.problems]
+        audit_problem = _audit.check_head(self._conn)
+        if audit_problem:
+            problems.append(audit_problem)
+        audited, distinct, pending = self._counts()
+        if audited != distinct:
+            problems.append(f"{audited - distinct} charge(s) have more than one audit row")
+        if audited + pending != state.count:
+            problems.append(f"{state.count} charges but {audited} audit rows of charges and {pending} pending: rows were deleted")
+        problems += [p.detail for p in self._witness_problems(state)]
+        if problems:
+            raise LedgerIntegrityError(
+                f"the budget ledger {self.path} failed its integrity check ({problems[0]}"
+                + (f"; and {len(problems) - 1} more" if len(problems) > 1 else "")
+                + "): releases are refused; nothing was spent",
+                hint="the custodian should run `pimento audit verify --db DB` and restore the ledger from a backup",
+            )
+        return state
 
     # ------------------------------------------------------------------ charging
 
@@ -246,60 +570,85 @@ class Ledger:
         kind: str = "release",
         note: str | None = None,
     ) -> Charge:
-        """Check the caps and record the spend, atomically and durably; refuse with BudgetError otherwise."""
-        if kind != "synthetic":
-            self._check_analyst(analyst)
+        """Check the caps and record the spend, atomically and durably; refuse with BudgetError otherwise.
+
+        The charge is pending until :meth:`record_release` or :meth:`record_failure` closes it
+        (no answer-cache look-up here: :meth:`charge_release` is the release path's call).
+        """
+        if kind == "synthetic":
+            return self.charge_synthetic(database, budget, note=note)
+        self._check_analyst(analyst)
         budget.as_spend()
         key = database_key(database)
-        return self._write(lambda: self._charge_in_txn(analyst, key, budget, request_key, kind, note))
+        return self._write(lambda: self._charge_in_txn(self._fast_check(), analyst, key, budget, request_key, kind, note))
 
-    def charge_synthetic(self, database: str, budget: Budget, *, note: str | None = None) -> Charge:
+    def charge_synthetic(self, database: str, budget: Budget, *, copy_id: str | None = None, note: str | None = None) -> Charge:
         """Charge the generation of a synthetic copy of ``database`` against the database cap.
 
-        Call it before the synthetic data is written (same rule as for answers).
+        Call it before anything of the copy is written. The charge records ``copy_id`` (the id
+        stored in the copy's ``_pimento_synth_meta``) as its request key, and its audit row is
+        written in the same transaction. Returns the charge.
         """
-        return self.charge(SYNTHETIC_ANALYST, database, budget, None, kind="synthetic", note=note)
+        budget.as_spend()
+        key = database_key(database)
+        copy_id = copy_id or str(uuid.uuid4())
 
-    def _charge_in_txn(self, analyst: str, key: str, budget: Budget, request_key: str | None, kind: str, note: str | None) -> Charge:
-        db_total = self._total(key, DATABASE_SCOPE)
-        db_after = db_total + budget
-        if not db_after.fits_within(self._db_cap):
+        def body() -> Charge:
+            state = self._fast_check()
+            charge = self._charge_in_txn(state, SYNTHETIC_ANALYST, key, budget, copy_id, "synthetic", note, pending=False)
+            self._append_audit(
+                {"time": charge.time, "kind": "synthetic", "outcome": "charged", "database": key, "copy_id": copy_id, "note": note},
+                charge,
+            )
+            return charge
+
+        return self._write(body)
+
+    def synthetic_charge(self, database: str, copy_id: str) -> Charge | None:
+        """The charge of the synthetic copy ``copy_id`` in this ledger for ``database``, or None."""
+        row = self._conn.execute(
+            "SELECT id, time, database, analyst, kind, epsilon, delta, request_key FROM charges WHERE kind = 'synthetic' AND request_key = ? AND database = ?",
+            (copy_id, database_key(database)),
+        ).fetchone()
+        return Charge(row[0], row[1], row[2], row[3], row[4], Budget.from_text(row[5], row[6]), row[7]) if row else None
+
+    def _charge_in_txn(
+        self, state: _State, analyst: str, key: str, budget: Budget, request_key: str | None, kind: str, note: str | None, *, pending: bool = True
+    ) -> Charge:
+        db_total = state.sums.get((key, DATABASE_SCOPE), Budget.zero())
+        if not (db_total + budget).fits_within(self._db_cap):
             left = self._db_cap.minus(db_total)
             raise BudgetError(
                 f"database budget exhausted: this request costs {budget} but only {left} is left of the cap {self._db_cap}; nothing was spent"
             )
-        an_after = None
         if kind != "synthetic":
-            an_total = self._total(key, analyst)
-            an_after = an_total + budget
-            if not an_after.fits_within(self._analyst_cap):
+            an_total = state.sums.get((key, analyst), Budget.zero())
+            if not (an_total + budget).fits_within(self._analyst_cap):
                 left = self._analyst_cap.minus(an_total)
                 raise BudgetError(
                     f"budget of analyst {analyst!r} exhausted: this request costs {budget} but only {left} is left of the cap {self._analyst_cap}; nothing was spent"
                 )
         now = _now()
         eps, dlt = budget.to_text()
-        cur = self._conn.execute(
-            "INSERT INTO charges (time, database, analyst, kind, epsilon, delta, request_key, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (now, key, analyst, kind, eps, dlt, request_key, note),
-        )
-        self._set_total(key, DATABASE_SCOPE, db_after)
-        if an_after is not None:
-            self._set_total(key, analyst, an_after)
-        else:
-            self._set_total(key, analyst, self._total(key, analyst) + budget)
-        return Charge(int(cur.lastrowid or 0), now, key, analyst, kind, budget, request_key)
-
-    def _set_total(self, key: str, analyst: str, total: Budget) -> None:
-        eps, dlt = total.to_text()
+        cid = state.last_id + 1
+        row = {"id": cid, "time": now, "database": key, "analyst": analyst, "kind": kind, "epsilon": eps, "delta": dlt, "request_key": request_key, "note": note}
+        digest = _audit.chain_hash(state.last_hash, _charge_text(row))
         self._conn.execute(
-            "INSERT INTO totals (database, analyst, epsilon, delta) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(database, analyst) DO UPDATE SET epsilon = excluded.epsilon, delta = excluded.delta",
-            (key, analyst, eps, dlt),
+            "INSERT INTO charges (id, time, database, analyst, kind, epsilon, delta, request_key, note, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (cid, now, key, analyst, kind, eps, dlt, request_key, note, state.last_hash, digest),
         )
+        self._conn.execute(
+            "INSERT INTO charges_head (id, charge_id, hash) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET charge_id = excluded.charge_id, hash = excluded.hash",
+            (cid, digest),
+        )
+        if pending:
+            self._conn.execute(
+                "INSERT INTO pending (charge_id, request_key, started, owner) VALUES (?, ?, ?, ?)", (cid, request_key, time.time(), self._owner)
+            )
+        return Charge(cid, now, key, analyst, kind, budget, request_key)
 
-    def _write(self, body):  # type: ignore[no-untyped-def]
-        """Run ``body`` inside BEGIN IMMEDIATE ... COMMIT; roll back on any error."""
+    def _write(self, body: Callable[[], _T]) -> _T:
+        """Run ``body`` inside BEGIN IMMEDIATE ... COMMIT; roll back on any error; then update the witness."""
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -307,14 +656,105 @@ class Ledger:
             raise DataSourceError(f"the budget ledger {self.path} is busy or unwritable: {exc}; nothing was spent") from None
         try:
             result = body()
+            witness = self._witness_state() if self.witness is not None else None
             conn.execute("COMMIT")
-            return result
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        if witness is not None:
+            self._write_witness(witness)
+        return result
+
+    def _witness_state(self) -> dict[str, Any]:
+        head = self._conn.execute("SELECT charge_id, hash FROM charges_head WHERE id = 1").fetchone()
+        audit_head = self._conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
+        spent: dict[str, dict[str, str]] = {}
+        for (db, who), total in self._scan().sums.items():
+            if who == DATABASE_SCOPE:
+                eps, dlt = total.to_text()
+                spent[db] = {"epsilon": eps, "delta": dlt}
+        return {
+            "ledger": str(self.path.resolve()),
+            "charges": head[0] if head else 0,
+            "charge_hash": head[1] if head else _audit.GENESIS,
+            "audit_rows": audit_head[0] if audit_head else 0,
+            "audit_hash": audit_head[1] if audit_head else _audit.GENESIS,
+            "spent": spent,
+            "written": _now(),
+        }
+
+    def _write_witness(self, state: dict[str, Any]) -> None:
+        """Replace the witness atomically, never with an older state (writers race after their commits;
+        a witness that lags is still a valid prefix of the ledger, so it never raises a false alarm)."""
+        assert self.witness is not None
+        old = _read_witness(self.witness)
+        if old and not old.get("unreadable") and (int(old.get("charges", 0)) > state["charges"] or int(old.get("audit_rows", 0)) > state["audit_rows"]):
+            return
+        tmp = self.witness.with_name(f"{self.witness.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(state, sort_keys=True, indent=1))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.witness)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+
+    # ------------------------------------------------------------------ pending charges
+
+    def _stale(self, started: float, owner: str) -> str | None:
+        """Why a pending charge is considered abandoned, or None while it may still answer."""
+        alive = _owner_alive(owner)
+        if alive is False:
+            return "the process that paid for it ended before storing an answer"
+        if time.time() - started > self.pending_timeout_s:
+            return f"it stayed pending longer than {self.pending_timeout_s:g} s"
+        return None
+
+    def _abort(self, charge_id: int, request_key_: str | None, reason: str, state: _State) -> None:
+        row = state.rows.get(charge_id)
+        self._conn.execute("DELETE FROM pending WHERE charge_id = ?", (charge_id,))
+        audit_row = {
+            "time": _now(), "kind": row["kind"] if row else "release", "outcome": "aborted",
+            "detail": f"aborted, nothing released: {reason}", "request_key": request_key_,
+            "analyst": row["analyst"] if row else None, "database": row["database"] if row else None,
+        }
+        if row is not None:
+            self._append_audit(audit_row, Charge(charge_id, row["time"], row["database"], row["analyst"], row["kind"], row["budget"], request_key_))
+        else:
+            _audit.append(self._conn, {**audit_row, "charge_id": charge_id})
+
+    def _reap(self, state: _State) -> int:
+        """Close every abandoned pending charge (inside the open transaction); returns how many."""
+        closed = 0
+        for cid, key, started, owner in self._conn.execute("SELECT charge_id, request_key, started, owner FROM pending ORDER BY charge_id").fetchall():
+            reason = self._stale(started, owner)
+            if reason:
+                self._abort(cid, key, reason, state)
+                closed += 1
+        return closed
+
+    def close_abandoned(self) -> int:
+        """Close, with an audit row "aborted, nothing released", every pending charge whose process is
+        gone or that is older than the pending timeout. Returns how many were closed."""
+        (n,) = self._conn.execute("SELECT COUNT(*) FROM pending").fetchone()
+        if not n:
+            return 0
+        return self._write(lambda: self._reap(self._scan()))
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The charges that wait for their answer or failure to be recorded."""
+        return [
+            {"charge_id": cid, "request_key": key, "started": started, "owner": owner}
+            for cid, key, started, owner in self._conn.execute("SELECT charge_id, request_key, started, owner FROM pending ORDER BY charge_id")
+        ]
 
     # ------------------------------------------------------------------ answers and audit
+
+    def _append_audit(self, row: dict[str, Any], charge: Charge) -> None:
+        eps, dlt = charge.budget.to_text()
+        _audit.append(self._conn, {**row, "charge_id": charge.id, "charge_epsilon": eps, "charge_delta": dlt})
 
     def cached_answer(self, request_key: str) -> dict[str, Any] | None:
         """The answer stored for an identical earlier request, if the cache is on and has one."""
@@ -323,50 +763,84 @@ class Ledger:
         row = self._conn.execute("SELECT answer FROM answers WHERE request_key = ?", (request_key,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def record_release(self, request_key: str, charge: Charge, answer: dict[str, Any], audit_row: dict[str, Any]) -> dict[str, Any]:
-        """Store the answer in the cache and append the audit row, in one transaction.
-
-        If an identical request stored its answer first (a concurrent duplicate), the
-        earlier answer is returned so that identical requests keep one answer.
-        """
-
-        def body() -> dict[str, Any]:
-            _audit.append(self._conn, {**audit_row, "charge_id": charge.id})
-            if self.answer_cache:
-                self._conn.execute(
-                    "INSERT OR IGNORE INTO answers (request_key, charge_id, time, answer) VALUES (?, ?, ?, ?)",
-                    (request_key, charge.id, _now(), json.dumps(answer, sort_keys=True)),
-                )
-                row = self._conn.execute("SELECT answer FROM answers WHERE request_key = ?", (request_key,)).fetchone()
-                return json.loads(row[0])
-            return answer
-
-        return self._write(body)
-
     def charge_release(self, analyst: str, database: str, budget: Budget, request_key: str) -> Charge | dict[str, Any]:
         """Charge one release, or return the answer an identical earlier request stored (free).
 
-        The cache look-up and the charge happen in one transaction, so identical requests that
-        race are charged once. Returns the stored answer dict (nothing charged) or the new
-        :class:`Charge`, after which the caller must end with :meth:`record_release` or
-        :meth:`record_failure` for that charge.
+        In one transaction: the fast integrity check (refusal: :class:`LedgerIntegrityError`),
+        abandoned pending charges closed, the answer cache looked up, and -- when an identical
+        request is pending -- nothing: this call then waits (polling) for that answer, so that
+        identical requests are charged once. Otherwise the caps are checked and the charge is
+        made, pending under ``request_key``; the caller must end with :meth:`record_release` or
+        :meth:`record_failure` for it. Returns the stored answer dict or the new :class:`Charge`.
         """
         self._check_analyst(analyst)
         budget.as_spend()
         key = database_key(database)
+        wait = 0.02
 
-        def body() -> Charge | dict[str, Any]:
+        def body() -> Charge | dict[str, Any] | None:
+            state = self._fast_check()
+            if self._reap(state):
+                state = self._scan()
             if self.answer_cache:
                 row = self._conn.execute("SELECT answer FROM answers WHERE request_key = ?", (request_key,)).fetchone()
                 if row is not None:
                     return json.loads(row[0])
-            return self._charge_in_txn(analyst, key, budget, request_key, "release", None)
+                if self._conn.execute("SELECT 1 FROM pending WHERE request_key = ?", (request_key,)).fetchone():
+                    return None  # an identical request is paying: wait for its answer
+            return self._charge_in_txn(state, analyst, key, budget, request_key, "release", None)
+
+        while True:
+            outcome = self._write(body)
+            if outcome is not None:
+                return outcome
+            time.sleep(wait)
+            wait = min(wait * 1.5, 0.5)
+
+    def _close_pending(self, charge: Charge) -> bool:
+        """Remove the pending entry of ``charge``; False if there was none (it was closed as aborted)."""
+        return self._conn.execute("DELETE FROM pending WHERE charge_id = ?", (charge.id,)).rowcount == 1
+
+    def record_release(self, request_key: str, charge: Charge, answer: dict[str, Any], audit_row: dict[str, Any]) -> dict[str, Any]:
+        """Store the answer in the cache and append its audit row, in one transaction; return the answer.
+
+        Raises :class:`ReleaseAbortedError` (nothing written, answer withheld) if the charge was
+        closed as aborted meanwhile. If the cache already holds an answer for ``request_key``
+        (only possible through :meth:`charge`, which does not wait for identical requests),
+        that answer is returned and the audit row says this value was withheld.
+        """
+
+        def body() -> dict[str, Any]:
+            if not self._close_pending(charge):
+                raise ReleaseAbortedError(
+                    f"charge {charge.id} was closed as aborted before its answer was stored (its process looked gone or it took longer "
+                    f"than {self.pending_timeout_s:g} s): the answer is withheld, the charge stays"
+                )
+            if self.answer_cache:
+                row = self._conn.execute("SELECT answer FROM answers WHERE request_key = ?", (request_key,)).fetchone()
+                if row is not None:
+                    self._append_audit({**audit_row, "outcome": "withheld", "detail": "an identical request stored its answer first"}, charge)
+                    return json.loads(row[0])
+                self._conn.execute(
+                    "INSERT INTO answers (request_key, charge_id, time, answer) VALUES (?, ?, ?, ?)",
+                    (request_key, charge.id, _now(), json.dumps(answer, sort_keys=True)),
+                )
+            self._append_audit({**audit_row, "outcome": "released"}, charge)
+            return answer
 
         return self._write(body)
 
     def record_failure(self, request_key: str, charge: Charge, audit_row: dict[str, Any]) -> None:
-        """Record, for the custodian, that a charged release failed after its charge (the charge stays)."""
-        self._write(lambda: _audit.append(self._conn, {**audit_row, "charge_id": charge.id, "outcome": "failed"}))
+        """Record, for the custodian, that a charged release failed after its charge (the charge stays).
+
+        A charge already closed as aborted keeps its one audit row: nothing is written then.
+        """
+
+        def body() -> None:
+            if self._close_pending(charge):
+                self._append_audit({**audit_row, "outcome": "failed"}, charge)
+
+        self._write(body)
 
     def record_custodian_action(self, database: str, tool: str, details: dict[str, Any]) -> None:
         """Append a custodian-tool use (private diagnostics shown to the custodian) to the audit log."""
@@ -388,17 +862,57 @@ class Ledger:
         return _audit.rows(self._conn, limit=limit)
 
     def verify_audit(self, *, expect_head: str | None = None) -> _audit.AuditReport:
-        return _audit.verify(self._conn, expect_head=expect_head)
+        """Everything :func:`pimento.mechanisms.audit.verify` checks, plus the ledger: the charge chain
+        and its head, one audit row per charge that is not pending (and none for an unknown charge,
+        with the charge's budget), and the witness file. Read-only: see :meth:`close_abandoned`."""
+        report = _audit.verify(self._conn, expect_head=expect_head)
+        state = self._scan()
+        problems = list(report.problems) + state.problems
+        pending = {cid for (cid,) in self._conn.execute("SELECT charge_id FROM pending")}
+        seen: dict[int, int] = {}
+        for seq, text, charge_id in self._conn.execute("SELECT seq, row, charge_id FROM audit WHERE charge_id IS NOT NULL ORDER BY seq"):
+            seen[charge_id] = seen.get(charge_id, 0) + 1
+            row = state.rows.get(charge_id)
+            if row is None:
+                problems.append(_audit.AuditProblem(seq, "audit_without_charge", f"the row names charge {charge_id}, which the ledger does not hold: a charge was deleted"))
+                continue
+            try:
+                data = json.loads(text)
+            except (TypeError, ValueError):
+                continue
+            eps, dlt = row["budget"].to_text()
+            if (data.get("charge_epsilon"), data.get("charge_delta")) != (eps, dlt) and "charge_epsilon" in data:
+                problems.append(
+                    _audit.AuditProblem(seq, "charge_mismatch", f"the row says charge {charge_id} cost ({data.get('charge_epsilon')}, {data.get('charge_delta')}), the ledger says ({eps}, {dlt})")
+                )
+            if charge_id in pending:
+                problems.append(_audit.AuditProblem(seq, "charge_mismatch", f"charge {charge_id} has an audit row but is still pending"))
+        for cid in state.rows:
+            n = seen.get(cid, 0)
+            if n == 0 and cid not in pending:
+                problems.append(_audit.AuditProblem(None, "charge_unaudited", f"charge {cid} has no audit row and is not pending: an audit row was lost or deleted"))
+            elif n > 1:
+                problems.append(_audit.AuditProblem(None, "charge_audited_twice", f"charge {cid} has {n} audit rows"))
+        for cid in pending - set(state.rows):
+            problems.append(_audit.AuditProblem(None, "audit_without_charge", f"a pending entry names charge {cid}, which the ledger does not hold"))
+        problems += self._witness_problems(state)
+        notes: list[str] = []
+        if self.witness is not None and not self.witness.exists() and state.count:
+            notes.append(f"no witness file {self.witness.name} beside the ledger (it is written at the next charge)")
+        return _audit.AuditReport(
+            rows=report.rows, head=report.head, problems=tuple(problems), charges=state.count, pending=len(pending), notes=tuple(notes)
+        )
 
     def summary(self, database: str) -> dict[str, Any]:
         """Caps, spent and left for the database and for each analyst who has spent (and each known one)."""
         key = database_key(database)
-        db_spent = self._total(key, DATABASE_SCOPE)
-        names = {r[0] for r in self._conn.execute("SELECT analyst FROM totals WHERE database = ? AND analyst != ?", (key, DATABASE_SCOPE))}
+        sums = self._sums(key)
+        db_spent = sums.get((key, DATABASE_SCOPE), Budget.zero())
+        names = {who for (db, who) in sums if db == key and who != DATABASE_SCOPE}
         names |= set(self.settings.analysts)
         analysts = []
         for name in sorted(names):
-            spent = self._total(key, name)
+            spent = sums.get((key, name), Budget.zero())
             if name == SYNTHETIC_ANALYST:
                 analysts.append({"analyst": name, "cap": None, "spent": spent.to_dict(), "left": None})
                 continue
@@ -413,4 +927,3 @@ class Ledger:
             "analysts": analysts,
             "answer_cache": self.answer_cache,
         }
-
