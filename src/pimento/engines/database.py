@@ -198,7 +198,7 @@ def _locate(db: str, config: str | Path | Settings | None) -> tuple[str, Setting
         settings = load_settings(found)
         source = str(found) if found else CONFIG_FILE_NAME
     if not named_by_settings:
-        return db, settings, source
+        return _canonical(db), settings, source
     # A folder or a pimento.toml: the data is named by [database].
     section = settings.database
     if section.url:
@@ -215,7 +215,19 @@ def _locate(db: str, config: str | Path | Settings | None) -> tuple[str, Setting
                 "that govern a database file are the pimento.toml in the database's own folder",
                 hint="pass --db the database file, or the folder that holds it and its pimento.toml",
             )
-    return location, settings, source
+    return _canonical(location), settings, source
+
+
+def _canonical(location: str) -> str:
+    """A file reached through a symbolic link (or ``..``) named by its real path, other paths as given.
+
+    The location keys the ledger file and the synthetic copy beside it: a link in another folder
+    must reach the same ledger, not start a fresh budget.
+    """
+    if _is_dsn(location) or location in ("", ":memory:") or not Path(location).exists():
+        return location
+    real = Path(location).resolve()
+    return str(real) if real != Path(location).absolute() else location
 
 
 def _is_dsn(db: str) -> bool:

@@ -1,0 +1,100 @@
+"""Two roles, one boundary: the analyst's options can only make the custodian's settings stricter.
+
+Issue 18, finding 3: ``--private DxCategory`` replaced the custodian's private relations, and a
+Patient-Visit count was released exactly (interval [10, 10]); a ledger cap of 1,000,000 chosen by
+the caller allowed a release at epsilon 500.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from pimento.cli.app import app
+
+COUNT = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id"
+
+
+@pytest.fixture
+def custodian_db(tmp_path: Path) -> Path:
+    """Patient-Visit with 10 visits; the custodian declares Patient and Visit private, DxCategory public, cap 1."""
+    folder = tmp_path / "custodian"
+    folder.mkdir()
+    path = folder / "clinic.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE Patient (pat_id INTEGER PRIMARY KEY, zip VARCHAR)")
+    con.execute("CREATE TABLE Visit (visit_id INTEGER PRIMARY KEY, pat_id INTEGER REFERENCES Patient (pat_id), diagnosis VARCHAR)")
+    con.execute("CREATE TABLE DxCategory (diagnosis VARCHAR PRIMARY KEY, hivstatus VARCHAR)")
+    con.execute("INSERT INTO Patient SELECT i, 'z' || i FROM range(1, 5) t(i)")
+    con.execute("INSERT INTO Visit SELECT i, 1 + i % 4, 'flu' FROM range(10) t(i)")
+    con.execute("INSERT INTO DxCategory VALUES ('flu', 'neg')")
+    con.close()
+    (folder / "pimento.toml").write_text(
+        '[privacy]\nprivate = ["Patient", "Visit"]\npublic = ["DxCategory"]\n[ledger]\nepsilon_cap = "1"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def _sql(*args: str) -> tuple[int, dict | None, str]:
+    result = CliRunner().invoke(app, ["sql", *args, "--json"])
+    payload = json.loads(result.stdout) if result.exit_code == 0 else None
+    return result.exit_code, payload, result.stderr
+
+
+def test_private_option_adds_and_never_makes_the_custodians_relations_public(custodian_db: Path) -> None:
+    code, payload, err = _sql("--db", str(custodian_db), "--sql", COUNT, "--epsilon", "0.5", "--private", "DxCategory")
+    assert code == 0, err
+    lo, hi = payload["interval"]
+    # Before: Patient and Visit were public, so the count had sensitivity 0 and came out exact: [10, 10].
+    assert lo < hi
+
+
+def test_private_option_with_an_unknown_relation_is_a_clear_error(custodian_db: Path) -> None:
+    code, _, err = _sql("--db", str(custodian_db), "--sql", COUNT, "--epsilon", "0.5", "--private", "Vizit")
+    assert code == 2
+    assert "--private" in err and "did you mean 'Visit'" in err and "Traceback" not in err
+
+
+def test_an_analyst_cannot_raise_the_caps(custodian_db: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "pimento.toml").write_text(
+        f'[database]\npath = "{custodian_db}"\n[ledger]\nepsilon_cap = "1000000"\npath = "{mine / "ledger.sqlite"}"\n'
+        '[privacy]\npublic = ["Patient", "Visit", "DxCategory"]\n',
+        encoding="utf-8",
+    )
+    link = mine / custodian_db.name
+    link.symlink_to(custodian_db)
+    # Under the custodian's cap of 1, epsilon 500 is refused ...
+    code, _, err = _sql("--db", str(custodian_db), "--sql", COUNT, "--epsilon", "500")
+    assert code == 2 and "Traceback" not in err
+    # ... and so it is on every route an analyst has to other settings: a pimento.toml of their own
+    # naming the database (folder or file), a link to the database beside their own pimento.toml,
+    # and --config (gone from the analyst's commands).
+    for db in (mine, mine / "pimento.toml", link):
+        code, payload, err = _sql("--db", str(db), "--sql", COUNT, "--epsilon", "500")
+        assert code == 2, (db, payload)
+        assert "Traceback" not in err
+    result = CliRunner().invoke(
+        app, ["sql", "--db", str(custodian_db), "--config", str(mine / "pimento.toml"), "--sql", COUNT, "--epsilon", "500"]
+    )
+    assert result.exit_code == 2
+    assert not (mine / "ledger.sqlite").exists()
+
+
+def test_a_link_reaches_the_custodians_ledger_not_a_fresh_one(custodian_db: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    link = mine / custodian_db.name
+    link.symlink_to(custodian_db)
+    code, _, err = _sql("--db", str(custodian_db), "--sql", COUNT, "--epsilon", "0.75")
+    assert code == 0, err
+    # 0.25 is left of the custodian's cap of 1: 0.5 through the link must be refused.
+    code, payload, err = _sql("--db", str(link), "--sql", COUNT, "--epsilon", "0.5")
+    assert code == 2, payload
+    assert not list(mine.glob("*.ledger.sqlite"))
