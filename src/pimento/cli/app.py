@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cmd_policy",
     "cmd_authorize",
     "cmd_synth",
+    "cmd_ingest",
 )
 
 
