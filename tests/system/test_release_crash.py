@@ -1,4 +1,10 @@
-"""kill -9 at random points of releases never leaves a returned answer without a charge."""
+"""kill -9 during releases: no answer is returned without a charge, and the log accounts for every charge.
+
+After each kill the abandoned pending charges are closed (``Ledger.close_abandoned``, which
+``pimento audit verify`` runs first); then verify passes: every charge has exactly one audit
+row (released, or "aborted, nothing released"), and every printed answer has its charge and a
+``released`` row with the printed value.
+"""
 
 from __future__ import annotations
 
@@ -15,14 +21,17 @@ from pathlib import Path
 
 import pytest
 
+from pimento.config import LedgerSettings
+from pimento.mechanisms import Ledger
+from pimento.mechanisms.guarded import STAGES
+
 WORKER = Path(__file__).parent / "_release_worker.py"
 
 
-def run_and_kill(tmp_path: Path, trial: int, rnd: random.Random) -> tuple[list[dict], Path]:
-    ledger_file = tmp_path / f"crash{trial}.ledger.sqlite"
-    db = str(tmp_path / "crash.duckdb")
-    env = {**os.environ, "PIMENTO_TEST_PAUSE": f"*:{rnd.choice([0.001, 0.005, 0.02])}"}
-    proc = subprocess.Popen([sys.executable, str(WORKER), str(ledger_file), db, "100000"], stdout=subprocess.PIPE, env=env, text=True)
+def run_and_kill(ledger_file: Path, db: str, pause: str, wait_s: float, prefix: str = "i") -> list[dict]:
+    """Start a worker, let it run ``wait_s`` seconds after it is ready, kill -9 it; return the answers it printed."""
+    env = {**os.environ, "PIMENTO_TEST_PAUSE": pause}
+    proc = subprocess.Popen([sys.executable, str(WORKER), str(ledger_file), db, "100000", prefix], stdout=subprocess.PIPE, env=env, text=True)
     lines: list[str] = []
     ready = threading.Event()
 
@@ -35,31 +44,98 @@ def run_and_kill(tmp_path: Path, trial: int, rnd: random.Random) -> tuple[list[d
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
     assert ready.wait(60), "worker did not start"
-    time.sleep(rnd.uniform(0.05, 0.6))
+    time.sleep(wait_s)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     thread.join(10)
     assert proc.stdout is not None
     proc.stdout.close()
     answers = [json.loads(line) for line in lines if line.endswith("\n")]
-    return [a for a in answers if "charge_id" in a], ledger_file
+    return [a for a in answers if "charge_id" in a]
+
+
+def check_accounts(ledger_file: Path, answers: list[dict]) -> tuple[int, int]:
+    """Close abandoned charges, verify, and check every printed answer; returns (charges, aborted)."""
+    conn = sqlite3.connect(ledger_file)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+    with Ledger(ledger_file, LedgerSettings(epsilon_cap="1000000")) as ledger:
+        ledger.close_abandoned()
+        report = ledger.verify_audit()
+        assert report.ok and report.pending == 0, report.problems
+        charges = {c.id: c.request_key for c in ledger.charges()}
+        rows = {r["charge_id"]: r for r in ledger.audit_rows() if r.get("charge_id") is not None}
+        assert set(rows) == set(charges)  # one audit row per charge
+        for answer in answers:
+            assert charges.get(answer["charge_id"]) == answer["request_key"], f"answer {answer} was returned without a charge"
+            row = rows[answer["charge_id"]]
+            assert row["outcome"] == "released" and row["value"] == answer["value"], (answer, row)
+        aborted = [r for r in rows.values() if r["outcome"] == "aborted"]
+        assert all("nothing released" in r["detail"] for r in aborted)
+        assert not {a["charge_id"] for a in answers} & {r["charge_id"] for r in aborted}
+        conn = sqlite3.connect(ledger_file)
+        for cid, key in conn.execute("SELECT charge_id, request_key FROM answers"):  # every cached answer has its charge
+            assert charges.get(cid) == key and rows[cid]["outcome"] == "released"
+        conn.close()
+        return len(charges), len(aborted)
 
 
 @pytest.mark.slow
-def test_every_returned_answer_was_charged(tmp_path):
+@pytest.mark.parametrize("stage", STAGES)
+def test_kill_at_each_stage_leaves_every_charge_accounted_for(tmp_path, stage):
+    """The first release pauses 30 s at ``stage`` and is killed there; then an identical request is released."""
+    ledger_file = tmp_path / f"{stage}.ledger.sqlite"
+    db = str(tmp_path / "crash.duckdb")
+    answers = run_and_kill(ledger_file, db, f"{stage}:30", 2.0)
+    assert answers == []  # killed inside its first release
+    if not ledger_file.exists():
+        assert stage == "before_charge"
+        return
+    charges, aborted = check_accounts(ledger_file, answers)
+    expected = {"before_charge": (0, 0), "after_charge": (1, 1), "after_noise": (1, 1), "after_store": (1, 0)}[stage]
+    assert (charges, aborted) == expected
+    # the same request again: served from the cache after after_store, charged anew after an abort
+    again = run_and_kill(ledger_file, db, "after_store:0", 1.0)
+    assert again
+    check_accounts(ledger_file, again)
+
+
+@pytest.mark.slow
+def test_every_returned_answer_was_charged_and_audited(tmp_path):
     rnd = random.Random(1234)
-    total_answers = 0
+    total_answers = total_aborted = 0
+    db = str(tmp_path / "crash.duckdb")
     for trial in range(5):
-        answers, ledger_file = run_and_kill(tmp_path, trial, rnd)
+        ledger_file = tmp_path / f"crash{trial}.ledger.sqlite"
+        answers = run_and_kill(ledger_file, db, f"*:{rnd.choice([0.001, 0.005, 0.02])}", rnd.uniform(0.05, 0.6))
         total_answers += len(answers)
-        conn = sqlite3.connect(ledger_file)
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        charges = {cid: key for cid, key in conn.execute("SELECT id, request_key FROM charges")}
-        for answer in answers:
-            assert charges.get(answer["charge_id"]) == answer["request_key"], f"answer {answer} was returned without a charge"
-        # every stored (cached) answer also has its charge
-        for cid, key in conn.execute("SELECT charge_id, request_key FROM answers"):
-            assert charges.get(cid) == key
-        assert len(charges) >= len(answers)
-        conn.close()
+        charges, aborted = check_accounts(ledger_file, answers)
+        assert charges >= len(answers)
+        total_aborted += aborted
     assert total_answers > 0  # the processes did get answers out before being killed
+
+
+@pytest.mark.slow
+def test_racing_kills_on_one_ledger(tmp_path):
+    """Three workers share a ledger and the same requests; each is killed at a random time, twice over."""
+    rnd = random.Random(99)
+    ledger_file = tmp_path / "shared.ledger.sqlite"
+    db = str(tmp_path / "crash.duckdb")
+    printed: list[dict] = []
+    for _round in range(2):
+        threads, results = [], []
+        for _w in range(3):
+            def go() -> None:
+                results.append(run_and_kill(ledger_file, db, "*:0.01", rnd.uniform(0.2, 0.8)))
+
+            threads.append(threading.Thread(target=go))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        printed += [a for r in results for a in r]
+        check_accounts(ledger_file, printed)
+    by_key: dict[str, set] = {}
+    for a in printed:
+        by_key.setdefault(a["request_key"], set()).add((a["charge_id"], a["value"]))
+    assert all(len(v) == 1 for v in by_key.values())  # identical requests got one answer
