@@ -58,6 +58,11 @@ __all__ = [
 
 CONFIG_FILE_NAME = "pimento.toml"
 
+#: Default memory limit of a connection to the data (sized for a 2-core, 24 GB machine).
+DEFAULT_MEMORY_LIMIT = "4GB"
+#: Default bound on the length of SQL text accepted from a caller.
+MAX_SQL_CHARS = 100_000
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -70,6 +75,11 @@ class DatabaseSettings(_Section):
     url: str | None = Field(None, description="postgresql:// DSN (instead of path)")
     engine: str | None = Field(None, description="force an engine: duckdb, sqlite, postgres")
     timeout_s: float | None = Field(60.0, description="per-statement timeout in seconds")
+    memory_limit: str = Field(
+        DEFAULT_MEMORY_LIMIT, description="memory one connection to the data may use (DuckDB; SQLite heap limit)"
+    )
+    threads: int | None = Field(None, ge=1, description="DuckDB worker threads; default: one per core")
+    max_sql_chars: int = Field(MAX_SQL_CHARS, ge=1, description="longest SQL text accepted from a caller, in characters")
 
 
 class PrivacySettings(_Section):

@@ -16,6 +16,11 @@ the rewrite preserves the count:
   NOT NULL column): it becomes ``COUNT(DISTINCT pk)`` over the join.
 
 Other subqueries (NOT IN, EXISTS, scalar subqueries, nested or multi-table subqueries) are rejected.
+
+Selections are checked against the allow-list of :mod:`pimento.sql.allowlist` (functions that
+cannot fail on the data, reveal it, or vary between statements), and every relation must be
+joined to the others (a cross product is refused). SQL text longer than ``max_chars`` or nested
+deeper than :data:`MAX_NESTING` is a :class:`~pimento.errors.SqlError` before sqlglot sees it.
 """
 
 from __future__ import annotations
@@ -27,11 +32,19 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from pimento.config import MAX_SQL_CHARS
 from pimento.errors import CatalogError, Highlight, SqlError, UnsupportedQuery
 from pimento.schema import Catalog
+from pimento.sql.allowlist import SELECTION_REASONS, Refusal, check_selection, column_family
 from pimento.sql.ir import Attribute, Count, CountQuery, JoinCondition, Relation, Selection
+from pimento.sql.join_types import JOIN_TYPES_CONSTRUCT, check_join_types
 
-__all__ = ["REJECTION_REASONS", "parse_count_query"]
+__all__ = ["MAX_NESTING", "REJECTION_REASONS", "parse_count_query"]
+
+#: Deepest nesting accepted: parentheses in the text, and levels of the parsed tree. Deeper
+#: input is refused with a SqlError instead of exhausting Python's recursion limit.
+MAX_NESTING = 64
+_MAX_TREE_DEPTH = 4 * MAX_NESTING
 
 #: Stable identifiers of the constructs outside the class, with a human description.
 REJECTION_REASONS: dict[str, str] = {
@@ -58,10 +71,15 @@ REJECTION_REASONS: dict[str, str] = {
     "self_join": "self-join (a table used twice)",
     "subquery": "subquery in a predicate (EXISTS, scalar, NOT IN, or not rewritable to a join)",
     "no_from": "no FROM clause",
+    JOIN_TYPES_CONSTRUCT: "join between columns of different types (or with a collation)",
+    "cross_product": "cross product (a relation joined to the others by no equality)",
+    **SELECTION_REASONS,
 }
 
 
-def parse_count_query(sql: str, catalog: Catalog, *, dialect: str | None = None) -> CountQuery:
+def parse_count_query(
+    sql: str, catalog: Catalog, *, dialect: str | None = None, max_chars: int = MAX_SQL_CHARS
+) -> CountQuery:
     """Parse ``sql`` into a CountQuery resolved against ``catalog``.
 
     Args:
@@ -69,9 +87,11 @@ def parse_count_query(sql: str, catalog: Catalog, *, dialect: str | None = None)
         catalog: the database's catalog (resolves unqualified columns, table spelling).
         dialect: sqlglot dialect of ``sql`` (default: sqlglot's generic dialect, which reads
             DuckDB, SQLite and PostgreSQL counting queries alike).
+        max_chars: longest text accepted (``[database] max_sql_chars`` of pimento.toml).
 
     Raises:
-        SqlError: the text does not parse, or names an unknown or ambiguous column.
+        SqlError: the text does not parse, is too long or too deeply nested, or names an
+            unknown or ambiguous column.
         CatalogError: an unknown table.
         UnsupportedQuery: valid SQL outside the DP-compatible class (``.construct`` says which).
 
@@ -80,7 +100,18 @@ def parse_count_query(sql: str, catalog: Catalog, *, dialect: str | None = None)
     >>> str(parse_count_query("select count(*) from t where a > 1", cat))
     'SELECT COUNT(*) FROM t WHERE t.a > 1'
     """
-    return _Parser(sql, catalog, dialect).run()
+    if len(sql) > max_chars:
+        raise SqlError(
+            f"the SQL text has {len(sql):,} characters, more than the {max_chars:,} accepted",
+            hint="shorten the query (the limit is [database] max_sql_chars in pimento.toml)",
+        )
+    depth = _parenthesis_depth(sql)
+    if depth > MAX_NESTING:
+        raise _too_deep(f"{depth} levels of parentheses, at most {MAX_NESTING} are accepted")
+    try:
+        return check_join_types(_Parser(sql, catalog, dialect).run(), catalog)
+    except RecursionError:
+        raise _too_deep("its expressions exhaust the parser's recursion") from None
 
 
 # --------------------------------------------------------------------------- internals
@@ -105,6 +136,7 @@ class _Parser:
         self.joins: list[JoinCondition] = []
         self.selections: dict[str, list[exp.Expression]] = {}
         self._pending_semi_joins: list[exp.In] = []
+        self._sources: dict[str, exp.Expression] = {}
 
     # ------------------------------------------------------------------ errors
     def _highlight(self, node: exp.Expression | None, keyword: str | None = None) -> Highlight | None:
@@ -123,6 +155,14 @@ class _Parser:
         if not starts:
             return None
         start, end = min(starts), max(ends)
+        if isinstance(node, exp.Func) and not isinstance(node, exp.Column):
+            # Reach back over "NAME(" to the function's name (sqlglot keeps offsets of tokens only).
+            match = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*$", self.sql[:start])
+            if match:
+                start = match.start(1)
+            empty_call = re.match(r"\s*\(\s*\)", self.sql[end:])
+            if empty_call and "(" not in self.sql[start:end]:
+                end += empty_call.end()
         # Extend to a closing parenthesis that belongs to the node (e.g. COUNT(...)).
         depth = self.sql[start:end].count("(") - self.sql[start:end].count(")")
         while depth > 0 and end < len(self.sql):
@@ -153,6 +193,9 @@ class _Parser:
             statements = [s for s in sqlglot.parse(self.sql, read=self.dialect) if s is not None]
         except (ParseError, TokenError) as exc:
             raise self._parse_error(exc) from None
+        for statement in statements:
+            if _tree_depth(statement) > _MAX_TREE_DEPTH:
+                raise _too_deep(f"its expressions nest more than {_MAX_TREE_DEPTH} levels")
         if len(statements) != 1:
             if not statements:
                 raise SqlError("empty SQL text", hint="pass one SELECT COUNT(...) statement")
@@ -282,6 +325,7 @@ class _Parser:
             raise SqlError(f"alias {alias!r} is used twice", highlight=self._highlight(source))
         relation = Relation(alias, table.name)
         self.scope.add(relation)
+        self._sources[alias.lower()] = source
         return relation
 
     # ------------------------------------------------------------------ predicates
@@ -378,6 +422,13 @@ class _Parser:
         target = next(iter(aliases)) if aliases else next(iter(self.scope.relations.values())).alias
         if self.dialect == "sqlite":
             node = self._sqlite_text_affinity(node)
+        try:
+            node = check_selection(node, self._family)
+        except Refusal as refusal:
+            keyword = None
+            if self._highlight(refusal.node) is None and isinstance(refusal.node, exp.Func):
+                keyword = r"\b" + re.escape(refusal.node.sql_name()) + r"\b"
+            raise self._reject(refusal.construct, refusal.node, keyword=keyword, detail=refusal.detail) from None
         qualified = node.copy()
         for column in qualified.find_all(exp.Column):
             if isinstance(column.this, exp.Star):
@@ -386,6 +437,13 @@ class _Parser:
             column.set("table", exp.to_identifier(attr.alias))
             column.set("this", exp.to_identifier(attr.column))
         self.selections.setdefault(target, []).append(qualified)
+
+    def _family(self, column: exp.Column) -> str:
+        """The comparison family (:func:`~pimento.sql.allowlist.column_family`) of a column."""
+        attr = self._resolve(column)
+        table = self.catalog.table(self.scope.relations[attr.alias.lower()].table)
+        col = table.column(attr.column)
+        return column_family(col.type, col.raw_type)
 
     def _sqlite_text_affinity(self, node: exp.Expression) -> exp.Expression:
         """Make SQLite's comparison rule explicit: a TEXT-affinity column against a number compares text.
@@ -510,6 +568,7 @@ class _Parser:
 
     # ------------------------------------------------------------------ build
     def _build(self, count: Count) -> CountQuery:
+        self._check_connected()
         selections = []
         for alias, preds in self.selections.items():
             combined = preds[0] if len(preds) == 1 else exp.and_(*[_paren_or(p) for p in preds])
@@ -520,6 +579,70 @@ class _Parser:
             selections=tuple(selections),
             count=count,
         )
+
+
+    def _check_connected(self) -> None:
+        """Refuse a cross product: every relation must be joined to the others by an equality."""
+        relations = list(self.scope.relations.values())
+        if len(relations) < 2:
+            return
+        probe = CountQuery(relations=tuple(relations), joins=tuple(self.joins))
+        components = probe.components()
+        if len(components) == 1:
+            return
+        first = next(c for c in components if relations[0].alias in c)
+        loose = next(r for r in relations if r.alias not in first)
+        names = ", ".join(sorted(r.alias for r in relations if r.alias not in first))
+        raise self._reject(
+            "cross_product",
+            self._sources.get(loose.alias.lower()),
+            detail=f"{names} {'is' if names.count(',') == 0 else 'are'} not joined to {relations[0].alias}",
+        )
+
+
+def _too_deep(what: str) -> SqlError:
+    return SqlError(
+        f"the SQL text is nested too deeply ({what})",
+        hint="flatten the query: use IN (...) lists instead of long OR chains, drop redundant parentheses",
+    )
+
+
+def _parenthesis_depth(sql: str) -> int:
+    """Deepest nesting of parentheses outside string literals, quoted names and comments."""
+    depth = deepest = 0
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in "'\"`":
+            end = sql.find(ch, i + 1)
+            i = n if end == -1 else end + 1
+            continue
+        if sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end == -1 else end + 1
+            continue
+        if sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            i = n if end == -1 else end + 2
+            continue
+        if ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        i += 1
+    return deepest
+
+
+def _tree_depth(tree: exp.Expression) -> int:
+    """Levels of a parsed tree, counted without recursion."""
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in node.iter_expressions())
+    return deepest
 
 
 def _sqlite_number_text(node: exp.Expression | None) -> str | None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pimento.errors import CatalogError, SqlError, UnsupportedQuery
@@ -134,7 +134,9 @@ def count_queries(draw):
     else:
         t = draw(st.sampled_from(tables))
         count = Count(Attribute(aliases[t], draw(st.sampled_from(_TABLES[t]))), distinct=kind == "distinct")
-    return CountQuery(tuple(Relation(aliases[t], t) for t in tables), tuple(joins), tuple(selections), count)
+    query = CountQuery(tuple(Relation(aliases[t], t) for t in tables), tuple(joins), tuple(selections), count)
+    assume(query.is_connected)  # the parser refuses cross products
+    return query
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

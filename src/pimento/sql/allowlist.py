@@ -1,0 +1,412 @@
+"""The expressions a selection may use: nothing that can fail on the data, reveal it, or vary.
+
+A selection runs on private rows before anything is charged, and the count and its sensitivity
+(T_E) run it in separate statements. So a selection must be a *total, deterministic* function of
+the row: an engine error would print a private value ("Could not convert string 'Ana Baker'") or
+answer one bit for free (whether the statement failed at all), and a non-deterministic function
+(``random()``) would let the count and T_E see different rows.
+
+The allow-list (anything else is refused with an :class:`~pimento.errors.UnsupportedQuery`):
+
+* ``AND``, ``OR``, ``NOT``, parentheses, ``TRUE``/``FALSE``, a boolean column on its own;
+* comparisons ``= <> < <= > >=``, ``IS [NOT] DISTINCT FROM``, ``BETWEEN``, ``IN (literal, ...)``,
+  ``IS [NOT] NULL``, ``IS [NOT] TRUE/FALSE`` (on a boolean) between operands of the *same type
+  family*, so that no engine casts a column: number with number, text with text (or a string),
+  boolean with ``TRUE``/``FALSE``, date and timestamp with each other or with a string that is a
+  valid ISO date or timestamp (checked here, so the engine's cast of the constant cannot fail),
+  time with a valid ``HH:MM[:SS]`` string, uuid with a valid uuid string. A string compared with a
+  number column is rewritten to the number when it is a plain decimal numeral (SQLite, DuckDB and
+  PostgreSQL all compare it as that number), and refused otherwise;
+* ``LIKE``/``ILIKE`` of a text value with a string-literal pattern (at most
+  :data:`MAX_PATTERN_CHARS` characters; a backslash only with an explicit one-character
+  ``ESCAPE``, and no dangling escape character, which PostgreSQL and DuckDB refuse at run time);
+* operands: columns, literals (numbers within what every engine converts without error: integers
+  of at most 64 bits, finite decimals of at most :data:`MAX_NUMBER_CHARS` characters), ``NULL``,
+  ``DATE '...'``/``TIMESTAMP '...'`` of a valid literal, ``LOWER``/``UPPER``/``LENGTH`` of a text
+  value, and date parts (``EXTRACT(YEAR|MONTH|DAY FROM d)``, ``YEAR(d)``, ``MONTH(d)``,
+  ``DAY(d)``; also ``HOUR``/``MINUTE``/``SECOND`` of a timestamp) of a date or timestamp column.
+
+Refused, each with its reason: casts (``CAST``, ``::``, ``TRY_CAST``, which PostgreSQL and SQLite
+render as a plain cast), arithmetic (integer overflow raises on DuckDB and PostgreSQL, division by
+zero on PostgreSQL; no rewrite makes it total on all three), every other function (``error()``,
+``current_setting()``, ``getenv()``, ``read_csv()``, regular expressions, string functions that
+raise, user functions), non-deterministic functions (``random()``, ``now()``, ``CURRENT_DATE``,
+``uuid()``, ``setseed()``, ...), ``CASE``, string concatenation, and subqueries (the parser
+handles the rewritable ``IN (SELECT ...)`` before this check).
+
+``CURRENT_DATE`` is refused although it is constant within one statement: the count and T_E are
+different statements, and a release may straddle midnight.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import uuid as _uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from pimento.errors import InternalError
+
+__all__ = [
+    "MAX_NUMBER_CHARS",
+    "MAX_PATTERN_CHARS",
+    "SELECTION_REASONS",
+    "Refusal",
+    "check_selection",
+    "column_family",
+]
+
+#: Stable identifiers of the refusals of this module, with a human description.
+SELECTION_REASONS: dict[str, str] = {
+    "cast": "cast in a selection (it can fail on the data, and the engine's error names the value)",
+    "arithmetic": "arithmetic in a selection (it can overflow or divide by zero on the data)",
+    "function": "function outside the selection allow-list",
+    "nondeterministic_function": "non-deterministic function in a selection (the count and its sensitivity would see different rows)",
+    "type_mismatch": "comparison that makes the engine cast a column (the cast can fail on the data)",
+    "like_pattern": "LIKE pattern that is not a plain string literal every engine accepts",
+    "literal": "literal that an engine may fail to convert",
+    "expression": "expression outside the selection allow-list",
+}
+
+#: Longest LIKE pattern accepted (SQLite refuses patterns over 50,000 bytes at run time).
+MAX_PATTERN_CHARS = 1000
+#: Longest non-integer numeric literal accepted.
+MAX_NUMBER_CHARS = 40
+
+_NONDETERMINISTIC = frozenset(
+    {
+        "rand", "random", "randn", "randomblob", "random_bytes", "setseed", "uuid", "gen_random_uuid",
+        "uuid_generate_v4", "uuid_generate_v1", "generateuuid", "now", "today", "current_date", "currentdate",
+        "current_time", "currenttime", "current_timestamp", "currenttimestamp", "currentdatetime",
+        "current_datetime", "localtimestamp", "localtime", "clock_timestamp", "statement_timestamp",
+        "transaction_timestamp", "timeofday", "get_current_time", "get_current_timestamp", "nextval",
+        "currval", "lastval", "changes", "total_changes", "last_insert_rowid", "txid_current",
+        "pg_backend_pid", "epoch_ms", "unixepoch", "currentschema", "current_schema", "current_user",
+        "session_user", "currentuser",
+    }
+)
+_WHY = {
+    "error": "it raises an error carrying its argument",
+    "current_setting": "it reads the server's settings",
+    "getenv": "it reads the server's environment",
+    "regexpmatches": "a regular expression can fail or be costly on the data",
+    "regexplike": "a regular expression can fail or be costly on the data",
+}
+_DATE_PARTS = {"YEAR", "MONTH", "DAY"}
+_TIME_PARTS = {"HOUR", "MINUTE", "SECOND"}
+_NUMERAL = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?$")
+_TIME = re.compile(r"^\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
+_TEMPORAL = frozenset({"date", "timestamp"})
+_NUMBER_LIMIT = 2**63
+
+
+@dataclass
+class Refusal(Exception):
+    """Why a selection is outside the allow-list: a construct of :data:`SELECTION_REASONS`."""
+
+    construct: str
+    node: exp.Expression
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if self.construct not in SELECTION_REASONS:
+            raise InternalError(f"unknown selection refusal {self.construct!r}")
+        super().__init__(self.construct)
+
+
+def column_family(type_family: str, raw_type: str) -> str:
+    """The comparison family of a catalog column: its type family, with uuid told apart from text."""
+    if "UUID" in (raw_type or "").upper():
+        return "uuid"
+    if type_family in ("integer", "real"):
+        return "number"
+    return type_family
+
+
+@dataclass(frozen=True)
+class _Value:
+    family: str  # number, text, boolean, date, timestamp, time, uuid, blob, other, string, null
+    literal: exp.Expression | None = None  # the literal node for "string" / "number" literals
+
+
+def check_selection(node: exp.Expression, family_of: Callable[[exp.Column], str]) -> exp.Expression:
+    """Check a single-relation predicate against the allow-list; return it, numerals rewritten.
+
+    Args:
+        node: the predicate (a sqlglot tree; it is not modified).
+        family_of: the comparison family of a column (:func:`column_family` of its catalog type).
+
+    Raises:
+        Refusal: the first construct outside the allow-list, with the node to highlight.
+    """
+    node = node.copy()
+    _Checker(family_of).predicate(node)
+    return node
+
+
+class _Checker:
+    def __init__(self, family_of: Callable[[exp.Column], str]) -> None:
+        self.family_of = family_of
+
+    # ------------------------------------------------------------------ predicates
+    def predicate(self, node: exp.Expression) -> None:
+        if isinstance(node, exp.Paren):
+            return self.predicate(node.this)
+        if isinstance(node, (exp.And, exp.Or)):
+            self.predicate(node.this)
+            return self.predicate(node.expression)
+        if isinstance(node, exp.Not):
+            return self.predicate(node.this)
+        if isinstance(node, exp.Boolean):
+            return None
+        if isinstance(node, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)):
+            left, right = self.value(node.this), self.value(node.expression)
+            return self.compare(node, left, right)
+        if isinstance(node, exp.Between):
+            value = self.value(node.this)
+            self.compare(node, value, self.value(node.args["low"]))
+            return self.compare(node, self.value(node.this), self.value(node.args["high"]))
+        if isinstance(node, exp.In):
+            if node.args.get("query") is not None or node.args.get("unnest") is not None or node.args.get("field") is not None:
+                raise Refusal("expression", node, "IN over something other than a list of literals")
+            value = self.value(node.this)
+            for item in node.expressions:
+                if not _is_literal(item):
+                    raise Refusal("expression", item, "IN lists hold literals only")
+                self.compare(node, value, self.value(item))
+                value = self.value(node.this)
+            return None
+        if isinstance(node, exp.Is):
+            value = self.value(node.this)
+            target = node.expression
+            if isinstance(target, exp.Null):
+                return None
+            if isinstance(target, exp.Boolean) and value.family in ("boolean", "null"):
+                return None
+            raise Refusal("type_mismatch", node, "IS TRUE / IS FALSE apply to a boolean")
+        if isinstance(node, exp.Escape):
+            like = node.this
+            escape = node.expression
+            if not isinstance(like, (exp.Like, exp.ILike)):
+                raise Refusal("expression", node, "ESCAPE outside LIKE")
+            if not (isinstance(escape, exp.Literal) and escape.is_string and len(escape.this) == 1):
+                raise Refusal("like_pattern", escape, "ESCAPE takes one character")
+            return self.like(like, escape.this)
+        if isinstance(node, (exp.Like, exp.ILike)):
+            return self.like(node, None)
+        if isinstance(node, exp.Column):
+            if self.value(node).family != "boolean":
+                raise Refusal("type_mismatch", node, "a column used as a condition must be boolean")
+            return None
+        # A value in a predicate position (e.g. a bare literal or function): refuse with its reason.
+        value = self.value(node)
+        if value.family not in ("boolean", "null"):
+            raise Refusal("type_mismatch", node, "a condition must be boolean")
+        return None
+
+    def like(self, node: exp.Like | exp.ILike, escape: str | None) -> None:
+        value = self.value(node.this)
+        if value.family not in ("text", "string", "null"):
+            raise Refusal("type_mismatch", node, f"LIKE applies to text, not {value.family}")
+        pattern = node.expression
+        if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+            raise Refusal("like_pattern", pattern, "the pattern must be a string literal")
+        text = pattern.this
+        if len(text) > MAX_PATTERN_CHARS:
+            raise Refusal("like_pattern", pattern, f"longer than {MAX_PATTERN_CHARS} characters")
+        if escape is None:
+            if "\\" in text:
+                raise Refusal("like_pattern", pattern, "a backslash needs an explicit ESCAPE (engines read it differently)")
+            return
+        i = 0
+        while i < len(text):
+            if text[i] == escape:
+                if i + 1 >= len(text):
+                    raise Refusal("like_pattern", pattern, "the pattern ends with its escape character")
+                i += 2
+            else:
+                i += 1
+
+    # ------------------------------------------------------------------ values
+    def value(self, node: exp.Expression) -> _Value:
+        if isinstance(node, exp.Paren):
+            return self.value(node.this)
+        if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star):
+                raise Refusal("expression", node, "* in a selection")
+            return _Value(self.family_of(node))
+        if isinstance(node, exp.Null):
+            return _Value("null")
+        if isinstance(node, exp.Boolean):
+            return _Value("boolean")
+        if isinstance(node, exp.Literal):
+            if node.is_string:
+                return _Value("string", node)
+            _check_number(node, node.this)
+            return _Value("number", node)
+        if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+            _check_number(node, "-" + node.this.this)
+            return _Value("number", node)
+        if isinstance(node, (exp.Lower, exp.Upper, exp.Length)):
+            arg = self.value(node.this)
+            if arg.family not in ("text", "string", "null"):
+                raise Refusal("type_mismatch", node, f"{node.sql_name()} applies to text, not {arg.family}")
+            return _Value("number" if isinstance(node, exp.Length) else "text")
+        if isinstance(node, (exp.Year, exp.Month, exp.Day)):
+            return self.date_part(node, node.sql_name().upper(), node.this)
+        if isinstance(node, exp.Extract):
+            unit = node.this.name.upper() if isinstance(node.this, (exp.Var, exp.Identifier)) else ""
+            return self.date_part(node, unit, node.expression)
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            typed = _typed_literal(node)
+            if typed is not None:
+                return typed
+            to = node.args.get("to")
+            raise Refusal("cast", node, f"{node.sql_name()} to {to.sql() if to is not None else '?'}")
+        raise _refusal_for(node)
+
+    def date_part(self, node: exp.Expression, unit: str, arg: exp.Expression) -> _Value:
+        value = self.value(arg)
+        if value.family not in _TEMPORAL or arg.find(exp.Column) is None:
+            raise Refusal("type_mismatch", node, f"date parts apply to a date or timestamp column, not {value.family}")
+        if unit in _DATE_PARTS or (unit in _TIME_PARTS and value.family == "timestamp"):
+            return _Value("number")
+        raise Refusal("function", node, f"date part {unit or '?'} of a {value.family} is not on the allow-list")
+
+    # ------------------------------------------------------------------ comparisons
+    def compare(self, node: exp.Expression, left: _Value, right: _Value) -> None:
+        if "null" in (left.family, right.family):
+            return
+        a, b = left.family, right.family
+        if a == b and a not in ("blob", "other"):
+            return
+        if {a, b} <= _TEMPORAL:
+            return
+        if a == "string":
+            a, b, left, right = b, a, right, left
+        if b == "string" and right.literal is not None:
+            return self.string_against(node, a, right.literal)
+        raise Refusal("type_mismatch", node, f"compares {_name(a)} with {_name(b)}")
+
+    def string_against(self, node: exp.Expression, family: str, literal: exp.Expression) -> None:
+        text = literal.this
+        if family == "text":
+            return
+        if family == "number":
+            if _NUMERAL.match(text):
+                _check_number(literal, text)
+                literal.replace(_number_literal(text))
+                return
+            raise Refusal("type_mismatch", literal, "compares a number column with a string that is not a number")
+        if family in _TEMPORAL:
+            if _valid_temporal(text, date_only=False):
+                return
+            raise Refusal("literal", literal, "not a valid ISO date or timestamp (YYYY-MM-DD[ HH:MM[:SS]])")
+        if family == "time":
+            if _TIME.match(text) and _valid_time(text):
+                return
+            raise Refusal("literal", literal, "not a valid time (HH:MM[:SS])")
+        if family == "uuid":
+            try:
+                _uuid.UUID(text)
+            except ValueError:
+                raise Refusal("literal", literal, "not a valid uuid") from None
+            return
+        raise Refusal("type_mismatch", node, f"compares {_name(family)} with a string")
+
+
+def _is_literal(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Paren):
+        return _is_literal(node.this)
+    if isinstance(node, (exp.Literal, exp.Null, exp.Boolean)):
+        return True
+    if isinstance(node, exp.Neg):
+        return isinstance(node.this, exp.Literal) and not node.this.is_string
+    return isinstance(node, exp.Cast) and _typed_literal(node) is not None
+
+
+def _typed_literal(node: exp.Cast | exp.TryCast) -> _Value | None:
+    """``DATE '2020-01-01'`` / ``TIMESTAMP '...'`` of a valid literal: a constant, not a cast of data."""
+    inner, to = node.this, node.args.get("to")
+    if not (isinstance(inner, exp.Literal) and inner.is_string and isinstance(to, exp.DataType)):
+        return None
+    if to.is_type(exp.DataType.Type.DATE) and _valid_temporal(inner.this, date_only=True):
+        return _Value("date")
+    if to.is_type(exp.DataType.Type.TIMESTAMP) and _valid_temporal(inner.this, date_only=False):
+        return _Value("timestamp")
+    return None
+
+
+def _valid_temporal(text: str, *, date_only: bool) -> bool:
+    pattern = _DATE if date_only else _TIMESTAMP
+    if not pattern.match(text):
+        return False
+    try:
+        if len(text) == 10:
+            _dt.date.fromisoformat(text)
+        else:
+            _dt.datetime.fromisoformat(text.replace(" ", "T"))
+    except ValueError:
+        return False
+    return True
+
+
+def _valid_time(text: str) -> bool:
+    try:
+        _dt.time.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_number(node: exp.Expression, text: str) -> None:
+    stripped = text.lstrip("+-")
+    if stripped.isdigit():
+        if abs(int(text)) >= _NUMBER_LIMIT:
+            raise Refusal("literal", node, "integer literals must fit in 64 bits")
+        return
+    try:
+        value = float(text)
+    except ValueError:
+        raise Refusal("literal", node, "not a number") from None
+    if value != value or value in (float("inf"), float("-inf")) or len(text) > MAX_NUMBER_CHARS:
+        raise Refusal("literal", node, f"numbers must be finite and at most {MAX_NUMBER_CHARS} characters")
+
+
+def _number_literal(text: str) -> exp.Expression:
+    text = text.lstrip("+")
+    if text.startswith("-"):
+        return exp.Neg(this=exp.Literal.number(text[1:]))
+    return exp.Literal.number(text)
+
+
+def _name(family: str) -> str:
+    return {"string": "a string", "number": "a number", "null": "NULL"}.get(family, f"a {family} column")
+
+
+def _refusal_for(node: exp.Expression) -> Refusal:
+    """The reason an operand outside the allow-list is refused."""
+    if isinstance(node, (exp.Subquery, exp.Select, exp.Exists)):
+        return Refusal("expression", node, "subquery")
+    names = {type(node).__name__.lower()}
+    if isinstance(node, exp.Func):
+        names.add(node.sql_name().lower())
+    if isinstance(node, exp.Anonymous):
+        names.add(str(node.name).lower())
+    if names & _NONDETERMINISTIC:
+        shown = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
+        return Refusal("nondeterministic_function", node, f"{shown}()")
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.Pow, exp.Neg)) or (
+        isinstance(node, exp.Binary) and type(node).__name__.startswith("Bitwise")
+    ):
+        return Refusal("arithmetic", node, type(node).__name__.upper())
+    if isinstance(node, exp.Func):
+        shown = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
+        why = next((_WHY[n] for n in names if n in _WHY), "it is not known to be total on every engine")
+        return Refusal("function", node, f"{shown}(): {why}")
+    return Refusal("expression", node, type(node).__name__.upper())
