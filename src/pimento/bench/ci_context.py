@@ -233,7 +233,7 @@ def run(db_path: str, *, pairs: int = 162, seed: int = 0) -> dict[str, Any]:
         wanted = {(r, c) for r, cols in query.referenced.items() for c in (cols or compiled.tables[r]["columns"])}
         s_id, r_id = (tuple(x.split(":", 1)) for x in (sender, recipient))
         ref_cells = ref.authorized_cells(rows, s_id, r_id, purpose, wanted)  # type: ignore[arg-type]
-        got_cells = got.authorized_cells()
+        got_cells = enforcer.authorized_cells(ctx, sql)
         expected = ref.answer(rows, ddl, sql, s_id, r_id, purpose, query.referenced)  # type: ignore[arg-type]
         extra_rows = Counter(_sorted(got.rows)) - Counter(_sorted(expected))
         leaked = bool(got_cells - ref_cells) or bool(extra_rows)

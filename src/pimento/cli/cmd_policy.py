@@ -1,4 +1,5 @@
-"""``pimento policy compile | show``: compile a CI policy file into checked SQL views."""
+"""``pimento policy compile | extract | explain | show``: compile a CI policy file into checked SQL views,
+and explain a CI answer to the custodian (``explain`` shows private data and is audited)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from pimento.cli._common import console, emit_json, handle_errors
+from pimento.cli._common import console, emit_json, err_console, handle_errors
 from pimento.errors import PolicyError
 
 __all__ = ["register"]
@@ -105,6 +107,67 @@ def register(app: typer.Typer) -> None:
                       f"({usage.requests} LLM requests, {usage.repairs} repairs): review it, then "
                       f"`pimento policy compile {out} --db {db}`", highlight=False, markup=False)
 
+    @policy_app.command("explain")
+    @handle_errors
+    def explain_cmd(
+        db: str = typer.Option(..., "--db", help="Database (the one the policy was compiled against)."),
+        policy: str = typer.Option(..., "--policy", help="Compiled policy (JSON from `pimento policy compile`)."),
+        sender: str = typer.Option(..., "--sender", help="Sender identity, KIND:ID (e.g. employee:10)."),
+        recipient: str = typer.Option(..., "--recipient", help="Recipient (querier) identity, KIND:ID."),
+        purpose: str = typer.Option(..., "--purpose", help="Declared purpose (a value listed in the policy)."),
+        sql: str = typer.Option(..., "--sql", help="The analyst query to explain."),
+        cells: int = typer.Option(20, "--cells", min=0, help="Also list up to N governed cells (values, deciding norms)."),
+        config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Custodian tool: shows private data. Explains a CI answer: the norms that decided,
+        how many cells each permitted or denied, and governed cells with their values (denied
+        ones included). Every use is written to the audit log. Never give its output to an analyst."""
+        from pimento.engines.database import load_database
+        from pimento.mechanisms import Ledger
+        from pimento.policy import Enforcer
+
+        compiled = load_compiled(policy)
+        database = load_database(db, config=config)
+        try:
+            enforcer = Enforcer(compiled, database.engine, database.catalog)
+            context = enforcer.context(sender, recipient, purpose)
+            explanation = enforcer.explain(context, sql, cells=cells)
+            ledger = Ledger.for_database(str(database.location), database.settings)
+            try:
+                ledger.record_custodian_action(str(database.location), "policy explain", {
+                    "policy": compiled.name, "sender": str(context.sender), "recipient": str(context.recipient),
+                    "purpose": context.purpose, "sql": sql, "cells": cells,
+                })
+            finally:
+                ledger.close()
+        finally:
+            database.close()
+        payload = explanation.to_dict()
+        if json_out:
+            emit_json(payload)
+            return
+        err_console.print("[bold yellow]custodian tool: this output shows private data[/]", highlight=False)
+        ctx = payload["context"]
+        console.print(f"[bold]{ctx['sender']} -> {ctx['recipient']}[/] for {ctx['purpose']}: relevant norms "
+                      f"{', '.join(payload['relevant_norms']) or 'none'}", highlight=False)
+        decided = Table(title="Decisions per column (cells)")
+        for h in ("column", "norm", "sign", "cells"):
+            decided.add_column(h)
+        for d in payload["decided"]:
+            decided.add_row(f"{d['relation']}.{d['attribute']}", d["norm"], d["sign"], str(d["cells"]))
+        console.print(decided)
+        if payload["cells"]:
+            table = Table(title=f"First {len(payload['cells'])} governed cells")
+            for h in ("cell", "value", "permitted by", "prohibited by", "authorized"):
+                table.add_column(h)
+            for c in payload["cells"]:
+                closed = set(c["failed_closed_by"])
+                denied = ", ".join(n + (" (fail closed)" if n in closed else "") for n in c["prohibited_by"])
+                table.add_row(f"{c['relation']}.{c['attribute']}[{c['row_key']}]", escape(str(c["value"])),
+                              ", ".join(c["permitted_by"]), denied, "yes" if c["authorized"] else "no")
+            console.print(table)
+
     @policy_app.command("show")
     @handle_errors
     def show_cmd(
@@ -179,5 +242,9 @@ def _show_checks(name: str, compiled, report: dict, out: str | None) -> None:
         console.print(f"[red]no flow[/]: {nid}: {why}", highlight=False)
     for c in sat["contradictions"]:
         console.print(f"[red]contradiction[/]: {c['reason']}", highlight=False)
+    for u in report.get("unresolved_subjects", []):
+        count = "every cell" if u["cells"] is None else f"{u['cells']} cell(s)"
+        console.print(f"[yellow]fail closed[/]: {u['norm']} ({u['sign']}) cannot be evaluated on {count} of "
+                      f"{u['location']} ({u['reason']}): {u['effect']}", highlight=False)
     if out:
         console.print(f"written to {out}", highlight=False)

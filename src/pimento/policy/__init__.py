@@ -8,14 +8,15 @@ Typical use::
     run_checks(compiled, db.catalog, db.engine, policy=policy)
     enforcer = Enforcer(compiled, db.engine, db.catalog)
     ctx = enforcer.context("employee:10", "employee:20", "treatment")
-    answer = enforcer.authorize(ctx, "SELECT pat_id, diagnosis FROM Visit")
+    answer = enforcer.authorize(ctx, "SELECT pat_id, diagnosis FROM Visit")  # the analyst's answer
+    why = enforcer.explain(ctx, "SELECT pat_id, diagnosis FROM Visit")  # custodian only: private
 """
 
 from __future__ import annotations
 
 from pimento.policy.checks import apply_implications, run_checks
 from pimento.policy.compiler import CompiledPolicy, Location, compile_policy
-from pimento.policy.enforce import Authorization, Context, Enforcer, Identity
+from pimento.policy.enforce import Authorization, Context, Enforcer, Explanation, Identity
 from pimento.policy.lineage import AnalyzedQuery, analyze_query
 from pimento.policy.model import Norm, Policy, load_policy, policy_from_dict
 
@@ -25,6 +26,7 @@ __all__ = [
     "CompiledPolicy",
     "Context",
     "Enforcer",
+    "Explanation",
     "Identity",
     "Location",
     "Norm",

@@ -17,6 +17,9 @@ satisfiability, information implication.
   cell) permitted by it and prohibited by no negative norm is searched with SQL on the
   database. Norms without a witness are reported with the reason (contradicted by negative
   norms, or empty views); a policy where no flow at all is permitted raises PolicyError.
+* **Unresolved subjects** (reported): for each norm that tests the data subject, the
+  locations whose cells have no resolvable subject, where the norm cannot be evaluated and
+  fails closed (a deny prohibits, a permit does not permit).
 """
 
 from __future__ import annotations
@@ -29,9 +32,17 @@ import sqlglot
 from sqlglot import exp
 
 from pimento.errors import EngineError, PolicyError
-from pimento.policy.compiler import PREFIX, CompiledPolicy, Location, _subject_sql, quote
-from pimento.policy.enforce import NormSQL, cond_cte, norm_predicates, role_cte
-from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, Policy
+from pimento.policy.compiler import NO_SUBJECT, PREFIX, CompiledPolicy, Location, _subject_sql, quote
+from pimento.policy.enforce import (
+    NormSQL,
+    cond_cte,
+    norm_predicates,
+    permits_sql,
+    prohibits_sql,
+    role_cte,
+    subject_resolved_sql,
+)
+from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, Policy, RoleIs
 from pimento.schema import Catalog, FunctionalDependency
 
 __all__ = ["apply_implications", "canonical_sql", "run_checks"]
@@ -350,7 +361,7 @@ def _witness(compiled: CompiledPolicy, engine: Any, norm: Norm, purpose: str, wi
             binding[var] = f"{var}_c.agent"
     pos_ns = NormSQL(compiled, sender_sql=binding["sender"], recipient_sql=binding["recipient"], sender_kind=sk,
                      recipient_kind=rk, purposes={purpose}, subject_sql="x.subject")
-    pred = pos_ns.cond(norm_predicates(norm))
+    pred = permits_sql(pos_ns.cond(norm_predicates(norm)))
     if pred == "FALSE":
         return None
     ns = NormSQL(compiled, sender_sql=binding["sender"], recipient_sql=binding["recipient"], sender_kind=sk,
@@ -370,7 +381,7 @@ def _witness(compiled: CompiledPolicy, engine: Any, norm: Norm, purpose: str, wi
                 continue
             negs.append(
                 f"NOT EXISTS (SELECT 1 FROM ({compiled.data_view(other.id)}) AS d WHERE d.relation = x.relation "
-                f"AND d.row_key = x.row_key AND d.attribute = x.attribute AND {npred})"
+                f"AND d.row_key = x.row_key AND d.attribute = x.attribute AND {prohibits_sql(npred)})"
             )
     roles = used_roles | pos_ns.roles_used | ns.roles_used
     conds = used_conds | pos_ns.conditions_used | ns.conditions_used
@@ -436,6 +447,58 @@ def _satisfiability(compiled: CompiledPolicy, engine: Any) -> dict[str, Any]:
     return result
 
 
+# --------------------------------------------------------------------------- unresolved subjects
+
+
+def _mentions_subject(compiled: CompiledPolicy, cond: Cond) -> bool:
+    if isinstance(cond, RoleIs):
+        return cond.variable == "subject"
+    if isinstance(cond, Atom):
+        return "subject" in compiled.conditions[cond.name].variables
+    if isinstance(cond, Not):
+        return _mentions_subject(compiled, cond.arg)
+    if isinstance(cond, (All, AnyOf)):
+        return any(_mentions_subject(compiled, a) for a in cond.args)
+    return False
+
+
+def _unresolved_subjects(compiled: CompiledPolicy, engine: Any) -> list[dict[str, Any]]:
+    """Cells on which a norm cannot be evaluated, because it tests the data subject and the
+    cell's subject is unresolved (the column has no subject, or the row's subject is NULL or
+    names no subject-principal row). There the subject atoms are unknown: a deny norm
+    prohibits the cell, a permit norm does not permit it (fail closed). One entry per
+    (norm, location); ``cells`` counts the location's cells with an unresolved subject on
+    this database (``None`` without an engine)."""
+    out: list[dict[str, Any]] = []
+    for norm in compiled.norms:
+        tests = norm.subject != ANY or _mentions_subject(compiled, norm.condition) or \
+            (not norm.positive and _mentions_subject(compiled, norm.when))
+        if not tests:
+            continue
+        for loc_id in compiled.norm_locations[norm.id]:
+            loc = compiled.locations[loc_id]
+            static = loc.subject_sql == NO_SUBJECT
+            cells = None
+            if engine is not None:
+                where = "TRUE" if static else f"NOT {subject_resolved_sql(compiled, 'd.subject')}"
+                cells = int(engine.execute(f"SELECT COUNT(*) FROM ({loc.view_sql()}) AS d WHERE {where}").rows[0][0])
+                if not static and cells == 0:
+                    continue
+            elif not static:
+                continue
+            out.append({
+                "norm": norm.id,
+                "sign": norm.sign,
+                "location": f"{loc.relation}.{loc.attribute}",
+                "cells": cells,
+                "reason": (f"no column of {loc.relation} references the subject principal {compiled.subject_principal!r}"
+                           if static else "the row's subject is NULL or names no subject-principal row"),
+                "effect": "denied where the rest of the norm holds (fail closed)" if not norm.positive
+                else "never permitted by this norm",
+            })
+    return out
+
+
 # --------------------------------------------------------------------------- all checks
 
 
@@ -459,6 +522,7 @@ def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Any = None, *
         "information_implication": implication,
         "redundancy": redundancy,
         "satisfiability": satisfiability,
+        "unresolved_subjects": _unresolved_subjects(compiled, engine),
     }
     compiled.checks = report
     if require_satisfiable:

@@ -49,6 +49,7 @@ from pimento.schema import Catalog
 
 __all__ = [
     "FORMAT",
+    "NO_SUBJECT",
     "PREFIX",
     "CompiledCondition",
     "CompiledPolicy",
@@ -61,6 +62,9 @@ __all__ = [
 FORMAT = "pimento-compiled-policy/1"
 #: Prefix of every name the compiler introduces; analyst SQL may not use it.
 PREFIX = "__p_"
+#: ``Location.subject_sql`` of a column whose data subject cannot be resolved (no column
+#: references the subject principal): every subject atom is unknown on its cells.
+NO_SUBJECT = "CAST(NULL AS VARCHAR)"
 
 
 def quote(name: str) -> str:
@@ -86,7 +90,7 @@ class Location:
     attribute: str
     #: SQL boolean over alias ``t`` (the relation's row); "TRUE" when unfiltered.
     where_sql: str
-    #: SQL text expression over alias ``t`` giving the subject identity, or "NULL".
+    #: SQL text expression over alias ``t`` giving the subject identity, or :data:`NO_SUBJECT`.
     subject_sql: str
     #: SQL text expression over alias ``t`` giving the row key.
     row_key_sql: str
@@ -542,7 +546,7 @@ def _subject_sql(catalog: Catalog, relation: str, override: str | None, subj: di
             and fk.ref_columns[0].lower() == subj["key"].lower()
         ):
             return f"CAST(t.{quote(fk.columns[0])} AS VARCHAR)"
-    return "CAST(NULL AS VARCHAR)"
+    return NO_SUBJECT
 
 
 def _check_condition(cond: Cond, norm: Norm, roles: dict, conditions: dict, purposes: dict, clause_text: str) -> None:

@@ -8,8 +8,10 @@ Steps (Section 4.2.3 of the paper):
 2. **Instantiate.** The context ``(sender, recipient, purpose)`` is bound: identities as
    ``?`` parameters of one ``__p_ctx`` CTE (never spliced into SQL), the purpose and the
    principal kinds of sender and recipient fold to constants in Python. A positive norm
-   contributes the cells where ``roles AND purpose AND condition`` hold; a negative norm the
-   cells where ``roles AND purpose AND when AND NOT condition`` hold.
+   contributes the cells where ``roles AND purpose AND condition`` is TRUE; a negative norm
+   the cells where ``roles AND purpose AND when AND NOT condition`` is not FALSE. Atoms about
+   an unresolved subject are unknown (three-valued logic), so a norm that cannot be
+   evaluated on a cell never permits it and always prohibits it (fail closed).
 3. **Authorized cells.** ``A_c = permitted EXCEPT prohibited`` over provenance
    ``(relation, row_key, attribute)``.
 
@@ -22,27 +24,46 @@ Hence WHERE/JOIN predicates on unauthorized cells are unknown (the row does not 
 ``COUNT(col)``/``SUM``/``AVG``/``MIN``/``MAX`` see authorized values only, and ``COUNT(*)``
 counts rows that have an authorized referenced cell. Ungoverned columns are never
 authorized (no applicable positive norm means deny).
+
+**Roles.** :meth:`Enforcer.authorize` returns the analyst's answer (:class:`Authorization`:
+public inputs and the result on the authorized data, nothing else). :meth:`Enforcer.explain`,
+:meth:`Enforcer.summary`, :meth:`Enforcer.decisions` and :meth:`Enforcer.authorized_cells`
+are custodian tools: they show which norms denied how many cells, and prohibited values.
 """
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pimento.errors import PolicyError
-from pimento.policy.compiler import PREFIX, CompiledPolicy, lit, quote
+from pimento.policy.compiler import NO_SUBJECT, PREFIX, CompiledPolicy, lit, quote
 from pimento.policy.lineage import AnalyzedQuery, analyze_query
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, PurposeIs, RoleIs
 from pimento.schema import Catalog
 
-__all__ = ["Authorization", "Context", "Enforcer", "Identity", "NormSQL", "norm_predicates"]
+__all__ = [
+    "Authorization",
+    "Context",
+    "Enforcer",
+    "Explanation",
+    "Identity",
+    "NormSQL",
+    "norm_predicates",
+    "permits_sql",
+    "prohibits_sql",
+    "subject_resolved_sql",
+]
 
 #: The one-row CTE holding the context-only tests of a request.
 FLAGS = f"{PREFIX}f"
 #: The CTE with one row per subject and one membership flag per subject set of a request.
 MEMBERS = f"{PREFIX}mem"
+#: Its flag: the subject resolves to a row of the subject principal relation.
+KNOWN = f"{PREFIX}known"
+#: A subject atom on a cell whose subject is unresolved: unknown.
+UNKNOWN = "CAST(NULL AS BOOLEAN)"
 
 
 @dataclass(frozen=True)
@@ -74,8 +95,13 @@ class NormSQL:
     ``sender_sql`` / ``recipient_sql`` are SQL expressions for the bound identities
     (the ``__p_ctx`` columns at runtime, candidate columns in the satisfiability check);
     ``sender_kind`` / ``recipient_kind`` their principal kinds; ``purposes`` the purpose
-    names the declared purpose belongs to. Every atom is two-valued (EXISTS, constants), so
-    SQL's three-valued logic never differs from the reference evaluator's two-valued one.
+    names the declared purpose belongs to. Atoms about the sender, the recipient and the
+    purpose are two-valued (EXISTS, constants). An atom about the subject is *unknown* (SQL
+    NULL) when the cell's subject is unresolved (no subject column, a NULL subject, or an
+    identifier no subject-principal row has), and NOT/AND/OR are then SQL's three-valued
+    (Kleene) connectives, as in the reference evaluator. A positive norm permits where its
+    formula is TRUE (:func:`permits_sql`); a negative norm prohibits where it is not FALSE
+    (:func:`prohibits_sql`): a norm that cannot be evaluated on a cell denies it.
     """
 
     def __init__(
@@ -106,7 +132,8 @@ class NormSQL:
             if role.principal != self.kind[cond.variable]:
                 return "FALSE"
             self.roles_used.add(cond.role)
-            return f"EXISTS (SELECT 1 FROM {role_cte(cond.role)} AS r WHERE r.agent = {self.ref[cond.variable]})"
+            test = f"EXISTS (SELECT 1 FROM {role_cte(cond.role)} AS r WHERE r.agent = {self.ref[cond.variable]})"
+            return self._unknown_without_subject(test) if cond.variable == "subject" else test
         if isinstance(cond, Atom):
             view = self.c.conditions[cond.name]
             preds = []
@@ -115,7 +142,8 @@ class NormSQL:
                     return "FALSE"
                 preds.append(f"c.{var} = {self.ref[var]}")
             self.conditions_used.add(cond.name)
-            return f"EXISTS (SELECT 1 FROM {cond_cte(cond.name)} AS c WHERE {' AND '.join(preds)})"
+            test = f"EXISTS (SELECT 1 FROM {cond_cte(cond.name)} AS c WHERE {' AND '.join(preds)})"
+            return self._unknown_without_subject(test) if "subject" in view.variables else test
         if isinstance(cond, Not):
             inner = self.cond(cond.arg)
             return {"TRUE": "FALSE", "FALSE": "TRUE"}.get(inner, f"NOT ({inner})")
@@ -133,6 +161,31 @@ class NormSQL:
             return "FALSE" if not parts else parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
         raise PolicyError(f"unknown condition form {cond!r}")  # pragma: no cover
 
+    def _unknown_without_subject(self, test: str) -> str:
+        """``test`` where the subject is resolved, NULL (unknown) where it is not (fail closed)."""
+        return f"CASE WHEN {subject_resolved_sql(self.c, self.ref['subject'])} THEN {test} END"
+
+
+def subject_resolved_sql(compiled: CompiledPolicy, subject_sql: str) -> str:
+    """Two-valued SQL test: ``subject_sql`` names an existing row of the subject principal relation.
+
+    A subject that is NULL, or names no such row (a dangling identifier), is *unresolved*:
+    every atom about it is unknown, never false (see :func:`permits_sql`, :func:`prohibits_sql`).
+    """
+    p = compiled.principals[compiled.subject_principal]
+    keys = f"SELECT CAST(s.{quote(p['key'])} AS VARCHAR) FROM {quote(p['relation'])} AS s"
+    return f"COALESCE({subject_sql} IN ({keys}), FALSE)"
+
+
+def permits_sql(pred: str) -> str:
+    """A positive norm's three-valued formula as a two-valued test: it permits only when TRUE."""
+    return pred if pred in ("TRUE", "FALSE") else f"COALESCE({pred}, FALSE)"
+
+
+def prohibits_sql(pred: str) -> str:
+    """A negative norm's three-valued formula as a two-valued test: it prohibits unless FALSE (fail closed)."""
+    return pred if pred in ("TRUE", "FALSE") else f"COALESCE({pred}, TRUE)"
+
 
 class RowFormulaSQL:
     """Compiles a norm formula, for a bound context, into a per-row SQL boolean.
@@ -147,8 +200,12 @@ class RowFormulaSQL:
     one-row CTE ``__p_f``; purposes and principal kinds fold to constants. There is no
     subject domain and no INTERSECT/EXCEPT: NOT, AND, OR stay connectives on two-valued terms.
 
-    A row whose subject is NULL (or a location without subject) matches no set, so subject
-    atoms are false for it, as in the reference evaluator.
+    For a row whose subject is unresolved (a location without subject, a NULL subject, an
+    identifier with no subject-principal row) every subject atom is NULL (unknown): the
+    membership CTE has a ``__p_known`` flag per resolved subject, and the atom reads
+    ``CASE WHEN <join>.__p_known THEN COALESCE(<join>.<set>, FALSE) END``. The norm's term
+    is then made two-valued per sign (positive: unknown does not permit; negative: unknown
+    prohibits), as in the reference evaluator.
 
     :meth:`compile` returns SQL in which each subject set appears as a token (its name
     between two NUL characters); :meth:`bind` replaces the tokens by the tests of one location.
@@ -188,11 +245,10 @@ class RowFormulaSQL:
                 return self._flag(ns.cond(cond))
             preds = []
             for var in view.variables:
-                if var == "subject":
-                    continue
                 if var in view.principals and view.principals[var] != ns.kind[var]:
                     return "FALSE"
-                preds.append(f"c.{var} = {ns.ref[var]}")
+                if var != "subject":
+                    preds.append(f"c.{var} = {ns.ref[var]}")
             where = f" WHERE {' AND '.join(preds)}" if preds else ""
             return self._set(f"SELECT DISTINCT c.subject FROM ({view.sql}) AS c{where}")
         if isinstance(cond, RoleIs) and cond.variable == "subject":
@@ -271,94 +327,75 @@ class _Plan:
     provenance: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Authorization:
-    """The outcome of one request."""
+    """The analyst's answer to one request: a plain value, safe to hand to the analyst.
+
+    It holds the public inputs (the context, the policy's name, the analyst's SQL as given)
+    and the query's result on the authorized database, nothing else: not the norms that
+    decided, not how many cells or rows were withheld, not the rewritten SQL, not the time
+    it took (see docs/contextual-integrity.md, "What the analyst receives"). The diagnostics
+    are a custodian tool: :meth:`Enforcer.explain`.
+    """
 
     context: Context
-    query: AnalyzedQuery
+    policy: str
     sql: str
-    params: list[str]
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
-    relevant_norms: tuple[str, ...]
-    seconds: float
-    _enforcer: Enforcer | None = field(default=None, repr=False)
-    _plan: _Plan | None = field(default=None, repr=False)
 
-    @property
-    def _auth_sql(self) -> str:
-        assert self._enforcer is not None and self._plan is not None
-        return self._enforcer._provenance_with(self._plan)
-
-    def decisions(self, limit: int | None = 1000) -> list[dict[str, Any]]:
-        """Per referenced cell governed by a relevant norm: value, permitting and prohibiting norms, verdict."""
-        assert self._enforcer is not None
-        sql = self._auth_sql + (
-            " SELECT relation, row_key, attribute, value, "
-            "list_sort(list(DISTINCT norm) FILTER (WHERE sign = 'permit')) AS permitted_by, "
-            "list_sort(list(DISTINCT norm) FILTER (WHERE sign = 'deny')) AS prohibited_by "
-            f"FROM {PREFIX}dec GROUP BY relation, row_key, attribute, value ORDER BY relation, attribute, row_key"
-        )
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        res = self._enforcer.engine.execute(sql, self.params)
-        out = []
-        for relation, row_key, attribute, value, permitted, prohibited in res.rows:
-            permitted, prohibited = list(permitted or []), list(prohibited or [])
-            out.append(
-                {
-                    "relation": relation,
-                    "row_key": row_key,
-                    "attribute": attribute,
-                    "value": value,
-                    "permitted_by": permitted,
-                    "prohibited_by": prohibited,
-                    "authorized": bool(permitted) and not prohibited,
-                }
-            )
-        return out
-
-    def authorized_cells(self) -> set[tuple[str, str, str]]:
-        """A_c(D) restricted to the referenced columns: ``(relation, row_key, attribute)``."""
-        assert self._enforcer is not None
-        res = self._enforcer.engine.execute(
-            self._auth_sql + f" SELECT relation, row_key, attribute FROM {PREFIX}auth", self.params
-        )
-        return {tuple(r) for r in res.rows}  # type: ignore[misc]
-
-    def summary(self) -> list[dict[str, Any]]:
-        """Per (relation, attribute, norm, sign): how many cells the norm decided."""
-        assert self._enforcer is not None
-        res = self._enforcer.engine.execute(
-            self._auth_sql
-            + f" SELECT relation, attribute, norm, sign, COUNT(DISTINCT row_key) FROM {PREFIX}dec "
-            "GROUP BY ALL ORDER BY 1, 2, 3",
-            self.params,
-        )
-        return [
-            {"relation": r, "attribute": a, "norm": n, "sign": s, "cells": int(k)} for r, a, n, s, k in res.rows
-        ]
-
-    def to_dict(self, *, cells: int = 0) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> dict[str, Any]:
+        return {
             "context": {
                 "sender": str(self.context.sender),
                 "recipient": str(self.context.recipient),
                 "purpose": self.context.purpose,
             },
-            "query": self.query.sql,
-            "referenced": {k: sorted(v) for k, v in sorted(self.query.referenced.items())},
-            "returned": {name: sorted(f"{r}.{c}" for r, c in deps) for name, deps in self.query.returned},
-            "relevant_norms": list(self.relevant_norms),
+            "policy": self.policy,
+            "sql": self.sql,
             "columns": list(self.columns),
             "rows": [list(r) for r in self.rows],
-            "decided": self.summary(),
-            "seconds": round(self.seconds, 6),
         }
-        if cells:
-            out["cells"] = self.decisions(limit=cells)
-        return out
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Custodian-only diagnostics of one request: they show private data.
+
+    ``summary`` counts, per (column, norm, sign), the cells the norm decided (deny counts
+    are counts of prohibited cells: private); ``cells`` lists governed cells with their
+    values and deciding norms (``failed_closed_by``: deny norms that could not be evaluated
+    on the cell, its subject being unresolved, and so prohibit it). Never hand it to an analyst.
+    """
+
+    context: Context
+    policy: str
+    sql: str
+    rewritten_sql: str
+    params: tuple[str, ...]
+    referenced: dict[str, list[str]]
+    returned: dict[str, list[str]]
+    relevant_norms: tuple[str, ...]
+    summary: tuple[dict[str, Any], ...]
+    cells: tuple[dict[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "custodian_only": True,
+            "context": {
+                "sender": str(self.context.sender),
+                "recipient": str(self.context.recipient),
+                "purpose": self.context.purpose,
+            },
+            "policy": self.policy,
+            "sql": self.sql,
+            "referenced": self.referenced,
+            "returned": self.returned,
+            "relevant_norms": list(self.relevant_norms),
+            "decided": list(self.summary),
+            "cells": list(self.cells),
+            "rewritten_sql": self.rewritten_sql,
+        }
 
 
 # --------------------------------------------------------------------------- enforcer
@@ -430,15 +467,88 @@ class Enforcer:
         kinds of sender and recipient, purposes the declared purpose belongs to), never on
         the identities, which are bound parameters; it is built once per shape and query and
         cached (``plan_cache_size`` entries, least recently used first out).
+
+        Returns the analyst's answer only (:class:`Authorization`); diagnostics are
+        :meth:`explain`'s, for the custodian.
         """
-        started = time.perf_counter()
         plan = self._plan(context, sql)
-        params = [context.sender.id, context.recipient.id]
-        res = self.engine.execute(plan.sql, params)
-        elapsed = time.perf_counter() - started
-        return Authorization(
-            context, plan.query, plan.sql, params, res.columns, res.rows, plan.relevant, elapsed, self, plan
+        res = self.engine.execute(plan.sql, self._params(context))
+        return Authorization(context, self.compiled.name, sql, tuple(res.columns), tuple(tuple(r) for r in res.rows))
+
+    # ---- custodian diagnostics (they show private data) -----------------------------
+
+    def explain(self, context: Context, sql: str, *, cells: int = 0) -> Explanation:
+        """Custodian tool: which norms decided how many cells of the referenced columns, and
+        up to ``cells`` governed cells with their values and deciding norms. Shows private
+        data (deny counts, prohibited values): never return it to an analyst."""
+        plan = self._plan(context, sql)
+        return Explanation(
+            context=context,
+            policy=self.compiled.name,
+            sql=sql,
+            rewritten_sql=plan.sql,
+            params=tuple(self._params(context)),
+            referenced={k: sorted(v) for k, v in sorted(plan.query.referenced.items())},
+            returned={name: sorted(f"{r}.{c}" for r, c in deps) for name, deps in plan.query.returned},
+            relevant_norms=plan.relevant,
+            summary=tuple(self.summary(context, sql)),
+            cells=tuple(self.decisions(context, sql, limit=cells)) if cells else (),
         )
+
+    def authorized_cells(self, context: Context, sql: str) -> set[tuple[str, str, str]]:
+        """Custodian/test tool: A_c(D) restricted to the columns ``sql`` references, as
+        ``(relation, row_key, attribute)``, computed on the provenance path."""
+        plan = self._plan(context, sql)
+        res = self.engine.execute(
+            self._provenance_with(plan) + f" SELECT relation, row_key, attribute FROM {PREFIX}auth", self._params(context)
+        )
+        return {tuple(r) for r in res.rows}  # type: ignore[misc]
+
+    def decisions(self, context: Context, sql: str, *, limit: int | None = 1000) -> list[dict[str, Any]]:
+        """Custodian tool: per referenced cell governed by a relevant norm, its value, the
+        permitting and prohibiting norms, and the verdict."""
+        plan = self._plan(context, sql)
+        query = self._provenance_with(plan) + (
+            " SELECT relation, row_key, attribute, value, "
+            "list_sort(list(DISTINCT norm) FILTER (WHERE sign = 'permit')) AS permitted_by, "
+            "list_sort(list(DISTINCT norm) FILTER (WHERE sign = 'deny')) AS prohibited_by, "
+            "list_sort(list(DISTINCT norm) FILTER (WHERE sign = 'deny' AND unknown)) AS failed_closed_by "
+            f"FROM {PREFIX}dec GROUP BY relation, row_key, attribute, value ORDER BY relation, attribute, row_key"
+        )
+        if limit is not None:
+            query += f" LIMIT {int(limit)}"
+        out = []
+        for relation, row_key, attribute, value, permitted, prohibited, unknown in \
+                self.engine.execute(query, self._params(context)).rows:
+            permitted, prohibited = list(permitted or []), list(prohibited or [])
+            out.append({
+                "relation": relation,
+                "row_key": row_key,
+                "attribute": attribute,
+                "value": value,
+                "permitted_by": permitted,
+                "prohibited_by": prohibited,
+                "failed_closed_by": list(unknown or []),
+                "authorized": bool(permitted) and not prohibited,
+            })
+        return out
+
+    def summary(self, context: Context, sql: str) -> list[dict[str, Any]]:
+        """Custodian tool: per (relation, attribute, norm, sign), how many cells the norm decided."""
+        plan = self._plan(context, sql)
+        res = self.engine.execute(
+            self._provenance_with(plan)
+            + f" SELECT relation, attribute, norm, sign, COUNT(DISTINCT row_key) FROM {PREFIX}dec "
+            "GROUP BY ALL ORDER BY 1, 2, 3",
+            self._params(context),
+        )
+        return [
+            {"relation": r, "attribute": a, "norm": n, "sign": s, "cells": int(k)} for r, a, n, s, k in res.rows
+        ]
+
+    @staticmethod
+    def _params(context: Context) -> list[str]:
+        return [context.sender.id, context.recipient.id]
 
     def _plan(self, context: Context, sql: str) -> _Plan:
         key = (sql, context.sender.kind, context.recipient.kind,
@@ -492,10 +602,14 @@ class Enforcer:
         ctes += [f"{role_cte(r)} AS MATERIALIZED ({self.compiled.roles[r].sql})" for r in sorted(ns.roles_used)]
         ctes += [f"{cond_cte(c)} AS MATERIALIZED ({self.compiled.conditions[c].sql})" for c in sorted(ns.conditions_used)]
         if formulas.sets:
-            # one membership row per subject: a flag per subject set, so one hash join per subject column
-            union = " UNION ALL ".join(f"SELECT subject, {k} AS k FROM ({sql}) AS s{k}"
-                                       for k, sql in enumerate(formulas.sets))
-            member = ", ".join(f"bool_or(k = {k}) AS {name}" for k, name in enumerate(formulas.sets.values()))
+            # one membership row per subject: a flag per subject set, so one hash join per subject
+            # column; KNOWN marks the subjects that resolve to a row of the subject principal
+            p = self.compiled.principals[self.compiled.subject_principal]
+            union = " UNION ALL ".join(
+                [f"SELECT CAST(s.{quote(p['key'])} AS VARCHAR) AS subject, -1 AS k FROM {quote(p['relation'])} AS s"]
+                + [f"SELECT subject, {k} AS k FROM ({sql}) AS s{k}" for k, sql in enumerate(formulas.sets)])
+            member = ", ".join([f"bool_or(k = -1) AS {KNOWN}"]
+                               + [f"bool_or(k = {k}) AS {name}" for k, name in enumerate(formulas.sets.values())])
             ctes.append(f"{MEMBERS} AS MATERIALIZED (SELECT subject, {member} FROM ({union}) AS u "
                         "WHERE subject IS NOT NULL GROUP BY subject)")
         flags = formulas.flags_cte()
@@ -520,11 +634,11 @@ class Enforcer:
         wheres: dict[str, str] = {}
         join_sql: list[str] = []
 
-        def term(loc: Any, formula: str) -> str:
+        def term(loc: Any, formula: str, positive: bool) -> str:
             tests: dict[str, str] = {}
             for name in RowFormulaSQL.tokens(formula):
-                if loc.subject_sql == "CAST(NULL AS VARCHAR)":
-                    tests[name] = "FALSE"
+                if loc.subject_sql == NO_SUBJECT:
+                    tests[name] = UNKNOWN
                     continue
                 key = loc.subject_sql
                 if key not in joins:
@@ -533,8 +647,11 @@ class Enforcer:
                     join_sql.append(
                         f"LEFT JOIN {MEMBERS} AS {quote(alias)} ON {quote(alias)}.subject = {loc.subject_sql}"
                     )
-                tests[name] = f"COALESCE({quote(joins[key])}.{quote(name)}, FALSE)"
+                j = quote(joins[key])
+                tests[name] = f"CASE WHEN {j}.{quote(KNOWN)} THEN COALESCE({j}.{quote(name)}, FALSE) END"
             decided = RowFormulaSQL.bind(formula, tests)
+            if tests:  # three-valued: unknown never permits, always prohibits (fail closed)
+                decided = permits_sql(decided) if positive else prohibits_sql(decided)
             if loc.where_sql == "TRUE":
                 return f"({decided})"
             if loc.where_sql not in wheres:
@@ -546,9 +663,9 @@ class Enforcer:
             pos, neg = by_column.get((relation, c), ([], []))
             if c not in use or not pos:
                 continue
-            expr = "(" + " OR ".join(dict.fromkeys(term(*p) for p in pos)) + ")"
+            expr = "(" + " OR ".join(dict.fromkeys(term(*p, True) for p in pos)) + ")"
             if neg:
-                expr += " AND NOT (" + " OR ".join(dict.fromkeys(term(*n) for n in neg)) + ")"
+                expr += " AND NOT (" + " OR ".join(dict.fromkeys(term(*n, False) for n in neg)) + ")"
             flags.append((i, c, expr))
         name = quote(PREFIX + "t_" + relation.lower())
         if not flags:
@@ -626,11 +743,12 @@ class Enforcer:
             dname = quote(f"{PREFIX}d{i}")
             view = "\nUNION ALL\n".join(self.compiled.locations[x].view_sql() for x in locs)
             data_ctes.append(f"{dname} AS ({view})")
-            select = f"SELECT d.relation, d.row_key, d.attribute FROM {dname} AS d WHERE {pred}"
+            decides = permits_sql(pred) if norm.positive else prohibits_sql(pred)
+            select = f"SELECT d.relation, d.row_key, d.attribute FROM {dname} AS d WHERE {decides}"
             (pos if norm.positive else neg).append(select)
             dec_parts.append(
-                f"SELECT d.relation, d.row_key, d.attribute, d.value, {lit(norm.id)} AS norm, {lit(norm.sign)} AS sign "
-                f"FROM {dname} AS d WHERE {pred}"
+                f"SELECT d.relation, d.row_key, d.attribute, d.value, {lit(norm.id)} AS norm, {lit(norm.sign)} AS sign, "
+                f"({pred}) IS NULL AS unknown FROM {dname} AS d WHERE {decides}"
             )
         ctes = [f"{PREFIX}ctx AS (SELECT CAST($1 AS VARCHAR) AS sender, CAST($2 AS VARCHAR) AS recipient)"]
         ctes += [f"{role_cte(r)} AS ({self.compiled.roles[r].sql})" for r in sorted(ns.roles_used)]
@@ -649,6 +767,7 @@ class Enforcer:
     def _decisions_cte(self, parts: list[str]) -> str:
         empty = (
             "SELECT CAST(NULL AS VARCHAR) AS relation, CAST(NULL AS VARCHAR) AS row_key, CAST(NULL AS VARCHAR) AS attribute, "
-            "CAST(NULL AS VARCHAR) AS value, CAST(NULL AS VARCHAR) AS norm, CAST(NULL AS VARCHAR) AS sign WHERE FALSE"
+            "CAST(NULL AS VARCHAR) AS value, CAST(NULL AS VARCHAR) AS norm, CAST(NULL AS VARCHAR) AS sign, "
+            "FALSE AS unknown WHERE FALSE"
         )
         return f"{PREFIX}dec AS ({' UNION ALL '.join(parts) if parts else empty})"

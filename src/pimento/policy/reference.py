@@ -7,8 +7,13 @@ functional dependencies and foreign keys over the rows, and every cell is decide
 definition:
 
     authorized(cell) = (some positive norm permits it) and not (some negative norm prohibits it)
-    positive N permits   iff roles(N) and purpose(N) and condition(N)
-    negative N prohibits iff roles(N) and purpose(N) and when(N) and not condition(N)
+    positive N permits   iff  roles(N) and purpose(N) and condition(N)            is True
+    negative N prohibits iff  roles(N) and purpose(N) and when(N) and not cond(N)  is not False
+
+in three-valued (Kleene) logic, where an atom about the cell's subject is unknown when the
+subject is unresolved (no subject column, NULL, or no subject-principal row with that
+identifier): a norm that cannot be evaluated on a cell never permits it and always
+prohibits it (fail closed).
 
 Identities are compared as text (``str(value)``), as the compiled views do. The CI-mode
 answer is the analyst query run on the authorized database built in Python (rows with an
@@ -39,6 +44,14 @@ def row_key(row: Row, key: tuple[str, ...]) -> str:
     if len(key) == 1:
         return str(row[key[0]])
     return "|".join(str(row[k]).replace("\\", "\\\\").replace("|", "\\|") for k in key)
+
+
+def _and(values: Iterable[bool | None]) -> bool | None:
+    """Kleene conjunction: False if any is False, else unknown if any is unknown, else True."""
+    values = list(values)
+    if False in values:
+        return False
+    return None if None in values else True
 
 
 @dataclass(frozen=True)
@@ -118,8 +131,12 @@ class ReferencePolicy:
         return None
 
     # ------------------------------------------------------------------ formulas
+    #
+    # Three-valued (Kleene) logic: True, False, or None (unknown). An atom about the subject
+    # is unknown when the cell's subject is unresolved (``env["subject"] is None``); an atom
+    # whose principal kinds cannot match is False whatever the subject.
 
-    def _holds(self, cond: Cond, env: dict[str, Any]) -> bool:
+    def _holds(self, cond: Cond, env: dict[str, Any]) -> bool | None:
         if isinstance(cond, Const):
             return cond.value
         if isinstance(cond, PurposeIs):
@@ -127,29 +144,48 @@ class ReferencePolicy:
         if isinstance(cond, RoleIs):
             value, kind = env[cond.variable], env["kinds"][cond.variable]
             role = self.roles[cond.role]
-            return value is not None and role.kind == kind and value in env["members"][cond.role]
+            if role.kind != kind:
+                return False
+            if value is None:
+                return None if cond.variable == "subject" else False
+            return value in env["members"][cond.role]
         if isinstance(cond, Atom):
             view = self.conditions[cond.name]
             for var in view.variables:
-                if env[var] is None:
-                    return False
                 if var in view.principals and view.principals[var] != env["kinds"][var]:
                     return False
+            for var in view.variables:
+                if env[var] is None:
+                    return None if var == "subject" else False
             want = tuple(env[v] for v in view.variables)
             return want in env["views"][cond.name]
         if isinstance(cond, Not):
-            return not self._holds(cond.arg, env)
+            inner = self._holds(cond.arg, env)
+            return None if inner is None else not inner
         if isinstance(cond, All):
-            return all(self._holds(a, env) for a in cond.args)
+            return _and(self._holds(a, env) for a in cond.args)
         if isinstance(cond, AnyOf):
-            return any(self._holds(a, env) for a in cond.args)
+            values = [self._holds(a, env) for a in cond.args]
+            if True in values:
+                return True
+            return None if None in values else False
         raise TypeError(cond)
 
-    def _applies(self, norm: Norm, env: dict[str, Any]) -> bool:
+    def _decides(self, norm: Norm, env: dict[str, Any]) -> bool:
+        """Positive: it permits iff its formula is True. Negative: it prohibits unless its formula
+        is False (a prohibition that cannot be evaluated on the cell denies it: fail closed)."""
+        parts: list[bool | None] = []
         for var, role in (("sender", norm.sender), ("recipient", norm.recipient), ("subject", norm.subject)):
-            if role != ANY and not self._holds(RoleIs(var, role), env):
-                return False
-        return norm.purpose == ANY or env["purpose"] in self.purposes[norm.purpose]
+            if role != ANY:
+                parts.append(self._holds(RoleIs(var, role), env))
+        parts.append(norm.purpose == ANY or env["purpose"] in self.purposes[norm.purpose])
+        if norm.positive:
+            parts.append(self._holds(norm.condition, env))
+            return _and(parts) is True
+        parts.append(self._holds(norm.when, env))
+        requirement = self._holds(norm.condition, env)
+        parts.append(None if requirement is None else not requirement)
+        return _and(parts) is not False
 
     # ------------------------------------------------------------------ cells
 
@@ -161,11 +197,17 @@ class ReferencePolicy:
         purpose: str,
         wanted: set[tuple[str, str]] | None = None,
     ) -> set[tuple[str, str, str]]:
-        """Every authorized cell ``(relation, row_key, attribute)`` (restricted to ``wanted`` columns)."""
+        """Every authorized cell ``(relation, row_key, attribute)`` (restricted to ``wanted`` columns).
+
+        A cell's subject is resolved iff its location has a subject column and the value names
+        a row of the subject principal relation; otherwise the subject is unknown.
+        """
         members = {}
         for name, role in self.roles.items():
             rel, key = self.principals[role.kind]
             members[name] = {str(r[key]) for r in db[rel] if r[key] is not None and role.member(r)}
+        subj_rel, subj_key = self.principals[self.subject_kind]
+        subjects = {str(r[subj_key]) for r in db[subj_rel] if r[subj_key] is not None}
         views = {
             name: {tuple(_s(t[v]) for v in c.variables) for t in c.rows(db)} for name, c in self.conditions.items()
         }
@@ -192,14 +234,11 @@ class ReferencePolicy:
                     if not where(row):
                         continue
                     subject = _s(row[loc.subject]) if loc.subject else None
-                    env = dict(env_base, subject=subject)
-                    if not self._applies(norm, env):
+                    env = dict(env_base, subject=subject if subject in subjects else None)
+                    if not self._decides(norm, env):
                         continue
                     cell = (loc.relation, row_key(row, self.keys[loc.relation]), loc.attribute)
-                    if norm.positive and self._holds(norm.condition, env):
-                        permitted.add(cell)
-                    if not norm.positive and self._holds(norm.when, env) and not self._holds(norm.condition, env):
-                        prohibited.add(cell)
+                    (permitted if norm.positive else prohibited).add(cell)
         return permitted - prohibited
 
     # ------------------------------------------------------------------ CI-mode answer

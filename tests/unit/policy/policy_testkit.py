@@ -107,7 +107,20 @@ def random_condition(rng: random.Random, depth: int = 0) -> Any:
     return {key: [random_condition(rng, depth + 1) for _ in range(rng.randint(1, 3))]}
 
 
-def random_norms(rng: random.Random) -> list[dict[str, Any]]:
+def random_norms(rng: random.Random, *, subject_denials: bool = False) -> list[dict[str, Any]]:
+    """Random norms. With ``subject_denials``: a broad permit first, then denials that test the
+    subject (its role, or a condition on it), so that cells without a resolvable subject (Code,
+    Edge, records with a NULL person) meet prohibitions that cannot be evaluated on them."""
+    if subject_denials:
+        norms: list[dict[str, Any]] = [{"id": "N1", "sign": "permit", "data": list(DATA), "purpose": rng.choice(["any", "p1"])}]
+        for i in range(rng.randint(1, 3)):
+            n: dict[str, Any] = {"id": f"N{i + 2}", "sign": "deny", "data": rng.sample(DATA, rng.randint(1, 3)),
+                                 "subject": rng.choice(SUBJECT_ROLES), "purpose": rng.choice(["any", "any", "p1", "p2"])}
+            if n["subject"] == "any" or rng.random() < 0.5:
+                n["condition"] = rng.choice([{"subject_role": "person_g1"}, "link_s", "reach_subj",
+                                             {"not": {"subject_role": "person_g1"}}, random_condition(rng)])
+            norms.append(n)
+        return norms
     norms = []
     permitted: list[str] = []
     for i in range(rng.randint(1, 4)):

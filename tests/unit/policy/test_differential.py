@@ -3,7 +3,9 @@
 Random tiny databases, random norms (positive and negative, nested not/all/any, recursive
 conditions under negation, purpose and role tests, subject-less cells, NULL subjects,
 information implication through an FD and foreign keys) and random contexts. Both the
-provenance path (data views, EXCEPT) and the CI-mode rewrite are compared.
+provenance path (data views, EXCEPT) and the CI-mode rewrite are compared. The reference
+implements the three-valued, fail-closed rule for unresolved subjects on its own (Python
+None, not SQL NULL).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from policy_testkit import QUERIES, PLAIN_DDL, load, make_engine, random_norms, random_rows, reference, sort_rows
 
-from pimento.policy import Enforcer, compile_policy, run_checks
+from pimento.policy import Enforcer, compile_policy, enforce, run_checks
 from pimento.policy.enforce import NormSQL, RowFormulaSQL
 from pimento.policy.lineage import analyze_query
 from pimento.policy.model import All, AnyOf, Not, RoleIs
@@ -26,10 +28,10 @@ from pimento.policy.model import All, AnyOf, Not, RoleIs
 CONTEXTS = 6
 
 
-def _check(seed: int) -> None:
+def _check(seed: int, *, subject_denials: bool = False) -> None:
     rng = random.Random(seed)
     rows = random_rows(rng)
-    norms = random_norms(rng)
+    norms = random_norms(rng, subject_denials=subject_denials)
     policy = load(norms)
     engine = make_engine(rows)
     catalog = engine.introspect()
@@ -47,7 +49,7 @@ def _check(seed: int) -> None:
         query = analyze_query(sql, catalog)
         wanted = {(r, c) for r, cols in query.referenced.items() for c in (cols or compiled.tables[r]["columns"])}
         expected_cells = ref.authorized_cells(rows, ("agent", sender), ("agent", recipient), purpose, wanted)
-        assert result.authorized_cells() == expected_cells, (seed, norms, sql, sender, recipient, purpose)
+        assert enforcer.authorized_cells(ctx, sql) == expected_cells, (seed, norms, sql, sender, recipient, purpose)
         expected = ref.answer(rows, PLAIN_DDL, sql, ("agent", sender), ("agent", recipient), purpose, query.referenced)
         assert sort_rows(result.rows) == sort_rows(expected), (seed, norms, sql, sender, recipient, purpose)
 
@@ -61,6 +63,14 @@ def _check(seed: int) -> None:
 @given(st.integers(min_value=0, max_value=2**32 - 1))
 def test_compiled_views_agree_with_reference(seed: int) -> None:
     _check(seed)
+
+
+# A broad permit and prohibitions that test the subject: where the subject cannot be resolved
+# (no subject column, NULL person) the prohibition cannot be evaluated and must deny.
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+def test_fail_closed_agrees_with_reference(seed: int) -> None:
+    _check(seed, subject_denials=True)
 
 
 _compile_formula = RowFormulaSQL.compile
@@ -86,23 +96,28 @@ def _no_negatives(self, relation, referenced, by_column, **kw):  # rewrite path:
     return _rewrite(self, relation, referenced, {k: (v[0], []) for k, v in by_column.items()}, **kw)
 
 
+def _fail_open(pred):  # both paths: a prohibition that cannot be evaluated does not apply
+    return enforce.permits_sql(pred)
+
+
 @pytest.mark.parametrize(
-    ("target", "attr", "mutant", "seeds"),
+    ("target", "attr", "mutant", "seeds", "subject_denials"),
     [
-        (RowFormulaSQL, "compile", _drop_not, range(0, 30)),
-        (RowFormulaSQL, "compile", _ignore_subject_role, range(0, 30)),
-        (NormSQL, "cond", _or_as_and, range(0, 30)),
-        (Enforcer, "_rewrite_cte", _no_negatives, range(0, 30)),
+        (RowFormulaSQL, "compile", _drop_not, range(0, 30), False),
+        (RowFormulaSQL, "compile", _ignore_subject_role, range(0, 30), False),
+        (NormSQL, "cond", _or_as_and, range(0, 30), False),
+        (Enforcer, "_rewrite_cte", _no_negatives, range(0, 30), False),
+        (enforce, "prohibits_sql", _fail_open, range(0, 10), True),
     ],
-    ids=["not-dropped", "subject-role-ignored", "or-as-and", "negatives-ignored"],
+    ids=["not-dropped", "subject-role-ignored", "or-as-and", "negatives-ignored", "unknown-fails-open"],
 )
-def test_differential_check_finds_seeded_bugs(monkeypatch, target, attr, mutant, seeds) -> None:
+def test_differential_check_finds_seeded_bugs(monkeypatch, target, attr, mutant, seeds, subject_denials) -> None:
     """Mutation check: with a bug planted in the compiled path, the differential check fails
-    within the first 30 seeds (it stops at the first failure, so this is cheap)."""
+    within the first seeds (it stops at the first failure, so this is cheap)."""
     monkeypatch.setattr(target, attr, mutant)
     for seed in seeds:
         try:
-            _check(seed)
+            _check(seed, subject_denials=subject_denials)
         except AssertionError:
             return
     pytest.fail(f"the planted bug {mutant.__name__} survived seeds {seeds}")

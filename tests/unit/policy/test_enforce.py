@@ -91,11 +91,12 @@ def test_filters_on_prohibited_cells_do_not_match(enforcer, n1) -> None:
 
 
 def test_decisions_name_the_norms(enforcer, n1) -> None:
-    got = enforcer.authorize(n1, "SELECT diagnosis FROM Visit")
-    decisions = got.decisions(limit=None)
+    sql = "SELECT diagnosis FROM Visit"
+    decisions = enforcer.decisions(n1, sql, limit=None)
     assert any(d["prohibited_by"] == ["N4"] and not d["authorized"] for d in decisions)
     assert all(d["authorized"] == (bool(d["permitted_by"]) and not d["prohibited_by"]) for d in decisions)
-    assert {(d["relation"], d["row_key"], d["attribute"]) for d in decisions if d["authorized"]} == got.authorized_cells()
+    assert {(d["relation"], d["row_key"], d["attribute"]) for d in decisions if d["authorized"]} == \
+        enforcer.authorized_cells(n1, sql)
 
 
 @pytest.mark.parametrize(
@@ -166,6 +167,34 @@ def test_comments_quotes_and_aliases_stay_enforced(enforcer, n1, hospital, sql) 
 
 
 def test_context_values_are_bound_not_spliced(enforcer, n1) -> None:
-    got = enforcer.authorize(n1, "SELECT diagnosis FROM Visit")
+    got = enforcer.explain(n1, "SELECT diagnosis FROM Visit")
     assert n1.sender.id in got.params and n1.recipient.id in got.params
-    assert f"'{n1.recipient.id}'" not in got.sql
+    assert f"'{n1.recipient.id}'" not in got.rewritten_sql
+
+
+def test_principal_kind_is_part_of_every_role_test(enforcer, compiled, hospital) -> None:
+    """A ``patient:N`` sender whose id N is also an employee's holds no employee role: N3
+    (workforce -> researcher of an approved study) must not apply. A role test that compares
+    ids without the principal kind answers the study's patients here instead of nothing."""
+    w = compiled.checks["satisfiability"]["witnesses"]["N3"]
+    both = _q(hospital, "SELECT p.pat_id FROM Patient p JOIN Employee e ON e.employee_id = p.pat_id ORDER BY 1 LIMIT 1")
+    assert both, "the demo hospital has an id that is both a patient's and an employee's"
+    sql = "SELECT COUNT(*) FROM Patient"
+    as_employee = enforcer.context(f"employee:{both[0][0]}", f"researcher:{w['recipient']}", "research")
+    assert enforcer.authorize(as_employee, sql).rows[0][0] > 0  # the same id as an employee: N3 applies
+    as_patient = enforcer.context(f"patient:{both[0][0]}", f"researcher:{w['recipient']}", "research")
+    assert enforcer.authorize(as_patient, sql).rows == ((0,),)
+    assert enforcer.authorized_cells(as_patient, sql) == set()
+
+
+def test_plan_cache_distinguishes_purposes(compiled, hospital) -> None:
+    """One enforcer, the same SQL, a permitted and then a forbidden purpose (and the reverse):
+    the cached plan of one purpose is never used for the other."""
+    w = compiled.checks["satisfiability"]["witnesses"]["N3"]
+    sql = "SELECT pat_id, sex FROM Patient"
+    for order in (("research", "treatment"), ("treatment", "research")):
+        fresh = Enforcer(compiled, hospital.engine, hospital.catalog)
+        got = {p: fresh.authorize(fresh.context(f"employee:{w['sender']}", f"researcher:{w['recipient']}", p), sql).rows
+               for p in order}
+        assert got["research"], "N3 permits the study's patients for research"
+        assert got["treatment"] == ()

@@ -5,7 +5,7 @@ import pimento.policy
 
 def test_public_api_is_pinned() -> None:
     assert sorted(pimento.policy.__all__) == [
-        "AnalyzedQuery", "Authorization", "CompiledPolicy", "Context", "Enforcer", "Identity", "Location", "Norm",
+        "AnalyzedQuery", "Authorization", "CompiledPolicy", "Context", "Enforcer", "Explanation", "Identity", "Location", "Norm",
         "Policy", "analyze_query", "apply_implications", "compile_policy", "example_policy_path", "load_policy",
         "policy_from_dict", "run_checks",
     ]
