@@ -31,21 +31,25 @@ def register(app: typer.Typer) -> None:
             help="Comma-separated Table.column whose set of values is public (read without budget); "
             "adds to [synth] public_values.",
         ),
-        no_ledger: bool = typer.Option(False, "--no-ledger", help="Do not charge the ledger (the spend is still recorded in the output)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Generate an (epsilon, delta)-DP synthetic database that keeps every declared constraint."""
+        """Generate an (epsilon, delta)-DP synthetic database that keeps every declared constraint.
+
+        The spend is charged, before the private data is read, to the same ledger the releases
+        charge (that of the resolved database); the copy records the charge's copy id, and
+        `ask`/`search` refuse a copy whose charge is not in that ledger. Declared public inputs
+        (public value sets, link context) are copied without noise: the copy is DP for
+        neighbours that agree on them, and the output names them.
+        """
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+        from pimento.mechanisms.ledger import Ledger
         from pimento.synth import synthesize
 
         database = open_database(db)
         root_name = root or database.settings.privacy.root
-        ledger = None
-        if not no_ledger:
-            from pimento.mechanisms.ledger import Ledger
-
-            ledger = Ledger.for_database(db, database.settings)
+        location = str(database.location)  # the resolved database: the key the releases charge
+        ledger = Ledger.for_database(location, database.settings)
         declared = database.settings.synth
         contexts = _merge(declared.link_context, link_context)
         public = _merge(declared.public_values, public_values)
@@ -66,11 +70,10 @@ def register(app: typer.Typer) -> None:
                 result = synthesize(
                     database.engine, database.catalog, out, epsilon, delta, root=root_name, seed=seed,
                     progress=report, link_context=contexts, public_values=public, caps=dict(declared.caps) or None,
-                    ledger=ledger, database=db,
+                    ledger=ledger, database=location,
                 )
         finally:
-            if ledger is not None:
-                ledger.close()
+            ledger.close()
         if json_out:
             payload = result.to_dict()
             keys = ("caps", "ties", "free_text", "budget", "dropped_in_repair", "link_context", "public_values", "link_degrees", "public_directory")
@@ -86,10 +89,11 @@ def register(app: typer.Typer) -> None:
                 table.add_row(name, str(n))
             console.print(table)
             console.print(
-                f"spent epsilon={result.epsilon} delta={result.delta} (root {result.root}); "
-                + (f"ledger charge {result.ledger_charge}" if result.ledger_charge else "not charged to a ledger (recorded in _pimento_synth_meta)")
-                + f"; {result.seconds:.1f} s"
+                f"spent epsilon={result.epsilon} delta={result.delta} (root {result.root}), charged to the ledger of {result.database} "
+                f"(charge {result.ledger_charge}, copy {result.copy_id}); {result.seconds:.1f} s",
+                highlight=False,
             )
+            console.print(f"guarantee: {result.guarantee()}", highlight=False)
         result.engine.close()
 
 

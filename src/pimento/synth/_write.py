@@ -218,13 +218,15 @@ def write_database(
         con.execute(
             f"CREATE TABLE {META_TABLE} (epsilon VARCHAR NOT NULL, delta VARCHAR NOT NULL, root VARCHAR NOT NULL, "
             "seed BIGINT NOT NULL, source_fingerprint VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, "
-            "pimento_version VARCHAR NOT NULL, ledger_charge VARCHAR, details VARCHAR NOT NULL)"
+            "pimento_version VARCHAR NOT NULL, ledger_charge VARCHAR, details VARCHAR NOT NULL, "
+            "copy_id VARCHAR NOT NULL, database_key VARCHAR NOT NULL)"
         )
         con.execute(
-            f"INSERT INTO {META_TABLE} VALUES (?, ?, ?, ?, ?, CAST(? AS TIMESTAMP), ?, ?, ?)",
+            f"INSERT INTO {META_TABLE} VALUES (?, ?, ?, ?, ?, CAST(? AS TIMESTAMP), ?, ?, ?, ?, ?)",
             [
                 meta["epsilon"], meta["delta"], meta["root"], meta["seed"], meta["source_fingerprint"],
                 meta["created_at"], meta["pimento_version"], meta.get("ledger_charge"), json.dumps(meta["details"], default=str),
+                meta["copy_id"], meta["database"],
             ],
         )
         con.execute("COMMIT")

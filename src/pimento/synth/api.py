@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from fractions import Fraction
@@ -16,6 +17,8 @@ import numpy as np
 
 from pimento.engines import Engine, open_engine
 from pimento.errors import DataSourceError
+from pimento.mechanisms.budget import Budget
+from pimento.mechanisms.ledger import database_key
 from pimento.schema import Catalog
 from pimento.synth._budget import Accountant, check_budget
 from pimento.synth._core import Progress, Synthesizer
@@ -23,7 +26,7 @@ from pimento.synth._plan import make_plan
 from pimento.synth._sample import mint_and_link, sample_database
 from pimento.synth._write import META_TABLE, repair, source_ddl, write_database
 
-__all__ = ["SynthResult", "synthesize", "source_fingerprint", "META_TABLE"]
+__all__ = ["SynthResult", "synthesize", "source_fingerprint", "META_TABLE", "guarantee_text", "public_inputs"]
 
 
 @dataclass
@@ -40,6 +43,16 @@ class SynthResult:
     seconds: float
     ledger_charge: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    copy_id: str = ""
+    database: str = ""
+
+    def public_inputs(self) -> list[str]:
+        """The declared-public inputs copied WITHOUT noise (see :func:`public_inputs`)."""
+        return public_inputs(self.details)
+
+    def guarantee(self) -> str:
+        """One sentence: what the copy is DP for, naming the inputs it copied without noise."""
+        return guarantee_text(self.epsilon, self.delta, self.root, self.public_inputs())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -51,8 +64,38 @@ class SynthResult:
             "rows": self.rows,
             "seconds": round(self.seconds, 2),
             "ledger_charge": self.ledger_charge,
+            "copy_id": self.copy_id,
+            "database": self.database,
+            "guarantee": self.guarantee(),
+            "public_inputs": self.public_inputs(),
             "details": self.details,
         }
+
+
+def public_inputs(details: dict[str, Any]) -> list[str]:
+    """What a synthetic copy took from the private database WITHOUT noise, because the custodian
+    declared it public (``details`` as stored in ``_pimento_synth_meta``): declared public value
+    sets, declared link context and the directories it makes public, and public tables."""
+    out = [f"the set of values occurring in {c} (declared public values)" for c in details.get("public_values") or []]
+    out += [f"{c} of the rows that links point at (declared link context)" for c in details.get("link_context") or []]
+    for table, info in sorted((details.get("public_directory") or {}).items()):
+        cols = ", ".join(info.get("columns") or []) if isinstance(info, dict) else ""
+        out.append(f"the directory of {table}: its number of rows per value of ({cols}) (declared link context)")
+    plan = details.get("plan")
+    tables = plan.get("tables") if isinstance(plan, dict) else None
+    if isinstance(tables, dict):
+        for table, info in sorted(tables.items()):
+            if isinstance(info, dict) and info.get("kind") == "public":
+                out.append(f"public table {table}, copied verbatim")
+    return out
+
+
+def guarantee_text(epsilon: Any, delta: Any, root: str, inputs: list[str]) -> str:
+    """The copy's guarantee in one sentence (PRIVACY.md, "Neighbouring databases" and the declarations)."""
+    head = f"({epsilon}, {delta})-DP for neighbouring databases that differ in one {root} unit (one tuple of a private relation)"
+    if not inputs:
+        return head + "."
+    return head + " and agree on the declared public inputs, which were copied without noise: " + "; ".join(inputs) + "."
 
 
 def source_fingerprint(engine: Engine, catalog: Catalog) -> str:
@@ -87,7 +130,11 @@ def synthesize(
     (PRIVACY.md, caveat 1 and "Declared public values"); ``caps`` fixes fan-out caps per table.
     ``seed`` drives sampling only; the noise always comes from the operating system
     (``_noise_seed`` exists for tests and must never be used on real data). If ``ledger`` is
-    given, the spend is charged to it once, before anything is written.
+    given, the spend is charged to it once, before the private data is read, under a fresh copy
+    id that ``_pimento_synth_meta`` records with ``database`` (the key of the resolved database:
+    pass the location the releases use, e.g. ``load_database(...).location``). A copy made
+    without a ledger has no charge and is refused by the release path
+    (:func:`pimento.release.synthetic.synthetic_guarantee`).
 
     >>> # result = synthesize(engine, catalog, "syn.duckdb", "1.6", "1e-6", root="Patient")
     """
@@ -105,6 +152,19 @@ def synthesize(
     s = Synthesizer(
         engine, plan, acc, seed=seed, caps=caps, link_context=list(link_context), progress=progress, public_values=list(public_values)
     )
+    copy_id = str(uuid.uuid4())
+    db_key = database_key(database or str(getattr(engine, "location", "")))
+    fingerprint = source_fingerprint(engine, catalog)
+    charge_id = None
+    if ledger is not None:
+        # Charged after the declarations are checked, before the private data is read: whatever happens next, the spend is recorded.
+        charge = ledger.charge_synthetic(
+            db_key,
+            Budget(eps, dlt),
+            copy_id=copy_id,
+            note=f"synthetic database {out_path} (root {plan.root}, source {fingerprint[:12]})",
+        )
+        charge_id = str(getattr(charge, "id", charge))
     s.load()
     s.cap_and_link()
     s.decide_types()
@@ -124,17 +184,6 @@ def synthesize(
     tables: dict[str, dict[str, np.ndarray]] = dict(public_rows)
     for t in plan.order:
         tables[t] = sampled.cols[t]
-    charge_id = None
-    fingerprint = source_fingerprint(engine, catalog)
-    if ledger is not None:
-        from pimento.mechanisms.budget import Budget
-
-        charge = ledger.charge_synthetic(
-            database or str(getattr(engine, "location", "")),
-            Budget(eps, dlt),
-            note=f"synthetic database {out_path} (root {plan.root}, source {fingerprint[:12]})",
-        )
-        charge_id = str(getattr(charge, "id", charge))
     details = {
         "plan": plan.describe(),
         "budget": acc.summary(),
@@ -153,6 +202,8 @@ def synthesize(
         "created_at": datetime.now(timezone.utc).replace(tzinfo=None).isoformat(sep=" "),
         "pimento_version": _version(),
         "ledger_charge": charge_id,
+        "copy_id": copy_id,
+        "database": db_key,
         "details": details,
     }
     families = s.changed_families()
@@ -161,7 +212,8 @@ def synthesize(
         progress("write", 1, 1)
     rows = {t: len(next(iter(v.values()))) if v else 0 for t, v in tables.items()}
     return SynthResult(
-        out_path, eps, dlt, plan.root, int(seed), open_engine(out_path, read_only=True), rows, time.monotonic() - started, charge_id, details
+        out_path, eps, dlt, plan.root, int(seed), open_engine(out_path, read_only=True), rows, time.monotonic() - started, charge_id, details,
+        copy_id, db_key,
     )
 
 

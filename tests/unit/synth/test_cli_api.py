@@ -28,14 +28,14 @@ def tiny(tmp_path):
 
 @pytest.mark.parametrize("eps,delta,msg", [("0", "1e-6", "epsilon must be > 0"), ("1", "0", "delta must be"), ("1", "0.5", "too large")])
 def test_cli_refuses_invalid_budgets(tiny, tmp_path, eps, delta, msg):
-    result = CliRunner().invoke(app, ["synth", "--db", str(tiny), "--out", str(tmp_path / "o.duckdb"), "--epsilon", eps, "--delta", delta, "--root", "P", "--no-ledger"])
+    result = CliRunner().invoke(app, ["synth", "--db", str(tiny), "--out", str(tmp_path / "o.duckdb"), "--epsilon", eps, "--delta", delta, "--root", "P"])
     assert result.exit_code == 2
     assert msg in result.output
     assert not (tmp_path / "o.duckdb").exists()
 
 
 def test_cli_refuses_missing_root(tiny, tmp_path):
-    result = CliRunner().invoke(app, ["synth", "--db", str(tiny), "--out", str(tmp_path / "o.duckdb"), "--epsilon", "1", "--delta", "1e-6", "--root", "Q", "--no-ledger"])
+    result = CliRunner().invoke(app, ["synth", "--db", str(tiny), "--out", str(tmp_path / "o.duckdb"), "--epsilon", "1", "--delta", "1e-6", "--root", "Q"])
     assert result.exit_code == 2
     assert "root relation 'Q' does not exist" in result.output
 
@@ -93,13 +93,13 @@ def test_declared_public_values_keep_a_rare_code_list(codes, tmp_path):
 def test_public_values_from_pimento_toml_and_bad_entries(codes, tmp_path):
     (codes.parent / "pimento.toml").write_text('[privacy]\nroot = "P"\n[synth]\npublic_values = ["P.code"]\n')
     out = tmp_path / "o.duckdb"
-    result = CliRunner().invoke(app, ["synth", "--db", str(codes), "--out", str(out), "--epsilon", "1", "--delta", "1e-6", "--no-ledger", "--json"])
+    result = CliRunner().invoke(app, ["synth", "--db", str(codes), "--out", str(out), "--epsilon", "1", "--delta", "1e-6", "--json"])
     assert result.exit_code == 0, result.output
     assert '"public_values": [' in result.stdout and '"P.code"' in result.stdout
     con = duckdb.connect(str(out), read_only=True)
     assert "[synthetic]" not in {r[0] for r in con.execute("SELECT DISTINCT code FROM P").fetchall()}
     con.close()
     bad = CliRunner().invoke(
-        app, ["synth", "--db", str(codes), "--out", str(tmp_path / "x.duckdb"), "--epsilon", "1", "--delta", "1e-6", "--no-ledger", "--public-values", "P.nope"]
+        app, ["synth", "--db", str(codes), "--out", str(tmp_path / "x.duckdb"), "--epsilon", "1", "--delta", "1e-6", "--public-values", "P.nope"]
     )
     assert bad.exit_code == 2 and "nope" in bad.output

@@ -76,9 +76,11 @@ def demo(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("demo")
     hospital.create_demo(folder / "h.duckdb", patients=400, seed=2)
+    with open(folder / "pimento.toml", "a", encoding="utf-8") as fh:  # the copy is charged: allow its epsilon of 40
+        fh.write('\n[ledger]\nepsilon_cap = "100"\n')
     out = folder / "syn.duckdb"
     run = CliRunner().invoke(
-        app, ["synth", "--db", str(folder / "h.duckdb"), "--out", str(out), "--epsilon", "40", "--delta", "1e-6", "--seed", "5", "--no-ledger", "--json"]
+        app, ["synth", "--db", str(folder / "h.duckdb"), "--out", str(out), "--epsilon", "40", "--delta", "1e-6", "--seed", "5", "--json"]
     )
     assert run.exit_code == 0, run.output
     report = json.loads(run.stdout)

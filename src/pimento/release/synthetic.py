@@ -1,0 +1,107 @@
+"""The synthetic copy's part of the end-to-end guarantee.
+
+A release that reads a synthetic copy (``ask``, ``search``: candidate SQL, accuracy estimates,
+Shapley explanations) discloses what the copy discloses, so its guarantee is the composition
+``(eps_syn + eps_rel, delta_syn + delta_rel)`` -- but only if the copy's spend was charged to the
+same ledger as the releases. :func:`synthetic_guarantee` checks that: the copy's
+``_pimento_synth_meta`` names a copy id and the key of the database it was made from, and the
+ledger of *this* database must hold a synthetic charge under that copy id with the copy's
+budget. It returns that budget and the declared-public inputs the copy took without noise, so
+that every answer can state its guarantee and name them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pimento.engines import Engine, open_engine
+from pimento.errors import DataSourceError, PimentoError
+from pimento.mechanisms.budget import Budget
+from pimento.mechanisms.ledger import Ledger, database_key
+from pimento.synth import META_TABLE
+from pimento.synth.api import public_inputs
+
+__all__ = ["SyntheticCopyError", "synthetic_guarantee"]
+
+_REMAKE = "make a copy charged to this database's ledger: `pimento synth --db DB --out SYN.duckdb --epsilon E --delta D`"
+
+
+class SyntheticCopyError(DataSourceError):
+    """The synthetic copy cannot be used: its spend is not in this database's ledger (or it is no copy)."""
+
+
+def _meta(synthetic: str | Path | Engine) -> dict[str, Any]:
+    engine = synthetic if hasattr(synthetic, "execute") else None
+    opened = None
+    if engine is None:
+        path = Path(str(synthetic))
+        if not path.exists():
+            raise SyntheticCopyError(f"the synthetic database {path} does not exist", hint=_REMAKE)
+        try:
+            opened = engine = open_engine(str(path), read_only=True)
+        except PimentoError:
+            raise SyntheticCopyError(f"{path} cannot be opened as a synthetic database", hint=_REMAKE) from None
+    assert engine is not None
+    try:
+        try:
+            rows = engine.execute(f"SELECT epsilon, delta, root, copy_id, database_key, details FROM {META_TABLE}").rows  # type: ignore[union-attr]
+        except PimentoError:
+            has_marker = True
+            try:
+                engine.execute(f"SELECT COUNT(*) FROM {META_TABLE}")  # type: ignore[union-attr]
+            except PimentoError:
+                has_marker = False
+            if has_marker:
+                raise SyntheticCopyError(
+                    f"{synthetic} was written by an older `pimento synth` that did not record a copy id: its spend cannot be matched with the ledger",
+                    hint=_REMAKE,
+                ) from None
+            raise SyntheticCopyError(f"{synthetic} is not a synthetic database written by `pimento synth` (no {META_TABLE} table)", hint=_REMAKE) from None
+    finally:
+        if opened is not None:
+            opened.close()
+    if len(rows) != 1:
+        raise SyntheticCopyError(f"{synthetic}: {META_TABLE} must hold exactly one row, it holds {len(rows)}", hint=_REMAKE)
+    eps, dlt, root, copy_id, db_key, details = rows[0]
+    try:
+        parsed = json.loads(details) if isinstance(details, str) else dict(details or {})
+    except (TypeError, ValueError):
+        parsed = {}
+    return {"epsilon": str(eps), "delta": str(dlt), "root": root, "copy_id": copy_id, "database": db_key, "details": parsed}
+
+
+def synthetic_guarantee(ledger: Ledger, database: str, synthetic: str | Path | Engine) -> tuple[Budget, list[str]]:
+    """The budget of the synthetic copy ``synthetic`` and the declared-public inputs it copied without noise.
+
+    ``database`` is the resolved location the releases charge (``Session.location``); ``ledger`` its
+    ledger. Raises :class:`SyntheticCopyError` (a UserError) when the copy was made from another
+    database, or its charge is not in this ledger, or the charge's budget differs from the copy's.
+    The end-to-end guarantee of a release of ``(eps_rel, delta_rel)`` that used the copy is
+    ``(eps_syn + eps_rel, delta_syn + delta_rel)``, for neighbours that agree on the returned inputs.
+    """
+    meta = _meta(synthetic)
+    key = database_key(database)
+    if meta["database"] != key:
+        raise SyntheticCopyError(
+            f"the synthetic database {synthetic} was made from {meta['database']}, not from {key}: its spend is not part of this database's budget",
+            hint=_REMAKE,
+        )
+    try:
+        budget = Budget.from_text(meta["epsilon"], meta["delta"])
+    except PimentoError:
+        raise SyntheticCopyError(f"{synthetic}: the budget recorded in {META_TABLE} is unreadable", hint=_REMAKE) from None
+    charge = ledger.synthetic_charge(database, meta["copy_id"])
+    if charge is None:
+        raise SyntheticCopyError(
+            f"the synthetic database {synthetic} (copy {meta['copy_id']}) was not charged to the ledger {ledger.path} of {key}: "
+            "an answer that used it could not state its guarantee",
+            hint=_REMAKE,
+        )
+    if charge.budget != budget:
+        raise SyntheticCopyError(
+            f"the synthetic database {synthetic} says it cost {budget}, its ledger charge {charge.id} says {charge.budget}",
+            hint=_REMAKE,
+        )
+    return budget, public_inputs(meta["details"])
