@@ -1,0 +1,305 @@
+"""Neighbour invariance of every DP release path (issue 18, finding 1 and the harness it asks for).
+
+On a database D and a neighbour D' (one tuple of one private relation added or removed), with
+the noise source fixed and a fresh ledger each, everything an analyst receives must be equal
+except the noisy value, what is derived from it, and separately charged DP draws. See
+``tests/neighbours.py`` for the harness.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from neighbours import (
+    VALUE_FIELDS,
+    Clinic,
+    assert_neighbour_invariant,
+    cli_json,
+    cli_text,
+    clinics,
+    drop_timings,
+    mask_numbers,
+    neighbours,
+    outcome,
+    run_pair,
+)
+
+from pimento.release.session import Session
+
+#: Fields that may differ between neighbours: the noisy value, the interval derived from it and
+#: from the DP upper bound on RS (a separately charged Laplace draw), and that bound itself.
+DP_BOUND_FIELDS: tuple[str, ...] = ("noise_scale_upper", "noise_scale_upper_exact")
+ALLOW = VALUE_FIELDS + DP_BOUND_FIELDS
+
+
+EPS, DELTA = "1", "1e-6"
+
+
+def interval_from_public_fields(answer: dict) -> None:
+    """The interval is value +- the half-width of the PUBLISHED noise-scale bound, nothing else.
+
+    The allow-list lets the interval differ between neighbours because it is derived from the
+    noisy value and the DP bound; this checks the derivation, so an interval whose width comes
+    from the exact RS (finding 1: inverting it gave the count) cannot hide behind the allow-list.
+    """
+    from fractions import Fraction
+
+    from pimento.mechanisms.smooth import GlobalLaplace, mechanism_for
+
+    if "value_exact" not in answer:
+        return
+    assert "noise_scale_upper_exact" in answer, f"no published bound the interval could come from: {sorted(answer)}"
+    value = Fraction(answer["value_exact"])
+    lo, hi = (Fraction(x) for x in answer["interval_exact"])
+    bound = Fraction(answer["noise_scale_upper_exact"])
+    if answer["mechanism"] == "global_laplace":
+        mech = GlobalLaplace.of(answer["epsilon"])
+        half = mech.half_width(bound)  # the public GS / epsilon
+        assert bound == 1 / Fraction(answer["epsilon"]), answer
+    else:
+        mech = mechanism_for(answer["epsilon"], answer["delta"] if Fraction(answer["delta"]) else None)
+        assert mech.name == answer["mechanism"], answer
+        half = mech.half_width(bound, mech._q_bound)
+    assert (lo, hi) == (value - half, value + half), f"interval {lo}..{hi} is not {value} +- {half} from the published bound {bound}"
+
+QUERIES = (
+    "SELECT COUNT(*) FROM Visit WHERE diagnosis = 'hiv'",
+    "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE v.diagnosis = 'flu'",
+    "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE v.pat_id = 1 AND v.diagnosis = 'hiv'",
+    "SELECT COUNT(*) FROM Visit v JOIN Prescription r ON v.visit_id = r.visit_id WHERE r.drug = 'warfarin'",
+)
+
+#: Finding 1: RS of this count is max_k e^{-beta k}(max(c, 1) + k), strictly increasing in the
+#: true count c, so printing it (or a width proportional to it) discloses c.
+ATTACK = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE v.pat_id = 1 AND v.diagnosis = 'hiv'"
+
+#: Each example writes two databases and runs two releases: few examples, no shrinking (a failure
+#: prints its D and D' already small).
+SLOW = settings(
+    max_examples=12,
+    deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+def _session_sql(sql: str, *, epsilon: str = EPS, delta: str | None = DELTA):
+    def run(path: Path, rng) -> dict:
+        with Session(path, analyst="ann", rng=rng) as session:
+            answer = outcome(lambda: session.release_sql(sql, epsilon, delta))
+        return {**answer, "budget": cli_json(["budget", "--db", str(path)], 0)}
+
+    return run
+
+
+def _cli_sql(sql: str, *, text: bool = False):
+    def run(path: Path, rng) -> dict:
+        seed = rng.getrandbits(32)
+        args = ["sql", "--db", str(path), "--sql", sql, "--epsilon", EPS, "--delta", DELTA, "--analyst", "ann"]
+        return cli_text(args, seed) if text else cli_json(args, seed)
+
+    return run
+
+
+def _attack_pair(c: int, change: int) -> tuple[Clinic, Clinic]:
+    """Patient 1 with ``c`` HIV visits (D) and with ``c + change`` (D'), other patients unchanged."""
+
+    def clinic(hiv: int) -> Clinic:
+        patients = tuple((i, f"P{i}", 1950 + i) for i in range(1, 5))
+        visits = [(100 + j, 1, "hiv") for j in range(hiv)]
+        visits += [(200 + j, 1 + j % 4, "flu") for j in range(9)]
+        return Clinic({"Patient": patients, "Visit": tuple(visits), "Prescription": ()})
+
+    return clinic(c), clinic(c + change)
+
+
+# --------------------------------------------------------------------------------------
+# Session.release_sql
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("change", [-1, 1])
+def test_finding_1_attack_session(tmp_path, change):
+    """The attack of finding 1: neighbours with different true counts give the same fields but value/interval/bound."""
+    d, d2 = _attack_pair(5, change)
+    assert d.count(ATTACK) != d2.count(ATTACK)
+    a, b = assert_neighbour_invariant(_session_sql(ATTACK), d, d2, tmp_path, allow=ALLOW, derived=interval_from_public_fields, what=f"{change:+d} HIV visit")
+    assert "error" not in a, a
+    assert "value" in a and "value" in b
+
+
+@pytest.mark.slow
+@SLOW
+@given(data=st.data(), d=clinics(), sql=st.sampled_from(QUERIES))
+def test_release_sql_neighbour_invariant(tmp_path_factory, data, d, sql):
+    what, d2 = data.draw(neighbours(d))
+    assert_neighbour_invariant(_session_sql(sql), d, d2, tmp_path_factory.mktemp("n"), allow=ALLOW, derived=interval_from_public_fields, what=f"{what}; {sql}")
+
+
+@pytest.mark.parametrize("delta", [DELTA, None])
+def test_pure_and_approximate_dp_join_counts(tmp_path, delta):
+    """Both noise laws (Laplace with delta, the quartic law without) on the attack's neighbours."""
+    d, d2 = _attack_pair(3, 1)
+    assert_neighbour_invariant(_session_sql(ATTACK, delta=delta), d, d2, tmp_path, allow=ALLOW, derived=interval_from_public_fields, what=f"delta={delta}")
+
+
+# --------------------------------------------------------------------------------------
+# pimento sql --json and its text output
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("change", [-1, 1])
+def test_finding_1_attack_cli_json(tmp_path, change):
+    d, d2 = _attack_pair(6, change)
+    a, _ = assert_neighbour_invariant(_cli_sql(ATTACK), d, d2, tmp_path, allow=ALLOW, derived=interval_from_public_fields, what="pimento sql --json")
+    assert "value" in a, a
+
+
+def _allowed_numbers(data: dict) -> list:
+    """The numbers of the allowed fields of one JSON answer (to mask them in the text twins).
+
+    The texts of D and D' are masked with the union of both answers' allowed numbers, so the
+    mask is the same on both sides; a private number that happens to equal an allowed one is
+    masked too (a weakness of comparing text; the JSON comparison has none).
+    """
+    from neighbours import _allowed, flatten
+
+    return [v for p, v in flatten(data).items() if p != "." and _allowed(p, ALLOW) and not isinstance(v, tuple)]
+
+
+def test_finding_1_attack_cli_text(tmp_path):
+    """The text output too: equal on D and D' once the allowed numbers (from its JSON twin) are masked."""
+    d, d2 = _attack_pair(6, -1)
+    as_json = run_pair(_cli_sql(ATTACK), d, d2, tmp_path / "json")
+    as_text = run_pair(_cli_sql(ATTACK, text=True), d, d2, tmp_path / "text")
+    allowed = _allowed_numbers(as_json[0]) + _allowed_numbers(as_json[1])  # the same mask on both sides
+    masked = [mask_numbers(t["stdout"], allowed) for t in as_text]
+    assert as_text[0]["exit_code"] == as_text[1]["exit_code"] == 0, as_text
+    assert masked[0] == masked[1], f"text output differs between neighbours beyond the allowed numbers:\nD : {masked[0]}\nD': {masked[1]}"
+
+
+# --------------------------------------------------------------------------------------
+# Error paths: the same error text, and the same budget afterwards, on D and D'
+# --------------------------------------------------------------------------------------
+
+
+def test_a_failing_selection_gives_the_same_error_on_neighbours(tmp_path):
+    """A WHERE that fails on some private rows must not tell D from D' (finding 9's oracle)."""
+    sql = "SELECT COUNT(*) FROM Patient WHERE CAST(name AS INTEGER) = 1"
+    d = Clinic({"Patient": ((1, "Ana Baker", 1970), (2, "Bo Chen", 1980)), "Visit": (), "Prescription": ()})
+    d2 = d.without_row("Patient", (1, "Ana Baker", 1970))
+    a, b = assert_neighbour_invariant(_session_sql(sql), d, d2, tmp_path / "s", allow=ALLOW, derived=interval_from_public_fields, what="session error")
+    assert "Ana Baker" not in str(a) and "Bo Chen" not in str(b)
+    assert_neighbour_invariant(_cli_sql(sql), d, d2, tmp_path / "c", allow=ALLOW, derived=interval_from_public_fields, what="CLI error")
+
+
+def test_an_unsupported_query_is_refused_alike_on_neighbours(tmp_path):
+    """A refusal by the parser (data-independent) is identical, and nothing differs in the budget."""
+    d, d2 = _attack_pair(2, 1)
+    a, _ = assert_neighbour_invariant(
+        _session_sql("SELECT pat_id, COUNT(*) FROM Visit GROUP BY pat_id"), d, d2, tmp_path, allow=ALLOW, derived=interval_from_public_fields, what="refusal"
+    )
+    assert "error" in a
+
+
+# --------------------------------------------------------------------------------------
+# pimento ask / Session.ask: the search runs on ONE synthetic copy (a separately charged DP
+# release), the same for D and D'
+# --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def synthetic_copy(tmp_path_factory) -> Path:
+    """A stand-in for `pimento synth`'s copy: a clinic with other data and the synth marker table."""
+    import duckdb
+
+    folder = tmp_path_factory.mktemp("synthetic")
+    rows = _attack_pair(4, 0)[0].with_row("Visit", (999, 2, "hiv"))
+    path = rows.write(folder / "clinic.synthetic.duckdb")
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE _pimento_synth_meta (k VARCHAR, v VARCHAR)")
+    con.close()
+    return path
+
+
+#: A join the search cannot drop (the predicate reads both relations), so the release is a smooth one.
+ASK_SEEDS = ("SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE p.birth_year < 1953 AND v.diagnosis = 'hiv'",)
+
+
+def _session_ask(synthetic: Path):
+    def run(path: Path, rng) -> dict:
+        with Session(path, analyst="ann", rng=rng) as session:
+            answer = outcome(
+                lambda: session.ask("", synthetic=synthetic, epsilon=EPS, delta=DELTA, seed_sql=ASK_SEEDS)
+            )
+        return {**drop_timings(answer), "budget": cli_json(["budget", "--db", str(path)], 0)}
+
+    return run
+
+
+def _cli_ask(synthetic: Path, *, text: bool = False):
+    def run(path: Path, rng) -> dict:
+        args = ["ask", "", "--db", str(path), "--synthetic", str(synthetic), "--epsilon", EPS, "--delta", DELTA, "--analyst", "ann"]
+        for sql in ASK_SEEDS:
+            args += ["--seed-sql", sql]
+        seed = rng.getrandbits(32)
+        return cli_text(args, seed) if text else drop_timings(cli_json(args, seed))
+
+    return run
+
+
+@pytest.mark.parametrize("change", [-1, 1])
+def test_finding_1_attack_ask_session(tmp_path, synthetic_copy, change):
+    d, d2 = _attack_pair(5, change)
+    a, _ = assert_neighbour_invariant(_session_ask(synthetic_copy), d, d2, tmp_path, allow=ALLOW, derived=interval_from_public_fields, what="Session.ask")
+    assert "value" in a, a
+
+
+def test_finding_1_attack_ask_cli(tmp_path, synthetic_copy):
+    d, d2 = _attack_pair(5, 1)
+    a, _ = assert_neighbour_invariant(_cli_ask(synthetic_copy), d, d2, tmp_path / "json", allow=ALLOW, derived=interval_from_public_fields, what="pimento ask --json")
+    assert "value" in a, a
+    as_text = run_pair(_cli_ask(synthetic_copy, text=True), d, d2, tmp_path / "text")
+    as_json = run_pair(_cli_ask(synthetic_copy), d, d2, tmp_path / "json2")
+    allowed = _allowed_numbers(as_json[0]) + _allowed_numbers(as_json[1])  # the same mask on both sides
+    masked = [mask_numbers(t["stdout"], allowed) for t in as_text]
+    assert as_text[0]["exit_code"] == 0, as_text[0]
+    assert masked[0] == masked[1], f"pimento ask text differs between neighbours:\nD : {masked[0]}\nD': {masked[1]}"
+
+
+@pytest.mark.slow
+@settings(SLOW, max_examples=6)
+@given(data=st.data(), d=clinics(min_patients=2))
+def test_ask_neighbour_invariant(tmp_path_factory, synthetic_copy, data, d):
+    what, d2 = data.draw(neighbours(d))
+    assert_neighbour_invariant(_session_ask(synthetic_copy), d, d2, tmp_path_factory.mktemp("a"), allow=ALLOW, derived=interval_from_public_fields, what=what)
+
+
+# --------------------------------------------------------------------------------------
+# The harness itself can fail: a field computed from the private data is caught
+# --------------------------------------------------------------------------------------
+
+
+def test_harness_catches_a_private_field(tmp_path):
+    d, d2 = _attack_pair(3, 1)
+
+    def leaky(path: Path, rng) -> dict:
+        import duckdb
+
+        con = duckdb.connect(str(path), read_only=True)
+        n = con.execute("SELECT COUNT(*) FROM Visit").fetchone()[0]
+        con.close()
+        return {"value": n + rng.randint(-3, 3), "visits": n}
+
+    with pytest.raises(AssertionError, match="visits"):
+        assert_neighbour_invariant(leaky, d, d2, tmp_path, allow=ALLOW)
+    # ... and the noisy value alone passes.
+    assert_neighbour_invariant(lambda p, r: {"value": leaky(p, r)["value"]}, d, d2, tmp_path, allow=ALLOW)
+
+
+def test_text_masking_hides_only_the_allowed_numbers():
+    text = "7 (95% interval 1 .. 13) noise laplace scale 2.5 (rs 3.25)"
+    assert mask_numbers(text, [7, 1, 13]) == "<n> (95% interval <n> .. <n>) noise laplace scale 2.5 (rs 3.25)"
