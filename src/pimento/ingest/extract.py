@@ -195,14 +195,11 @@ class LLMExtractor:
         for table in self.catalog.tables:
             for row in getattr(answer, _field(table.name)) or ():
                 cells = {}
-                cursor = 0
                 for column in table.columns:
                     value = getattr(row, _field(column.name), None)
                     if value is None or (isinstance(value, str) and not value.strip()):
                         continue
-                    span = locate(document.text, value, column.type, start=cursor)
-                    if span is None:
-                        span = locate(document.text, value, column.type)
+                    span = locate(document.text, value, column.type)
                     spans = (Span(document.id, *span),) if span else ()
                     cells[column.name] = Cell(value, spans)
                 if cells:
