@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 import pytest
 import typer
 
@@ -13,11 +12,12 @@ from pimento.cli.app import app
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _commands() -> list[tuple[str, click.Command]]:
+def _commands() -> list[tuple[str, typer.core.TyperCommand]]:
     root = typer.main.get_command(app)
     out = []
     for name, command in root.commands.items():  # type: ignore[attr-defined]
-        if isinstance(command, click.Group):
+        # typer vendors its own click (typer._click); click itself is not a dependency.
+        if hasattr(command, "commands"):
             for sub_name, sub in command.commands.items():
                 out.append((f"{name} {sub_name}", sub))
         else:
@@ -36,7 +36,7 @@ def test_command_has_a_docs_page_naming_every_option(name, command):
     missing = [
         opt
         for param in command.params
-        if isinstance(param, click.Option)
+        if param.param_type_name == "option"
         for opt in param.opts
         if opt.startswith("--") and opt not in text
     ]
