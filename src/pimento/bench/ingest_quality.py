@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---|---|---|")
     for name, t in result["tables"].items():
         weak = ", ".join(
-            f"{c} {s['precision']:.3f} / {s['recall']:.3f}"
+            f"{c} {s['precision']:.4f} / {s['recall']:.4f}"
             for c, s in t["columns"].items()
             if s["precision"] < 1 or s["recall"] < 1
         ) or "-"

@@ -48,7 +48,7 @@ _TRUE = {"true", "t", "yes", "y", "1"}
 _FALSE = {"false", "f", "no", "n", "0"}
 
 
-@dataclass
+@dataclass(eq=False)
 class Row:
     """An accepted row: typed cells with their spans, and the mentions that made it."""
 
@@ -188,8 +188,9 @@ def _resolve_table(
 ) -> list[Row]:
     key = key_of(table)
     prepared: list[Mention] = []
+    indexes: dict[tuple[str, tuple[str, ...]], dict[tuple, list[Row]]] = {}
     for mention in mentions:
-        ready = _prepare(catalog, table, mention, done, rejected)
+        ready = _prepare(catalog, table, mention, done, rejected, indexes)
         if ready is not None:
             prepared.append(ready)
     keyed = [m for m in prepared if key and all(m.cells.get(c) is not None and m.cells[c].value is not None for c in key)]
@@ -244,7 +245,12 @@ def _resolve_table(
 
 
 def _prepare(
-    catalog: Catalog, table: Table, mention: Mention, done: Mapping[str, list[Row]], rejected: list[Rejected]
+    catalog: Catalog,
+    table: Table,
+    mention: Mention,
+    done: Mapping[str, list[Row]],
+    rejected: list[Rejected],
+    indexes: dict[tuple[str, tuple[str, ...]], dict[tuple, list[Row]]],
 ) -> Mention | None:
     """The mention with lookups filled and every value converted, or None (rejected, with the reason)."""
     cells = dict(mention.cells)
@@ -257,7 +263,13 @@ def _prepare(
         except ValueError as exc:
             rejected.append(Rejected(table.name, _values(cells), f"lookup of {lookup.column} in {ref.name}: {exc}", (mention,)))
             return None
-        hits = [r for r in done.get(ref.name, []) if all(_norm(r.value(c)) == v for c, v in wanted.items())]
+        columns = tuple(sorted(wanted))
+        index = indexes.get((ref.name, columns))
+        if index is None:
+            index = indexes[(ref.name, columns)] = {}
+            for candidate in done.get(ref.name, []):
+                index.setdefault(tuple(_norm(candidate.value(c)) for c in columns), []).append(candidate)
+        hits = index.get(tuple(wanted[c] for c in columns), [])
         described = ", ".join(f"{c} = {_plain(v.value)!r}" for c, v in lookup.on.items())
         if len(hits) != 1:
             why = "no" if not hits else f"{len(hits)}"
@@ -327,7 +339,8 @@ def _fill_surrogates(table: Table, key: tuple[str, ...], rows: list[Row], reject
         return rows
     for row in missing:
         rejected.append(_reject_row(row, f"no value for the key ({', '.join(key)}) and none can be generated"))
-    return [r for r in rows if r not in missing]
+    gone = {id(r) for r in missing}
+    return [r for r in rows if id(r) not in gone]
 
 
 def _check_not_null(table: Table, rows: list[Row], rejected: list[Rejected]) -> list[Row]:
