@@ -76,15 +76,20 @@ def _from_ddl(path: Path) -> Target:
             raise CatalogError(f"{path}: only CREATE statements belong in a schema file, found: {first}")
     ddl = tuple(str(s.query).strip() for s in parsed)
     engine = DuckDBEngine(":memory:", read_only=False)
+    created: list[str] = []  # table names in the order the DDL creates them
     try:
         for statement in ddl:
             try:
                 engine.connection.execute(statement)
             except duckdb.Error as exc:
                 raise CatalogError(f"{path}: the DDL does not run on DuckDB: {_first_line(exc)}") from exc
+            names = [r[0] for r in engine.connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+            created.extend(n for n in names if n not in created)
         catalog = engine.introspect()
     finally:
         engine.close()
+    tables = sorted(catalog.tables, key=lambda t: created.index(t.name) if t.name in created else len(created))
+    catalog = Catalog(tuple(tables), catalog.foreign_keys, catalog.functional_dependencies)
     return _checked(Target(catalog, ddl, str(path)))
 
 
