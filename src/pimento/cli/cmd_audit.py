@@ -13,7 +13,11 @@ __all__ = ["register"]
 
 
 def register(app: typer.Typer) -> None:
-    audit = typer.Typer(help="Show and verify the append-only, hash-chained audit log of releases.", no_args_is_help=True)
+    audit = typer.Typer(
+        help="Custodian tool: shows private data, not for analysts. Show and verify the append-only, hash-chained audit log "
+        "of releases, failures, aborts, synthetic copies and custodian-tool uses.",
+        no_args_is_help=True,
+    )
     app.add_typer(audit, name="audit")
 
     @audit.command("verify")
@@ -64,10 +68,12 @@ def register(app: typer.Typer) -> None:
         limit: int = typer.Option(20, "--limit", min=0, help="Show the last N rows (0: all)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """List the latest rows: releases (time, analyst, question, SQL, eps, delta, noise, value), failures,
-        aborts, synthetic-copy charges and custodian-tool uses."""
+        """Custodian tool: shows private data, not for analysts. List the latest rows: releases (time,
+        analyst, question, SQL, eps, delta, noise, value, and the private quantities kept for the
+        custodian), failures, aborts, synthetic-copy charges and custodian-tool uses."""
         from pimento.cli._ledger_common import ledger_for
 
+        err_console.print("[bold yellow]warning[/]: pimento audit show is a custodian tool: the log holds private data, not for analysts", highlight=False)
         ledger, _path, _existed = ledger_for(db, config, create=False)
         try:
             rows = ledger.audit_rows(limit=limit or None)

@@ -1,4 +1,9 @@
-"""``pimento sensitivity``: residual sensitivity of a counting query, with its T_E and Shapley values."""
+"""``pimento sensitivity``: residual sensitivity of a counting query, with its T_E and Shapley values.
+
+A custodian tool: it prints exact quantities of the private database (T_E, RS, LS), which no
+analyst may see (they are deterministic functions of the data; one T_E can be one patient's
+number of visits). Every run is written to the audit log, and a warning goes to stderr.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,16 @@ import sys
 import typer
 from rich.table import Table
 
-from pimento.cli._common import console, emit_json, handle_errors, open_database
+from pimento.cli._common import console, emit_json, err_console, handle_errors, open_database
 
-__all__ = ["register"]
+__all__ = ["CUSTODIAN_WARNING", "register"]
+
+#: Printed on stderr by every run (and the first line of the command's help).
+CUSTODIAN_WARNING = "custodian tool: shows private data, not for analysts"
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("sensitivity")
+    @app.command("sensitivity", help=f"{CUSTODIAN_WARNING.capitalize()}. Residual sensitivity RS_beta of a counting query on the private database, with its T_E values and Shapley attribution; every run is written to the audit log.")
     @handle_errors
     def sensitivity_cmd(
         db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN."),
@@ -26,8 +34,8 @@ def register(app: typer.Typer) -> None:
         show_sql: bool = typer.Option(False, "--show-sql", help="Also print the SQL statement that computed T_E."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Residual sensitivity RS_beta of a counting query on the private database."""
-        from pimento.errors import PrivacyParameterError
+        from pimento.errors import PimentoError, PrivacyParameterError
+        from pimento.mechanisms.ledger import Ledger
         from pimento.sensitivity import beta_from_epsilon, residual_sensitivity
         from pimento.sql import parse_count_query
 
@@ -41,11 +49,21 @@ def register(app: typer.Typer) -> None:
             except ArithmeticError:
                 raise PrivacyParameterError(f"cannot read epsilon {epsilon!r} / delta {delta!r} as numbers") from None
         text = sys.stdin.read() if sql == "-" else sql
+        err_console.print(f"[bold yellow]warning[/]: pimento sensitivity is a {CUSTODIAN_WARNING}; this run is recorded in the audit log", highlight=False)
         database = open_database(db, private=private)
-        query = parse_count_query(text, database.catalog)
-        result = residual_sensitivity(database.engine, query, database.catalog, beta, gs=gs)
-        payload = result.to_dict()
-        payload["sql"] = query.to_sql(database.engine.dialect)
+        location = str(database.location)
+        asked = {"sql": text, "beta": beta, "private": private, "gs": gs}
+        with Ledger.for_database(location, database.settings) as ledger:
+            try:
+                query = parse_count_query(text, database.catalog)
+                result = residual_sensitivity(database.engine, query, database.catalog, beta, gs=gs)
+            except PimentoError as exc:
+                ledger.record_custodian_action(location, "sensitivity", {**asked, "error": exc.one_line()})
+                raise
+            payload = result.to_dict()
+            payload["sql"] = query.to_sql(database.engine.dialect)
+            # Recorded before anything is shown: the custodian's log holds what was asked and what was seen.
+            ledger.record_custodian_action(location, "sensitivity", {**asked, "result": payload})
         if show_sql:
             payload["te_sql"] = list(result.sql)
         if json_out:
