@@ -98,3 +98,23 @@ def test_a_link_reaches_the_custodians_ledger_not_a_fresh_one(custodian_db: Path
     code, payload, err = _sql("--db", str(link), "--sql", COUNT, "--epsilon", "0.5")
     assert code == 2, payload
     assert not list(mine.glob("*.ledger.sqlite"))
+
+
+def test_a_failing_declared_dependency_names_the_declaration_and_nothing_from_the_data(custodian_db: Path) -> None:
+    # Before: "... fails: 1 left-hand value(s) map to more than one right-hand value, e.g. 3"
+    # printed private counts and patient ids to whoever opened the database.
+    con = duckdb.connect(str(custodian_db))
+    con.execute("UPDATE Visit SET diagnosis = 'hiv' WHERE visit_id = 3")
+    con.close()
+    toml = custodian_db.parent / "pimento.toml"
+    toml.write_text(
+        toml.read_text(encoding="utf-8")
+        + '[[constraints.functional_dependencies]]\nlhs = "Visit.pat_id"\nrhs = "Visit.diagnosis"\n',
+        encoding="utf-8",
+    )
+    code, _, err = _sql("--db", str(custodian_db), "--sql", COUNT, "--epsilon", "0.5")
+    assert code == 2
+    assert "declared functional dependency Visit.(pat_id) -> Visit.(diagnosis) does not hold" in err
+    after = " ".join(err.split()).split("pimento.toml:", 1)[1]
+    assert "hiv" not in after and "flu" not in after
+    assert not any(ch.isdigit() for ch in after), after
