@@ -118,3 +118,50 @@ def test_a_failing_declared_dependency_names_the_declaration_and_nothing_from_th
     after = " ".join(err.split()).split("pimento.toml:", 1)[1]
     assert "hiv" not in after and "flu" not in after
     assert not any(ch.isdigit() for ch in after), after
+
+
+#: Analyst-facing modules: they run under the custodian's settings and never choose another file.
+ANALYST_FACING = (
+    "src/pimento/release",
+    "src/pimento/service",
+    "src/pimento/cli/cmd_sql.py",
+    "src/pimento/cli/cmd_search.py",
+    "src/pimento/cli/cmd_translate.py",
+    "src/pimento/cli/cmd_parse.py",
+)
+
+
+def _settings_choices(path: Path) -> list[str]:
+    """Calls in ``path`` that would choose the settings: ``config=`` to anything, custodian openers."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in ("load_database", "Session", "open_database") and any(k.arg == "config" for k in node.keywords):
+            found.append(f"{name}(config=...) at line {node.lineno}")
+        if name in ("open_custodian_database", "load_settings", "settings_from_dict"):
+            found.append(f"{name}() at line {node.lineno}")
+    return found
+
+
+def test_analyst_facing_code_never_chooses_the_settings() -> None:
+    repo = Path(__file__).resolve().parents[3]
+    files = []
+    for entry in ANALYST_FACING:
+        target = repo / entry
+        files += sorted(target.rglob("*.py")) if target.is_dir() else [target] if target.exists() else []
+    assert any(f.name == "session.py" for f in files)
+    found = {str(f.relative_to(repo)): calls for f in files if (calls := _settings_choices(f))}
+    assert not found, found
+
+
+def test_session_takes_no_config() -> None:
+    import inspect
+
+    from pimento.release.session import Session
+
+    assert "config" not in inspect.signature(Session).parameters
