@@ -141,6 +141,8 @@ def load_database(
         engine=engine or settings.database.engine,
         read_only=read_only,
         timeout_s=settings.database.timeout_s,
+        memory_limit=settings.database.memory_limit,
+        threads=settings.database.threads,
     )
     try:
         introspected = opened.introspect()
@@ -207,9 +209,9 @@ def _locate(db: str, config: str | Path | Settings | None) -> tuple[str, Setting
         raise ConfigError(f"{source}: [database] names neither path nor url, so {db} does not say where the data is")
     location = settings.resolve(section.path)
     if config is None:
-        governing = find_settings_file(Path(location).resolve()) if Path(location).exists() else None
+        # The real file's folder (links followed) must be the one that holds this pimento.toml.
         given = find_settings_file(db)
-        if governing is None or given is None or governing.resolve() != given.resolve():
+        if given is None or Path(location).resolve().parent != given.resolve().parent:
             raise ConfigError(
                 f"{source}: [database] path = {section.path!r} is not beside this pimento.toml; the settings "
                 "that govern a database file are the pimento.toml in the database's own folder",

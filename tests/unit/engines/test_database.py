@@ -121,6 +121,17 @@ def test_a_pimento_toml_elsewhere_cannot_govern_the_database(db_path: Path, tmp_
     for named in (mine, mine / "pimento.toml"):
         with pytest.raises(ConfigError, match="not beside this pimento.toml"):
             load_database(named)
+    # A link in the analyst's folder to the database is no better: the real file's folder counts.
+    (mine / "pimento.toml").write_text(f'[database]\npath = "{db_path.name}"\n', encoding="utf-8")
+    (mine / db_path.name).symlink_to(db_path)
+    with pytest.raises(ConfigError, match="not beside this pimento.toml"):
+        load_database(mine)
+
+
+def test_a_missing_database_beside_its_pimento_toml_is_not_found(tmp_path: Path) -> None:
+    (tmp_path / "pimento.toml").write_text('[database]\npath = "absent.duckdb"\n', encoding="utf-8")
+    with pytest.raises(DataSourceError, match="not found"):
+        load_database(tmp_path)
 
 
 def test_settings_are_read_beside_the_target_of_a_symbolic_link(db_path: Path, tmp_path: Path) -> None:
@@ -285,3 +296,23 @@ def test_folder_without_database_section_is_config_error(tmp_path: Path) -> None
     (tmp_path / "pimento.toml").write_text('[privacy]\nprivate = ["x"]\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="neither path nor url"):
         load_database(tmp_path)
+
+
+def test_memory_limit_and_threads_come_from_pimento_toml(db_path: Path) -> None:
+    _toml(db_path, '[database]\nmemory_limit = "1GB"\nthreads = 1\n')
+    with load_database(db_path) as db:
+        if db.engine.name == "duckdb":
+            assert db.engine.execute("SELECT current_setting('memory_limit')").scalar() == "953.6 MiB"
+            assert db.engine.execute("SELECT current_setting('threads')").scalar() == 1
+        else:
+            probe = sqlite3.connect(":memory:")  # SQLite's heap limit is per process
+            try:
+                assert 0 < probe.execute("PRAGMA hard_heap_limit").fetchone()[0] <= 1_000_000_000
+            finally:
+                probe.close()
+
+
+def test_a_bad_memory_limit_in_pimento_toml_is_a_config_error(db_path: Path) -> None:
+    _toml(db_path, '[database]\nmemory_limit = "plenty"\n')
+    with pytest.raises(ConfigError, match="not a size"):
+        load_database(db_path)
