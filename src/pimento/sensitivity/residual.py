@@ -55,9 +55,12 @@ from itertools import combinations
 import sqlglot
 from sqlglot import exp
 
+from pimento.engines.base import Engine
 from pimento.errors import EngineError, InternalError, UnsupportedQuery
 from pimento.schema import Catalog
+from pimento.sensitivity._collation import check_join_collations
 from pimento.sql.ir import CountQuery
+from pimento.sql.join_types import check_join_types
 
 __all__ = [
     "ResidualCounts",
@@ -504,7 +507,7 @@ def _key_vars(graph: _Hypergraph, query: CountQuery, catalog: Catalog | None) ->
 
 
 def compute_te(
-    engine,
+    engine: Engine,
     query: CountQuery,
     catalog: Catalog | None,
     subsets: Iterable[Iterable[str]],
@@ -516,6 +519,10 @@ def compute_te(
     With a catalog, the primary and unique keys it lists (which the engine enforces, or
     ``load_database`` checked on the data) let a GROUP BY on a key be skipped.
 
+    Raises UnsupportedQuery, before reading any row, when a join class equates columns whose
+    engine equality is not the equality a GROUP BY counts by (different join types, checked on
+    ``catalog`` or, without one, on the engine's own; or a collation): PROOF.md, section 1.
+
     >>> # see tests/unit/sensitivity for runnable examples against DuckDB
     """
     started = time.perf_counter()
@@ -524,6 +531,9 @@ def compute_te(
         unknown = s - set(query.aliases)
         if unknown:
             raise InternalError(f"T_E asked for unknown aliases {sorted(unknown)}")
+    if query.joins:
+        check_join_types(query, catalog if catalog is not None else engine.introspect())
+        check_join_collations(engine, query)
     dialect = getattr(engine, "dialect", "duckdb")
     graph, full_tree, key_vars = _structure(query, catalog)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from pimento.engines.base import Engine
 from pimento.errors import CatalogError, InternalError
 from pimento.schema import Catalog
 from pimento.sensitivity.attribution import attribute
@@ -134,7 +135,7 @@ def rs_from_te(
 
 
 def residual_sensitivity(
-    engine: Any,
+    engine: Engine,
     query: CountQuery,
     catalog: Catalog | None,
     beta: float,
