@@ -211,18 +211,46 @@ def test_an_unsupported_query_is_refused_alike_on_neighbours(tmp_path):
 # --------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def synthetic_copy(tmp_path_factory) -> Path:
-    """A stand-in for `pimento synth`'s copy: a clinic with other data and the synth marker table."""
+COPY_BUDGET = ("1.6", "1e-6")
+COPY_ID = "neighbour-invariance-copy"
+
+
+def charged_copy(folder: Path, workdir: Path) -> Path:
+    """A stand-in for `pimento synth`'s copy of the database that :func:`run_pair` writes under ``workdir``.
+
+    A clinic with other data, with the copy's metadata row (budget, copy id, the key of the
+    database it stands for). Each run charges the copy to its fresh ledger (:func:`_charge_copy`)
+    as `pimento synth` would, so D and D' use ONE copy, a separately charged DP release.
+    """
+    import json
+
     import duckdb
 
-    folder = tmp_path_factory.mktemp("synthetic")
+    from pimento.mechanisms.ledger import database_key
+    from pimento.synth import META_TABLE
+
+    folder.mkdir(parents=True, exist_ok=True)
     rows = _attack_pair(4, 0)[0].with_row("Visit", (999, 2, "hiv"))
     path = rows.write(folder / "clinic.synthetic.duckdb")
     con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE _pimento_synth_meta (k VARCHAR, v VARCHAR)")
+    con.execute(
+        f"CREATE TABLE {META_TABLE} (epsilon VARCHAR NOT NULL, delta VARCHAR NOT NULL, root VARCHAR NOT NULL, "
+        "seed BIGINT NOT NULL, source_fingerprint VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, "
+        "pimento_version VARCHAR NOT NULL, ledger_charge VARCHAR, details VARCHAR NOT NULL, "
+        "copy_id VARCHAR NOT NULL, database_key VARCHAR NOT NULL)"
+    )
+    con.execute(
+        f"INSERT INTO {META_TABLE} VALUES (?, ?, 'Patient', 0, 'stand-in', TIMESTAMP '2026-01-01', 'test', NULL, ?, ?, ?)",
+        [*COPY_BUDGET, json.dumps({}), COPY_ID, database_key(str(workdir / "db" / "clinic.duckdb"))],
+    )
     con.close()
     return path
+
+
+def _charge_copy(session: Session) -> None:
+    from pimento.mechanisms import Budget
+
+    session.ledger.charge_synthetic(session.location, Budget.of(*COPY_BUDGET), copy_id=COPY_ID)
 
 
 #: A join the search cannot drop (the predicate reads both relations), so the release is a smooth one.
@@ -232,6 +260,7 @@ ASK_SEEDS = ("SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id
 def _session_ask(synthetic: Path):
     def run(path: Path, rng) -> dict:
         with Session(path, analyst="ann", rng=rng) as session:
+            _charge_copy(session)
             answer = outcome(
                 lambda: session.ask("", synthetic=synthetic, epsilon=EPS, delta=DELTA, seed_sql=ASK_SEEDS)
             )
@@ -242,6 +271,8 @@ def _session_ask(synthetic: Path):
 
 def _cli_ask(synthetic: Path, *, text: bool = False):
     def run(path: Path, rng) -> dict:
+        with Session(path, analyst="ann") as session:
+            _charge_copy(session)
         args = ["ask", "", "--db", str(path), "--synthetic", str(synthetic), "--epsilon", EPS, "--delta", DELTA, "--analyst", "ann"]
         for sql in ASK_SEEDS:
             args += ["--seed-sql", sql]
@@ -252,18 +283,20 @@ def _cli_ask(synthetic: Path, *, text: bool = False):
 
 
 @pytest.mark.parametrize("change", [-1, 1])
-def test_finding_1_attack_ask_session(tmp_path, synthetic_copy, change):
+def test_finding_1_attack_ask_session(tmp_path, change):
     d, d2 = _attack_pair(5, change)
+    synthetic_copy = charged_copy(tmp_path / "syn", tmp_path)
     a, _ = assert_neighbour_invariant(_session_ask(synthetic_copy), d, d2, tmp_path, allow=ALLOW, derived=interval_from_public_fields, what="Session.ask")
     assert "value" in a, a
 
 
-def test_finding_1_attack_ask_cli(tmp_path, synthetic_copy):
+def test_finding_1_attack_ask_cli(tmp_path):
     d, d2 = _attack_pair(5, 1)
+    synthetic_copy = charged_copy(tmp_path / "syn", tmp_path / "json")
     a, _ = assert_neighbour_invariant(_cli_ask(synthetic_copy), d, d2, tmp_path / "json", allow=ALLOW, derived=interval_from_public_fields, what="pimento ask --json")
     assert "value" in a, a
-    as_text = run_pair(_cli_ask(synthetic_copy, text=True), d, d2, tmp_path / "text")
-    as_json = run_pair(_cli_ask(synthetic_copy), d, d2, tmp_path / "json2")
+    as_text = run_pair(_cli_ask(charged_copy(tmp_path / "syn_t", tmp_path / "text"), text=True), d, d2, tmp_path / "text")
+    as_json = run_pair(_cli_ask(charged_copy(tmp_path / "syn_j", tmp_path / "json2")), d, d2, tmp_path / "json2")
     allowed = _allowed_numbers(as_json[0]) + _allowed_numbers(as_json[1])  # the same mask on both sides
     masked = [mask_numbers(t["stdout"], allowed) for t in as_text]
     assert as_text[0]["exit_code"] == 0, as_text[0]
@@ -273,9 +306,11 @@ def test_finding_1_attack_ask_cli(tmp_path, synthetic_copy):
 @pytest.mark.slow
 @settings(SLOW, max_examples=6)
 @given(data=st.data(), d=clinics(min_patients=2))
-def test_ask_neighbour_invariant(tmp_path_factory, synthetic_copy, data, d):
+def test_ask_neighbour_invariant(tmp_path_factory, data, d):
     what, d2 = data.draw(neighbours(d))
-    assert_neighbour_invariant(_session_ask(synthetic_copy), d, d2, tmp_path_factory.mktemp("a"), allow=ALLOW, derived=interval_from_public_fields, what=what)
+    workdir = tmp_path_factory.mktemp("a")
+    synthetic_copy = charged_copy(workdir / "syn", workdir)
+    assert_neighbour_invariant(_session_ask(synthetic_copy), d, d2, workdir, allow=ALLOW, derived=interval_from_public_fields, what=what)
 
 
 # --------------------------------------------------------------------------------------
