@@ -3,6 +3,24 @@
 An engine runs SQL with bound parameters, names its sqlglot dialect, can be opened
 read-only (private data always is), enforces a per-statement timeout, can cancel a
 running statement from another thread, and introspects its catalog.
+
+A read-only connection is a connection to private data, and each built-in engine hardens it
+(defence in depth behind the parser's allow-list; see docs/errors.md and docs/configuration.md):
+
+* DuckDB: no file system access (``enable_external_access = false``: no ``COPY ... TO``,
+  ``read_csv``, ``ATTACH``, ``glob``), no extension installing or autoloading, a memory limit and
+  thread count from ``[database]``, and ``lock_configuration = true`` once set up, so a statement
+  cannot undo any of it;
+* SQLite: a ``mode=ro`` URI and ``PRAGMA query_only``, extension loading off, ``ATTACH`` refused
+  (limit 0 and the authorizer), only the introspection pragmas allowed, and a heap limit (SQLite's
+  is per process: the lowest limit asked for applies);
+* PostgreSQL: read-only transactions, a statement timeout, only ``SELECT``/``WITH`` statements
+  (no ``COPY``), and ``temp_file_limit`` where the role may set it. The role's own rights (no
+  superuser, no ``pg_read_server_files``) are the custodian's to restrict.
+
+An engine's error text can quote the data ("Could not convert string 'Ana Baker'"), so every
+engine raises :class:`EngineQueryError`, whose ``message`` (what the CLI prints) is fixed and
+whose ``engine_text`` keeps the engine's words for the custodian's audit record.
 """
 
 from __future__ import annotations
@@ -11,10 +29,65 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from pimento.errors import DataSourceError
+import re
+
+from pimento.errors import ConfigError, DataSourceError, EngineError
 from pimento.schema import Catalog
 
-__all__ = ["Engine", "Result", "open_engine", "register_engine", "registered_engines"]
+__all__ = [
+    "Engine",
+    "EngineQueryError",
+    "Result",
+    "memory_limit_bytes",
+    "open_engine",
+    "register_engine",
+    "registered_engines",
+]
+
+
+class EngineQueryError(EngineError):
+    """The engine refused or failed a statement. Its text may quote private data.
+
+    ``message`` (hence ``one_line()``, what the CLI prints) is a fixed text that says nothing
+    about the data: :attr:`PUBLIC_MESSAGE`, or :attr:`READ_ONLY_MESSAGE` for a write refused on
+    a read-only connection. ``engine_text`` is the engine's own first line, for the custodian's
+    audit record; ``str(exc)`` includes it too (for logs and Pimento's own classification, such
+    as telling an integer overflow apart), so never show ``str()`` of this error to an analyst.
+    """
+
+    PUBLIC_MESSAGE = "the database engine could not run the statement"
+    READ_ONLY_MESSAGE = "the database is opened read-only: only reading statements run on it"
+
+    def __init__(self, engine: str, engine_text: str, *, public: str | None = None, hint: str | None = None):
+        super().__init__(public or self.PUBLIC_MESSAGE, hint=hint)
+        self.engine = engine
+        self.engine_text = engine_text
+        self.args = (f"{self.message} ({engine}: {engine_text})",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
+          "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+
+
+def memory_limit_bytes(text: str) -> int:
+    """Bytes of a memory limit such as ``"4GB"``, ``"512MiB"`` or ``"1000000"``.
+
+    >>> memory_limit_bytes("4GB"), memory_limit_bytes("1 GiB")
+    (4000000000, 1073741824)
+    """
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
+    unit = match.group(2).lower() if match else ""
+    if not match or unit not in _UNITS:
+        raise ConfigError(
+            f"memory limit {text!r} is not a size", hint='write it like "4GB", "512MB" or "2GiB" ([database] memory_limit)'
+        )
+    value = int(float(match.group(1)) * _UNITS[unit])
+    if value < 16 * 1024**2:
+        raise ConfigError(f"memory limit {text!r} is below 16 MB", hint="give the engine at least 16MB")
+    return value
 
 
 @dataclass(frozen=True)
@@ -65,7 +138,10 @@ _REGISTRY: dict[str, tuple[Callable[[str], bool], EngineFactory]] = {}
 
 
 def register_engine(name: str, matches: Callable[[str], bool], factory: EngineFactory) -> None:
-    """Make ``open_engine`` use ``factory(location, read_only=..., timeout_s=...)`` for matching locations."""
+    """Make ``open_engine`` use ``factory(location, read_only=..., timeout_s=...)`` for matching locations.
+
+    ``memory_limit=`` and ``threads=`` are passed as well when the caller sets them.
+    """
     _REGISTRY[name] = (matches, factory)
 
 
@@ -73,24 +149,40 @@ def registered_engines() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def open_engine(location: str, *, engine: str | None = None, read_only: bool = True, timeout_s: float | None = None) -> Engine:
+def open_engine(
+    location: str,
+    *,
+    engine: str | None = None,
+    read_only: bool = True,
+    timeout_s: float | None = None,
+    memory_limit: str | None = None,
+    threads: int | None = None,
+) -> Engine:
     """Open a database: a DuckDB or SQLite file path, or a ``postgresql://`` DSN.
 
     ``engine`` forces a registered engine; otherwise the location decides.
-    Private data is opened read-only, the default.
+    Private data is opened read-only, the default, and hardened (see the module docstring).
+    ``memory_limit`` (e.g. ``"4GB"``, default :data:`pimento.config.DEFAULT_MEMORY_LIMIT`) and
+    ``threads`` come from ``[database]`` of pimento.toml.
     """
     from pimento.engines import _builtin  # noqa: F401  (registers the built-in engines)
 
     location = str(location)
+    options: dict[str, Any] = {"read_only": read_only, "timeout_s": timeout_s}
+    if memory_limit is not None:
+        memory_limit_bytes(memory_limit)
+        options["memory_limit"] = memory_limit
+    if threads is not None:
+        options["threads"] = threads
     if engine is not None:
         if engine not in _REGISTRY:
             raise DataSourceError(
                 f"unknown engine {engine!r}", hint=f"use one of {', '.join(sorted(_REGISTRY))}"
             )
-        return _REGISTRY[engine][1](location, read_only=read_only, timeout_s=timeout_s)
+        return _REGISTRY[engine][1](location, **options)
     for _name, (matches, factory) in _REGISTRY.items():
         if matches(location):
-            return factory(location, read_only=read_only, timeout_s=timeout_s)
+            return factory(location, **options)
     raise DataSourceError(
         f"cannot tell which engine opens {location!r}",
         hint="use a .duckdb, .sqlite or .db file, a postgresql:// DSN, or pass --engine",

@@ -1,4 +1,10 @@
-"""DuckDB: the embedded default engine."""
+"""DuckDB: the embedded default engine.
+
+A read-only connection (private data) is hardened before any statement of a caller runs: no
+file system access, no extension installing or autoloading, the configured memory limit and
+threads, then ``lock_configuration`` so that no statement can change any of it. Read-write
+connections (tests, trusted bulk loading) get the memory limit only.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,9 @@ from typing import Any
 
 import duckdb
 
-from pimento.errors import DataSourceError, EngineError, QueryTimeout
+from pimento.config import DEFAULT_MEMORY_LIMIT
+from pimento.engines.base import EngineQueryError, memory_limit_bytes
+from pimento.errors import DataSourceError, QueryTimeout
 from pimento.schema import Catalog, Column, ForeignKey, Table, normalize_type
 
 __all__ = ["DuckDBEngine"]
@@ -22,22 +30,54 @@ class DuckDBEngine:
     name = "duckdb"
     dialect = "duckdb"
 
-    def __init__(self, location: str, *, read_only: bool = True, timeout_s: float | None = None, threads: int | None = None):
+    def __init__(
+        self,
+        location: str,
+        *,
+        read_only: bool = True,
+        timeout_s: float | None = None,
+        threads: int | None = None,
+        memory_limit: str | None = None,
+    ):
         self.location = location
         self.timeout_s = timeout_s
         in_memory = location in (":memory:", "")
         if not in_memory and read_only and not os.path.exists(location):
             raise DataSourceError(f"database file not found: {location}")
         self.read_only = bool(read_only and not in_memory)
-        config: dict[str, Any] = {}
-        if threads:
-            config["threads"] = threads
+        limit = memory_limit_bytes(memory_limit or DEFAULT_MEMORY_LIMIT)
         try:
-            self._con = duckdb.connect(location or ":memory:", read_only=self.read_only, config=config)
+            # Settings are applied with SET, not connect(config=...): DuckDB shares one instance per
+            # file within a process and refuses a second connection "with a different configuration",
+            # which would break trusted code that reads the same file beside an engine.
+            self._con = duckdb.connect(location or ":memory:", read_only=self.read_only)
+            self._configure(limit, threads)
         except duckdb.Error as exc:
             raise DataSourceError(f"cannot open DuckDB database {location}: {_first_line(exc)}") from exc
         self._lock = threading.Lock()
         self._watchdog = _Watchdog(self._con.interrupt)
+
+    def _configure(self, memory_limit: int, threads: int | None) -> None:
+        """Memory limit and threads; on a read-only connection also the hardening, then the lock."""
+        con = self._con
+        locked = con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]
+        if locked:
+            # Another engine in this process already hardened and locked this file's instance.
+            if con.execute("SELECT current_setting('enable_external_access')").fetchone()[0]:
+                con.close()
+                raise DataSourceError(
+                    f"cannot open DuckDB database {self.location}: it is already open in this process with "
+                    "file system access enabled and its configuration locked"
+                )
+            return
+        con.execute(f"SET memory_limit = '{memory_limit}B'")
+        if threads:
+            con.execute(f"SET threads = {int(threads)}")
+        if self.read_only:
+            con.execute("SET enable_external_access = false")
+            con.execute("SET autoinstall_known_extensions = false")
+            con.execute("SET autoload_known_extensions = false")
+            con.execute("SET lock_configuration = true")
 
     @property
     def connection(self) -> duckdb.DuckDBPyConnection:
@@ -60,7 +100,12 @@ class DuckDBEngine:
                     f"statement {'timed out after ' + str(timeout) + ' s' if fired else 'was cancelled'}"
                 ) from exc
             except duckdb.Error as exc:
-                raise EngineError(f"DuckDB: {_first_line(exc)}") from exc
+                text = _first_line(exc)
+                if self.read_only and "read-only" in text.lower():
+                    raise EngineQueryError(
+                        "DuckDB", text, public=EngineQueryError.READ_ONLY_MESSAGE, hint="private data is never modified by Pimento"
+                    ) from exc
+                raise EngineQueryError("DuckDB", text) from exc
             finally:
                 if ticket is not None:
                     self._watchdog.disarm(ticket)

@@ -4,8 +4,12 @@ Private data is read-only on three levels: the session default
 (``default_transaction_read_only``), every statement runs inside a transaction begun
 ``READ ONLY`` and rolled back afterwards, and statements always go through the extended
 query protocol, which accepts exactly one statement (so ``COMMIT; INSERT ...`` cannot
-smuggle a write). The per-statement timeout is ``SET LOCAL statement_timeout``;
-:meth:`PostgresEngine.cancel` sends a cancel request from any thread.
+smuggle a write). On a read-only connection only ``SELECT`` and ``WITH`` statements are sent at
+all (``COPY ... TO`` a server file runs in a read-only transaction, so it is refused here), and
+``temp_file_limit`` is set to the memory limit where the role may set it (superusers only, in
+PostgreSQL). What the role may read (``pg_read_file``, ``pg_read_server_files``, superuser) is the
+custodian's to restrict: connect as a plain read-only role. The per-statement timeout is
+``SET LOCAL statement_timeout``; :meth:`PostgresEngine.cancel` sends a cancel request from any thread.
 
 The public placeholder style is ``?`` as on every engine; :func:`to_pyformat` rewrites it to
 psycopg's ``%s`` outside string literals, quoted identifiers, comments and dollar quotes.
@@ -13,6 +17,7 @@ psycopg's ``%s`` outside string literals, quoted identifiers, comments and dolla
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +26,8 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from pimento.config import DEFAULT_MEMORY_LIMIT
+from pimento.engines.base import EngineQueryError, memory_limit_bytes
 from pimento.errors import DataSourceError, EngineError, QueryTimeout
 from pimento.schema import Catalog, Column, ForeignKey, Table, normalize_type
 
@@ -109,8 +116,17 @@ class PostgresEngine:
     name = "postgres"
     dialect = "postgres"
 
-    def __init__(self, location: str, *, read_only: bool = True, timeout_s: float | None = None):
+    def __init__(
+        self,
+        location: str,
+        *,
+        read_only: bool = True,
+        timeout_s: float | None = None,
+        memory_limit: str | None = None,
+        threads: int | None = None,  # noqa: ARG002 - the server decides its parallelism
+    ):
         self.read_only = bool(read_only)
+        limit = memory_limit_bytes(memory_limit or DEFAULT_MEMORY_LIMIT)
         self.timeout_s = timeout_s
         try:
             params = conninfo_to_dict(str(location))
@@ -131,6 +147,17 @@ class PostgresEngine:
             ) from None
         self._con.read_only = self.read_only
         self._lock = threading.Lock()
+        if self.read_only:
+            self._limit_temp_files(limit)
+
+    def _limit_temp_files(self, limit: int) -> None:
+        """``temp_file_limit`` for this session, where the role may set it (a superuser setting)."""
+        try:
+            with self._con.cursor() as cursor:
+                cursor.execute(f"SET temp_file_limit = '{max(1, limit // 1024)}kB'")
+            self._con.commit()
+        except psycopg.Error:
+            self._rollback()
 
     @property
     def connection(self) -> psycopg.Connection:
@@ -142,6 +169,13 @@ class PostgresEngine:
         from pimento.engines.base import Result
 
         values = list(params) if params is not None else []
+        if self.read_only and not _reads_only(sql):
+            raise EngineQueryError(
+                "PostgreSQL",
+                "refused before sending: not a SELECT or WITH statement",
+                public=EngineQueryError.READ_ONLY_MESSAGE,
+                hint="private data is never modified by Pimento",
+            )
         query, count = to_pyformat(sql)
         if count != len(values):
             raise EngineError(f"PostgreSQL: the statement has {count} ? placeholder(s) but {len(values)} parameter(s) were given")
@@ -170,15 +204,17 @@ class PostgresEngine:
                 ) from exc
             except pg_errors.ReadOnlySqlTransaction as exc:
                 self._rollback()
-                raise EngineError(
-                    f"PostgreSQL: the database is opened read-only, writes are refused ({_first_line(exc)})",
+                raise EngineQueryError(
+                    "PostgreSQL",
+                    _first_line(exc),
+                    public=EngineQueryError.READ_ONLY_MESSAGE,
                     hint="private data is never modified by Pimento",
                 ) from exc
             except psycopg.Error as exc:
                 self._rollback()
                 if self._con.closed:
                     raise DataSourceError(f"PostgreSQL: connection lost: {_first_line(exc)}") from exc
-                raise EngineError(f"PostgreSQL: {_first_line(exc)}") from exc
+                raise EngineQueryError("PostgreSQL", _first_line(exc)) from exc
         return Result(columns, rows)
 
     def _rollback(self) -> None:
@@ -260,6 +296,16 @@ class PostgresEngine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_LEADING = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/|\()*", re.DOTALL)
+
+
+def _reads_only(sql: str) -> bool:
+    """Whether the statement starts with SELECT or WITH (after blanks, comments and parentheses)."""
+    rest = sql[_LEADING.match(sql).end():]
+    word = re.match(r"[A-Za-z]+", rest)
+    return word is not None and word.group(0).upper() in ("SELECT", "WITH")
 
 
 def _first_line(exc: BaseException) -> str:

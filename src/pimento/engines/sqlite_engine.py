@@ -1,7 +1,9 @@
 """SQLite (standard library ``sqlite3``) behind the Engine protocol.
 
 Private data is opened read-only through a ``file:...?mode=ro`` URI with ``PRAGMA query_only``
-as a second lock. The per-statement timeout is a progress handler that aborts the statement
+as a second lock, and hardened: extension loading off, no ``ATTACH`` (limit 0 and the
+authorizer), only the introspection pragmas, no file or extension functions, and a heap limit
+(``PRAGMA hard_heap_limit``, which SQLite keeps per process: the lowest limit asked for applies). The per-statement timeout is a progress handler that aborts the statement
 once its deadline passes; :meth:`SQLiteEngine.cancel` calls ``sqlite3_interrupt`` and is safe
 to call from another thread.
 
@@ -22,13 +24,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from pimento.errors import DataSourceError, EngineError, QueryTimeout
+from pimento.config import DEFAULT_MEMORY_LIMIT
+from pimento.engines.base import EngineQueryError, memory_limit_bytes
+from pimento.errors import DataSourceError, QueryTimeout
 from pimento.schema import Catalog, Column, ForeignKey, Table, normalize_type
 
 __all__ = ["SQLiteEngine"]
 
 #: SQLite virtual-machine instructions between two checks of the deadline.
 _PROGRESS_STEPS = 10_000
+#: Pragmas a read-only connection may run (those :meth:`SQLiteEngine.introspect` reads).
+_READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"})
+#: Functions refused on a read-only connection (file access and extensions, where compiled in).
+_DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
 
 
 class SQLiteEngine:
@@ -37,7 +45,15 @@ class SQLiteEngine:
     name = "sqlite"
     dialect = "sqlite"
 
-    def __init__(self, location: str, *, read_only: bool = True, timeout_s: float | None = None):
+    def __init__(
+        self,
+        location: str,
+        *,
+        read_only: bool = True,
+        timeout_s: float | None = None,
+        memory_limit: str | None = None,
+        threads: int | None = None,  # noqa: ARG002 - SQLite runs one thread per statement
+    ):
         self.location = str(location)
         self.timeout_s = timeout_s
         in_memory = self.location in (":memory:", "")
@@ -61,12 +77,24 @@ class SQLiteEngine:
                 self._con.execute("PRAGMA query_only = ON")
             # Fails on a file that is not a SQLite database.
             self._con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            if self.read_only:
+                self._harden(memory_limit_bytes(memory_limit or DEFAULT_MEMORY_LIMIT))
         except sqlite3.Error as exc:
             raise DataSourceError(f"cannot open SQLite database {self.location}: {_first_line(exc)}") from exc
         self._lock = threading.Lock()
         self._deadline: float | None = None
         self._timed_out = False
         self._con.set_progress_handler(self._progress, _PROGRESS_STEPS)
+
+    def _harden(self, heap_limit: int) -> None:
+        con = self._con
+        if hasattr(con, "enable_load_extension"):
+            con.enable_load_extension(False)
+        con.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        current = con.execute("PRAGMA hard_heap_limit").fetchone()[0]
+        if not current or current > heap_limit:
+            con.execute(f"PRAGMA hard_heap_limit = {int(heap_limit)}")
+        con.set_authorizer(_authorize)
 
     def _progress(self) -> int:
         if self._deadline is not None and time.monotonic() > self._deadline:
@@ -203,14 +231,24 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _engine_error(text: str, read_only: bool) -> EngineError:
+def _authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None, _source: str | None) -> int:
+    """The authorizer of a read-only connection: no ATTACH, only reading pragmas, no file functions."""
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA:
+        return sqlite3.SQLITE_OK if (arg1 or "").lower() in _READ_PRAGMAS else sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _engine_error(text: str, read_only: bool) -> EngineQueryError:
     lowered = text.lower()
-    if read_only and ("readonly" in lowered or "read-only" in lowered or "query_only" in lowered):
-        return EngineError(
-            f"SQLite: the database is opened read-only, writes are refused ({text})",
-            hint="private data is never modified by Pimento",
+    if read_only and ("readonly" in lowered or "read-only" in lowered or "query_only" in lowered or "not authorized" in lowered):
+        return EngineQueryError(
+            "SQLite", text, public=EngineQueryError.READ_ONLY_MESSAGE, hint="private data is never modified by Pimento"
         )
-    return EngineError(f"SQLite: {text}")
+    return EngineQueryError("SQLite", text)
 
 
 def _first_line(exc: BaseException) -> str:

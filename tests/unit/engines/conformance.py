@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pimento.engines import Engine, Result, open_engine
+from pimento.engines.base import EngineQueryError
 from pimento.errors import DataSourceError, EngineError, QueryTimeout
 
 #: Portable DDL: PK, composite PK, UNIQUE (column and index), NOT NULL, single and composite FKs.
@@ -66,6 +67,10 @@ class EngineConformance:
     @classmethod
     def drop_location(cls, location: str) -> None:
         """Remove the database created at ``location`` (files vanish with tmp dirs by default)."""
+
+    #: Statements that would write or read a file on the machine, with ``{dir}`` a fresh folder:
+    #: every one must fail on a read-only (private) connection, and create nothing.
+    file_statements: tuple[str, ...] = ()
 
     # -- fixtures ----------------------------------------------------------------------------
 
@@ -153,6 +158,31 @@ class EngineConformance:
             engine.execute(statement)
         assert engine.execute("SELECT count(*) FROM assignment").scalar() == 4
         assert engine.execute("SELECT count(*) FROM dept").scalar() == 3
+
+    # -- private data: hardening and error text ---------------------------------------------
+
+    def test_engine_error_text_stays_out_of_the_message(self, engine: Engine) -> None:
+        with pytest.raises(EngineQueryError) as info:
+            engine.execute("SELECT no_such_column FROM dept WHERE name = 'Cardiology'")
+        error = info.value
+        assert error.message == EngineQueryError.PUBLIC_MESSAGE
+        assert "no_such_column" not in error.one_line()
+        assert "no_such_column" in error.engine_text  # kept for the custodian's audit record
+        assert isinstance(error, DataSourceError)
+
+    def test_read_only_connection_touches_no_file(self, engine: Engine, tmp_path) -> None:
+        assert self.file_statements, "each engine names its file-access statements"
+        for statement in self.file_statements:
+            with pytest.raises(EngineError):
+                engine.execute(statement.format(dir=tmp_path))
+        assert list(tmp_path.iterdir()) == []
+        assert engine.execute("SELECT count(*) FROM dept").scalar() == 3
+
+    def test_a_bad_memory_limit_is_a_config_error(self, location: str) -> None:
+        from pimento.errors import ConfigError
+
+        with pytest.raises(ConfigError, match="not a size"):
+            open_engine(location, engine=self.engine_name, memory_limit="lots")
 
     # -- timeout and cancel ------------------------------------------------------------------
 

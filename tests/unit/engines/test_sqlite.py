@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from pimento.engines import open_engine
+from pimento.engines.base import EngineQueryError
 from pimento.errors import DataSourceError
 
 from .conformance import EngineConformance
@@ -22,6 +23,33 @@ class TestSQLiteConformance(EngineConformance):
 
     def missing_location(self, tmp_path) -> str:
         return str(tmp_path / "absent.sqlite")
+
+    file_statements = (
+        "ATTACH '{dir}/new.sqlite' AS other",
+        "ATTACH 'file:{dir}/uri.sqlite?mode=rwc' AS other",
+        "SELECT load_extension('{dir}/evil')",
+        "VACUUM INTO '{dir}/copy.sqlite'",
+    )
+
+    @pytest.mark.parametrize(
+        "statement",
+        ["PRAGMA query_only = OFF", "PRAGMA writable_schema = ON", "PRAGMA hard_heap_limit = 0", "PRAGMA journal_mode = WAL"],
+    )
+    def test_private_connection_refuses_pragmas_that_change_it(self, engine, statement: str) -> None:
+        with pytest.raises(EngineQueryError):
+            engine.execute(statement)
+
+    def test_private_connection_sets_a_heap_limit(self, location: str) -> None:
+        with open_engine(location, engine="sqlite", memory_limit="3GB") as engine:
+            probe = sqlite3.connect(":memory:")  # SQLite's heap limit is per process
+            try:
+                limit = probe.execute("PRAGMA hard_heap_limit").fetchone()[0]
+            finally:
+                probe.close()
+            assert 0 < limit <= 3_000_000_000
+            assert engine.execute("SELECT count(*) FROM dept").scalar() == 3
+            # Introspection pragmas still run.
+            assert engine.introspect().has_table("dept")
 
 
 def _make(path, *statements: str) -> str:
