@@ -7,7 +7,6 @@ import pytest
 
 from pimento.demo.hospital import create_demo
 from pimento.errors import DataSourceError, SearchError
-from pimento.release.ask import ask_dp
 from pimento.release.session import Session
 
 
@@ -31,8 +30,8 @@ def test_no_dp_compatible_formulation_spends_nothing(demo):
     path, empty = demo
     with Session(path, analyst="ann") as session:
         with pytest.raises(SearchError, match="nothing was spent"):
-            ask_dp(
-                session, "", synthetic=empty, epsilon="1", delta="1e-6",
+            session.ask(
+                "", synthetic=empty, epsilon="1", delta="1e-6",
                 seed_sql=("SELECT sex, COUNT(*) FROM Patient GROUP BY sex",),
             )
         assert _spent(session) == []
@@ -42,7 +41,7 @@ def test_empty_synthetic_database_spends_nothing(demo):
     path, empty = demo
     with Session(path, analyst="ann") as session:
         with pytest.raises(SearchError):
-            ask_dp(session, "", synthetic=empty, epsilon="1", delta="1e-6", seed_sql=("SELECT COUNT(*) FROM Patient",))
+            session.ask("", synthetic=empty, epsilon="1", delta="1e-6", seed_sql=("SELECT COUNT(*) FROM Patient",))
         assert _spent(session) == []
 
 
@@ -50,5 +49,5 @@ def test_a_private_database_is_refused_as_the_synthetic_one(demo):
     path, _ = demo
     with Session(path, analyst="ann") as session:
         with pytest.raises(DataSourceError, match="not a synthetic database"):
-            ask_dp(session, "How many patients?", synthetic=path, epsilon="1", delta="1e-6")
+            session.ask("How many patients?", synthetic=path, epsilon="1", delta="1e-6")
         assert _spent(session) == []

@@ -2,7 +2,7 @@
 
 Every database connection the process makes (``duckdb.connect``, ``sqlite3.connect``) and every
 Python ``open`` is recorded, and the private file refuses to open while the search step runs.
-``ask_dp`` may touch the private database only in the release that follows the search.
+``Session.ask`` may touch the private database only in the release that follows the search.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pimento.demo import DEMO_QUESTION, DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION, 
 from pimento.engines import open_engine
 from pimento.engines.database import load_database
 from pimento.mechanisms import mechanism_for
-from pimento.release.ask import ask_dp, open_synthetic, search_question
+from pimento.release.ask import open_synthetic, search_question
 from pimento.release.session import Session
 from pimento.search import SearchConfig
 
@@ -139,8 +139,7 @@ def test_ask_dp_touches_the_private_database_only_in_the_release(databases, monk
                 spy.guard = False
 
         monkeypatch.setattr(ask_module, "search_question", search_step)
-        answer = ask_dp(
-            session,
+        answer = session.ask(
             DEMO_QUESTION,
             synthetic=synthetic,
             epsilon="1",
@@ -152,8 +151,8 @@ def test_ask_dp_touches_the_private_database_only_in_the_release(databases, monk
     assert private_calls == []
     opened = spy.during_guard()
     assert not any(spy._is_private(p) for p in opened), opened
-    # ... and the release did read the private database afterwards (RS of q* is computed there).
-    assert answer.private_rs == answer.private_rs  # not NaN
+    # ... and the release was charged afterwards (count and RS of q* are computed there, after the charge).
+    assert answer.release.answer.charge_id is not None and answer.synthetic_rs > 0
 
 
 def test_session_ask_answers_through_the_search_and_charges_once(databases):
@@ -170,4 +169,4 @@ def test_session_ask_answers_through_the_search_and_charges_once(databases):
         charges = session.ledger.charges()
     assert answer.search.result.sql
     assert len(charges) == 1
-    assert answer.private_rs > 0
+    assert answer.synthetic_rs > 0 and "rs" not in answer.to_dict()

@@ -52,8 +52,8 @@ def test_release_charges_and_caches(db, rs_impl):
         a = s.release_sql("SELECT COUNT(*) FROM customers WHERE region = 'north'", epsilon="0.5", delta="1e-6")
         assert not a.answer.cached
         # One relation: global sensitivity 1, plain Laplace at 1/eps, pure eps-DP (delta not spent).
-        assert a.release.sensitivity == 1
-        assert a.release.scale == 2 and a.release.noise == "laplace" and a.release.delta == 0
+        assert a.release.mechanism == "global_laplace" and a.release.noise_scale_upper == 2
+        assert a.release.noise == "laplace" and a.release.delta == 0 and a.release.epsilon_rs_bound == 0
         assert a.budget_left == Budget.of("1.5", "0.00001")
         again = s.release_sql("SELECT COUNT(*) FROM customers WHERE region = 'north'", epsilon="0.5", delta="1e-6")
         assert again.answer.cached and again.release == a.release
@@ -99,9 +99,10 @@ def test_cli_sql_json(db, rs_impl):
     result = CliRunner().invoke(app, ["sql", "--db", db, "--sql", "SELECT COUNT(*) FROM customers", "--epsilon", "1", "--delta", "1e-6", "--analyst", "bob", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    for key in ("value", "interval", "noise", "scale", "rs", "epsilon", "delta", "budget_left"):
+    for key in ("value", "interval", "noise", "noise_scale_upper", "epsilon", "delta", "epsilon_rs_bound", "budget_left"):
         assert key in data
-    assert isinstance(data["value"], int) and abs(data["rs"] - 1.0) < 1e-9 and data["budget_left"]["epsilon"] == "1"
+    assert not {"rs", "rs_exact", "scale", "scale_exact", "noise_std"} & set(data)
+    assert isinstance(data["value"], int) and data["noise_scale_upper"] == 1.0 and data["budget_left"]["epsilon"] == "1"
     bad = CliRunner().invoke(app, ["sql", "--db", db, "--sql", "SELECT COUNT(*) FROM customers", "--epsilon", "-1", "--analyst", "bob"])
     assert bad.exit_code == 2 and "epsilon" in bad.output and "Traceback" not in bad.output
 
@@ -118,6 +119,10 @@ def test_join_counts_use_the_smooth_sensitivity_mechanism(tmp_path):
         a = s.release_sql(
             "SELECT COUNT(*) FROM orders o JOIN customers c ON o.cid = c.id", epsilon="1", delta="1e-6"
         )
-        assert a.release.delta == Fraction(1, 10**6)
-        assert a.release.scale == 2 * a.release.sensitivity
-        assert a.release.sensitivity >= 4  # one customer joins 4 orders
+        assert a.release.delta == Fraction(1, 10**6) and a.release.mechanism == "smooth_laplace"
+        assert a.release.epsilon_noise == Fraction(9, 10) and a.release.epsilon_rs_bound == Fraction(1, 10)
+        assert "rs" not in a.to_dict() and "scale" not in a.to_dict()
+        # The exact RS and scale are in the custodian's audit row only.
+        private = s.ledger.audit_rows()[-1]["private"]
+        assert Fraction(private["scale"]) == 2 * Fraction(private["rs"]) / Fraction(9, 10)
+        assert Fraction(private["rs"]) >= 4  # one customer joins 4 orders

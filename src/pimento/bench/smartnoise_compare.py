@@ -221,7 +221,7 @@ def run(*, snpython: str | None, reps: int = 2000, sn_reps: int = 300, customers
                 started = time.perf_counter()
                 rs = residual_sensitivity(engine, query, catalog, mech.beta_float(), attribution=False).rs
                 rs_seconds = time.perf_counter() - started
-                errors = [float(mech.release(true, rs, rng=rng).value - true) for _ in range(reps)]
+                errors = [float(mech.release(true, rs, rng=rng).release.value - true) for _ in range(reps)]
                 scale = mech.scale(rs)
                 row[label] = {
                     "rs": float(rs),
@@ -234,7 +234,7 @@ def run(*, snpython: str | None, reps: int = 2000, sn_reps: int = 300, customers
             # What `pimento sql` uses: plain Laplace at 1/eps for one relation, smooth Laplace for joins.
             used = mechanism_for_query(EPSILON, DELTA, relations=len(query.relations))
             sens = used.gs if isinstance(used, GlobalLaplace) else residual_sensitivity(engine, query, catalog, used.beta_float(), attribution=False).rs
-            errors = [float(used.release(true, sens, rng=rng).value - true) for _ in range(reps)]
+            errors = [float(used.release(true, sens, rng=rng).release.value - true) for _ in range(reps)]
             row["released"] = {
                 "mechanism": type(used).__name__,
                 "std_law": float(used.scale(sens)) * math.sqrt(2),

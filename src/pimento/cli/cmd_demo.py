@@ -175,46 +175,59 @@ DEMO_ANALYST = "demo"
 
 
 def step_sensitivity(ctx: DemoContext) -> dict[str, Any]:
-    """Residual sensitivity of each formulation on the demo database, at the release's beta."""
+    """Residual sensitivity of each formulation on the SYNTHETIC copy, at the release's beta.
+
+    This is what an analyst may see before spending anything (and what the release step chooses
+    by): RS on the private database is a deterministic function of the private data and is never
+    shown (it goes to the custodian's audit log when a release is made).
+    """
     from pimento.demo.hospital import DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION
     from pimento.mechanisms import mechanism_for
+    from pimento.release.ask import open_synthetic
     from pimento.sensitivity import residual_sensitivity
     from pimento.sql import parse_count_query
 
-    beta = mechanism_for(DEMO_EPSILON, DEMO_DELTA).beta_float()
+    beta = mechanism_for(DEMO_EPSILON, DEMO_DELTA, share=ctx.database.settings.release.rs_bound_share).beta_float()
     out = []
-    for name, sql in (("prescription", DEMO_SQL_PRESCRIPTION), ("orders", DEMO_SQL_ORDERS)):
-        query = parse_count_query(sql, ctx.database.catalog)
-        result = residual_sensitivity(ctx.database.engine, query, ctx.database.catalog, beta)
-        out.append(
-            {
-                "name": name,
-                "rs": result.rs_float,
-                "ls": result.ls,
-                "k_star": result.k_star,
-                "shapley": {k: round(v, 3) for k, v in result.shapley.items()},
-                "seconds": round(result.seconds, 3),
-            }
-        )
-    return {"beta": beta, "epsilon": DEMO_EPSILON, "delta": DEMO_DELTA, "formulations": out}
+    engine = open_synthetic(synthetic_path(ctx.path))
+    try:
+        for name, sql in (("prescription", DEMO_SQL_PRESCRIPTION), ("orders", DEMO_SQL_ORDERS)):
+            query = parse_count_query(sql, ctx.database.catalog)
+            result = residual_sensitivity(engine, query, ctx.database.catalog, beta)
+            out.append(
+                {
+                    "name": name,
+                    "synthetic_rs": result.rs_float,
+                    "synthetic_ls": result.ls,
+                    "k_star": result.k_star,
+                    "synthetic_shapley": {k: round(v, 3) for k, v in result.shapley.items()},
+                    "seconds": round(result.seconds, 3),
+                }
+            )
+    finally:
+        engine.close()
+    return {"beta": beta, "epsilon": DEMO_EPSILON, "delta": DEMO_DELTA, "on": "synthetic copy", "formulations": out}
 
 
 def show_sensitivity(data: dict[str, Any]) -> None:
-    console.print(f"\n[bold]Residual sensitivity[/] (beta = {data['beta']:.4g}, for eps = {data['epsilon']}, delta = {data['delta']})")
+    console.print(
+        f"\n[bold]Residual sensitivity on the synthetic copy[/] (beta = {data['beta']:.4g}, for eps = {data['epsilon']}, "
+        f"delta = {data['delta']}; the private RS is never shown)"
+    )
     for f in data["formulations"]:
         console.print(
-            f"  [cyan]{f['name']}[/]: RS = [bold]{f['rs']:.4g}[/] (local sensitivity {f['ls']}, k* = {f['k_star']}); "
-            f"Shapley shares {f['shapley']}",
+            f"  [cyan]{f['name']}[/]: RS = [bold]{f['synthetic_rs']:.4g}[/] (local sensitivity {f['synthetic_ls']}, k* = {f['k_star']}); "
+            f"Shapley shares {f['synthetic_shapley']}",
             highlight=False,
         )
 
 
 def step_release(ctx: DemoContext) -> dict[str, Any]:
-    """A private answer from a given SQL query: the lower-sensitivity formulation, charged to the ledger."""
+    """A private answer from a given SQL query: the formulation with the lower RS on the synthetic copy, charged to the ledger."""
     from pimento.demo.hospital import DEMO_QUESTION, DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION
     from pimento.release.session import Session
 
-    sens = {f["name"]: f["rs"] for f in ctx.results.get("sensitivity", {}).get("formulations", [])}
+    sens = {f["name"]: f["synthetic_rs"] for f in ctx.results.get("sensitivity", {}).get("formulations", [])}
     sql = DEMO_SQL_ORDERS if sens.get("orders", 0) <= sens.get("prescription", 1) else DEMO_SQL_PRESCRIPTION
     with Session(ctx.path, analyst=DEMO_ANALYST) as session:
         answer = session.release_sql(sql, DEMO_EPSILON, DEMO_DELTA, question=DEMO_QUESTION)
@@ -222,12 +235,13 @@ def step_release(ctx: DemoContext) -> dict[str, Any]:
 
 
 def show_release(data: dict[str, Any]) -> None:
-    console.print("\n[bold]Private answer from SQL[/] (pimento sql)")
+    console.print("\n[bold]Private answer from SQL[/] (pimento sql; the formulation with the lower RS on the synthetic copy)")
     console.print(f"  SQL: {data['sql']}", highlight=False)
     cached = " (answer cache: same request, no new cost)" if data.get("cached") else ""
     console.print(
         f"  released: [bold green]{data['value']}[/], 95% interval [{data['interval'][0]}, {data['interval'][1]}], "
-        f"{data['noise']} noise of scale {data['scale']}, RS {data['rs']:.4g}{cached}",
+        f"{data['noise']} noise of scale at most {data['noise_scale_upper']:.4g} (a DP estimate; epsilon "
+        f"{data['epsilon_noise']} to the count, {data['epsilon_rs_bound']} to the bound){cached}",
         highlight=False,
     )
     left = data["budget_left"]
@@ -312,13 +326,10 @@ def show_translate(data: dict[str, Any]) -> None:
 def step_ask(ctx: DemoContext) -> dict[str, Any]:
     """The question answered with DP: search on the synthetic copy, release of q* on the private data."""
     from pimento.demo.hospital import DEMO_QUESTION
-    from pimento.release.ask import ask_dp
     from pimento.release.session import Session
 
     with Session(ctx.path, analyst=DEMO_ANALYST) as session:
-        answer = ask_dp(
-            session, DEMO_QUESTION, synthetic=synthetic_path(ctx.path), epsilon=DEMO_EPSILON, delta=DEMO_DELTA, k=10,
-        )
+        answer = session.ask(DEMO_QUESTION, synthetic=synthetic_path(ctx.path), epsilon=DEMO_EPSILON, delta=DEMO_DELTA, k=10)
     data = answer.to_dict()
     data["alternatives"] = data["search"]["alternatives"][:8]
     return data
@@ -332,7 +343,7 @@ def show_ask(data: dict[str, Any]) -> None:
         highlight=False,
     )
     console.print(f"  chosen SQL (lowest RS in the chosen answer cluster): {data['chosen_sql']}", highlight=False)
-    console.print(f"  its residual sensitivity on the private data: {data['rs']:.4g}", highlight=False)
+    console.print(f"  its residual sensitivity on the synthetic copy: {data['synthetic_rs']:.4g}", highlight=False)
     if data.get("avoided_sql"):
         console.print(f"  avoided (offline top-1): {data['avoided_sql']}", highlight=False)
     console.print("  formulations the search evaluated on the synthetic copy (answer, RS there):")
@@ -346,9 +357,9 @@ RUN_STEPS: list[DemoStep] = [
     DemoStep("catalog", step_catalog, show_catalog),
     DemoStep("question", step_question, show_question),
     DemoStep("parse", step_parse, show_parse),
+    DemoStep("synth", step_synth, show_synth),
     DemoStep("sensitivity", step_sensitivity, show_sensitivity),
     DemoStep("release", step_release, show_release),
-    DemoStep("synth", step_synth, show_synth),
     DemoStep("translate", step_translate, show_translate),
     DemoStep("ask", step_ask, show_ask),
 ]

@@ -51,11 +51,12 @@ def register(app: typer.Typer) -> None:
         from pimento.mechanisms import mechanism_for
         from pimento.release.ask import open_synthetic, resolve_synthetic, search_question
 
-        mechanism = mechanism_for(epsilon, delta or None)
         # Schema and pimento.toml only: the private data is never read by the search.
         schema = load_database(db, read_only=True)
         catalog = schema.catalog
         schema.close()
+        # beta as the release at (epsilon, delta) will use it, under the custodian's [release] settings.
+        mechanism = mechanism_for(epsilon, delta or None, share=schema.settings.release.rs_bound_share)
         engine = open_synthetic(resolve_synthetic(synthetic, schema.location, schema.settings))
         try:
             outcome = search_question(
@@ -92,25 +93,40 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Answer a counting question with DP, choosing the lowest-sensitivity correct SQL privately."""
+        from pimento.cli.cmd_sql import describe_release
         from pimento.errors import UserError
-        from pimento.release.ask import ask_dp
         from pimento.release.session import Session
 
         if mode != "dp":
             raise UserError(f"--mode {mode!r} is not available yet", hint="use --mode dp")
         with Session(db, analyst=analyst or "default") as session:
-            answer = ask_dp(
-                session, question, synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst,
+            answer = session.ask(
+                question, synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst,
                 seed_sql=tuple(seed_sql), k=k, config=_config(rollouts, seed, variant), llm=llm,
             )
-        if json_out:
-            emit_json(answer.to_dict())
-            return
         data = answer.to_dict()
+        if json_out:
+            emit_json(data)
+            return
+        lo, hi = data["interval"]
         console.print(f"[bold]{question}[/]")
-        console.print(f"answer: [bold green]{data['value']}[/]  95% interval {data['interval']}  (noise {data['noise']}, scale {data['scale']})")
-        console.print(f"SQL: {answer.search.result.sql}")
-        console.print(f"residual sensitivity on the private data: {answer.private_rs:.4g}")
-        if answer.avoided_sql:
-            console.print(f"avoided (zero-shot top-1): {answer.avoided_sql}")
+        cached = "  [dim]cached, no new cost[/]" if data["cached"] else ""
+        console.print(f"answer: [bold green]{data['value']}[/]  (95% interval {lo} .. {hi}){cached}", highlight=False)
+        console.print(describe_release(data), highlight=False)
+        if data["guarantee"]:
+            g = data["guarantee"]
+            console.print(
+                f"end-to-end guarantee: ({g['epsilon']}, {g['delta']})-DP = synthetic copy ({g['epsilon_synthetic']}, "
+                f"{g['delta_synthetic']}) + this release ({g['epsilon_release']}, {g['delta_release']})",
+                highlight=False,
+            )
+        console.print(f"SQL: {data['chosen_sql']}", highlight=False)
+        drivers = ", ".join(f"{name} {share:.2f}" for name, share in sorted(data["synthetic_shapley"].items(), key=lambda kv: -kv[1]))
+        console.print(
+            f"on the synthetic copy: residual sensitivity {data['synthetic_rs']:.4g}"
+            + (f"; what drives it (Shapley shares): {drivers}" if drivers else ""),
+            highlight=False,
+        )
+        if data["avoided_sql"]:
+            console.print(f"avoided (zero-shot top-1): {data['avoided_sql']}", highlight=False)
         console.print(_alternatives_table(answer.search))

@@ -1,16 +1,30 @@
-"""The release protocol: charge, then noise, then cache and audit, then return.
+"""The release protocol: charge, then read the private data, then noise, then cache and audit, then return.
 
 :func:`guarded_release` is the only path by which a noisy answer leaves this package:
 
-1. the answer cache is consulted (an identical earlier request returns its answer, free);
-2. the ledger charges the mechanism's stated cost (one durable transaction; a refusal
-   raises BudgetError and spends nothing);
-3. the noise is drawn;
-4. the answer is stored in the cache and the audit log (one transaction);
+1. :meth:`Ledger.charge_release`: the answer cache is consulted and, if no identical earlier
+   request stored an answer, the mechanism's stated cost is charged (one durable
+   transaction). A refusal raises BudgetError: it depends on the budget only, never on the
+   data, and spends nothing. A cached answer is returned as stored, free.
+2. ``measure()``: the true count and the smooth bound of its sensitivity are computed on the
+   private data, *after* the charge;
+3. the noise is drawn (never before step 1 has committed);
+4. the answer is stored in the cache with its audit row (one transaction);
 5. the answer is returned.
 
+Any failure after the charge (a statement timeout, an overflow, an engine error, a bug)
+records a failure row in the custodian's audit log with the real error text
+(:meth:`Ledger.record_failure`), keeps the charge, and raises :class:`ReleaseFailedError`,
+whose message is fixed: an analyst learns that the release failed, which the charge paid for,
+and nothing else.
+
+What the analyst receives (the stored answer, :class:`GuardedAnswer`) is built from
+:class:`Release` only; the exact RS, scale and the other private quantities of
+:class:`PrivateDetails` (and whatever ``measure`` reports for the custodian) go to the audit
+row alone.
+
 A process killed at any point never leaves an answer that was returned but not charged:
-nothing is returned before step 2 has committed. For the kill -9 test, the environment
+nothing is returned before step 1 has committed. For the kill -9 test, the environment
 variable ``PIMENTO_TEST_PAUSE`` (``"stage:seconds,..."`` or ``"*:seconds"``, stages
 ``before_charge``, ``after_charge``, ``after_noise``, ``after_store``) makes the process
 sleep at the named stages; it is read only when set and has no other effect.
@@ -20,16 +34,18 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from pimento.errors import InternalError, ReleaseFailedError
 from pimento.mechanisms.budget import Budget, format_number
-from pimento.mechanisms.ledger import Ledger, database_key, request_key
+from pimento.mechanisms.ledger import Charge, Ledger, database_key, request_key
 from pimento.mechanisms.samplers import RandomSource
 from pimento.mechanisms.smooth import Mechanism, Release
 
-__all__ = ["GuardedAnswer", "STAGES", "cached_release", "guarded_release", "pause"]
+__all__ = ["GuardedAnswer", "Measured", "STAGES", "guarded_release", "pause"]
 
 STAGES = ("before_charge", "after_charge", "after_noise", "after_store")
 
@@ -47,8 +63,17 @@ def pause(stage: str) -> None:
 
 
 @dataclass(frozen=True)
+class Measured:
+    """What ``measure()`` read from the private data: the true count, its smooth bound, custodian details."""
+
+    true_value: int
+    rs: Any
+    custodian: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class GuardedAnswer:
-    """A released answer with its bookkeeping."""
+    """A released answer with its bookkeeping: analyst-facing only (no private quantity)."""
 
     release: Release
     cached: bool
@@ -70,13 +95,8 @@ def _key(mechanism: Mechanism, *, analyst: str, database: str, sql: str, mode: s
     return request_key(database=database, analyst=analyst, sql=sql, mode=mode, epsilon=cost.epsilon, delta=cost.delta if cost.delta else None)
 
 
-def cached_release(ledger: Ledger, mechanism: Mechanism, *, analyst: str, database: str, sql: str, mode: str = "dp") -> GuardedAnswer | None:
-    """The stored answer of an identical earlier request (free), or None."""
-    key = _key(mechanism, analyst=analyst, database=database, sql=sql, mode=mode)
-    cached = ledger.cached_answer(key)
-    if cached is None:
-        return None
-    return GuardedAnswer(Release.from_dict(cached), True, cached.get("charge_id"), key, ledger.remaining(database, analyst))
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
 def guarded_release(
@@ -86,37 +106,61 @@ def guarded_release(
     analyst: str,
     database: str,
     sql: str,
-    true_value: int,
-    rs: Any,
+    measure: Callable[[], Measured] | None = None,
+    true_value: int | None = None,
+    rs: Any = None,
     mode: str = "dp",
     question: str | None = None,
     rng: RandomSource | None = None,
 ) -> GuardedAnswer:
-    """Release ``true_value`` through ``mechanism``, charging ``ledger`` first (see module docs)."""
+    """Release through ``mechanism``, charging ``ledger`` first (see module docs).
+
+    The private inputs come from ``measure()``, called only after the charge committed; a
+    caller that already holds them (tests, benchmarks on public data) may pass ``true_value``
+    and ``rs`` instead.
+    """
+    if measure is None:
+        if true_value is None or rs is None:
+            raise InternalError("guarded_release needs measure, or true_value and rs")
+        given = Measured(true_value, rs)
+        measure = lambda: given  # noqa: E731
     cost = mechanism.privacy_cost()
     key = _key(mechanism, analyst=analyst, database=database, sql=sql, mode=mode)
-    hit = cached_release(ledger, mechanism, analyst=analyst, database=database, sql=sql, mode=mode)
-    if hit is not None:
-        return hit
     pause("before_charge")
-    charge = ledger.charge(analyst, database, cost, key)
+    charged = ledger.charge_release(analyst, database, cost, key)
+    if not isinstance(charged, Charge):
+        return GuardedAnswer(Release.from_dict(charged), True, charged.get("charge_id"), key, ledger.remaining(database, analyst))
+    charge = charged
     pause("after_charge")
-    release = mechanism.release(true_value, rs, rng=rng)
-    pause("after_noise")
-    answer = {**release.to_dict(), "charge_id": charge.id}
-    audit_row = {
-        "time": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+    base = {
+        "time": _now(),
         "analyst": analyst,
         "database": database_key(database),
         "question": question,
         "sql": sql,
         "mode": mode,
-        "epsilon": format_number(release.epsilon),
-        "delta": format_number(release.delta),
-        "noise": release.noise,
-        "scale": format_number(release.scale),
+        "epsilon": format_number(cost.epsilon),
+        "delta": format_number(cost.delta),
+        "noise": mechanism.noise,
+    }
+    try:
+        measured = measure()
+        release, private = mechanism.release(measured.true_value, measured.rs, rng=rng)
+    except Exception as exc:  # noqa: BLE001 - every failure after the charge is recorded, then one fixed message
+        ledger.record_failure(
+            key, charge, {**base, "scale": None, "value": None, "error": f"{type(exc).__name__}: {exc}"}
+        )
+        raise ReleaseFailedError(charge_id=charge.id) from None
+    pause("after_noise")
+    answer = {**release.to_dict(), "charge_id": charge.id}
+    audit_row = {
+        **base,
+        "mechanism": release.mechanism,
+        "epsilon_rs_bound": format_number(release.epsilon_rs_bound),
+        "scale": format_number(private.scale),
         "value": format_number(release.value),
         "interval": [format_number(release.interval[0]), format_number(release.interval[1])],
+        "private": {**private.to_dict(), **dict(measured.custodian)},
     }
     stored = ledger.record_release(key, charge, answer, audit_row)
     pause("after_store")

@@ -1,33 +1,46 @@
 """Smooth-sensitivity mechanisms of Nissim, Raskhodnikova and Smith (2007), as used by Dong & Yi.
 
 Given a beta-smooth upper bound ``S`` of the local sensitivity of a count (residual
-sensitivity, computed for the beta this mechanism states *before* it runs):
+sensitivity, computed for the beta this mechanism states *before* it runs), a release at
+(epsilon, delta) splits epsilon in two (PROOF.md, section 8):
 
-* :class:`SmoothLaplace`, (epsilon, delta)-DP: beta = epsilon / (2 ln(2/delta)), noise
-  Laplace with scale 2 S / epsilon.
-* :class:`SmoothQuartic`, pure epsilon-DP: beta = epsilon / 10, noise (10 S / epsilon) Z
-  with Z of density proportional to 1 / (1 + z^4).
+* ``epsilon_noise = (1 - share) epsilon`` for the noisy count:
+  :class:`SmoothLaplace`, (epsilon, delta)-DP: beta = epsilon_noise / (2 ln(2/delta)), noise
+  Laplace with scale 2 S / epsilon_noise; :class:`SmoothQuartic`, pure epsilon-DP:
+  beta = epsilon_noise / 10, noise (10 S / epsilon_noise) Z with Z of density proportional to
+  1 / (1 + z^4);
+* ``epsilon_rs_bound = share * epsilon`` for a DP upper bound ``U`` of ``S`` (ln S is
+  beta-smooth, so it is released with Laplace noise and shifted up), from which the 95%
+  interval is computed. ``S`` itself, the exact noise scale and anything else computed from
+  ``S`` are never part of what the analyst receives: they go to :class:`PrivateDetails`,
+  which the release protocol writes to the custodian's audit log only.
+
+:class:`GlobalLaplace` (a single-relation count, global sensitivity 1 by structure) needs no
+bound: its whole epsilon goes to the noise and its interval comes from the public GS.
 
 Every quantity that decides the noise is exact: epsilon, delta, S and the scale are
 Fractions, beta is rounded *down* (a smaller beta only makes the caller's S larger, see
 PROOF.md), and the noise is drawn by the exact samplers of :mod:`.samplers`, rounded to a
-fixed grid (1 for counts). The 95% interval uses the noise law's quantile rounded outward.
+fixed grid (1 for counts).
 
     >>> import random
     >>> mech = SmoothLaplace.of(epsilon="1", delta="1e-6")
     >>> mech.privacy_cost()
     Budget(epsilon=Fraction(1, 1), delta=Fraction(1, 1000000))
-    >>> r = mech.release(120, rs=3, rng=random.Random(0))
-    >>> r.scale, r.noise
-    (Fraction(6, 1), 'laplace')
+    >>> mech.epsilon_noise, mech.epsilon_rs_bound
+    (Fraction(9, 10), Fraction(1, 10))
+    >>> release, private = mech.release(120, rs=3, rng=random.Random(0))
+    >>> private.scale, release.noise, "rs" in release.to_dict()
+    (Fraction(20, 3), 'laplace', False)
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from pimento.errors import InternalError, PrivacyParameterError
 from pimento.mechanisms.budget import Budget, NumberLike, format_number, parse_number
@@ -35,93 +48,163 @@ from pimento.mechanisms.samplers import RandomSource, default_rng, rounded_lapla
 
 __all__ = [
     "CONFIDENCE",
+    "DEFAULT_RS_BOUND_SHARE",
+    "GlobalLaplace",
     "Mechanism",
+    "Outcome",
+    "PrivateDetails",
     "Release",
     "SmoothLaplace",
     "SmoothQuartic",
     "mechanism_for",
+    "mechanism_for_query",
     "exact_sensitivity",
     "float_down",
 ]
 
 #: Coverage of the interval every release reports.
 CONFIDENCE = Fraction(95, 100)
+#: Of the 5% the interval may miss: the DP bound of RS falls below RS with probability at most
+#: RS_BOUND_MISS, the noise exceeds the half-width computed from that bound with probability at
+#: most NOISE_MISS (union bound, PROOF.md section 8).
+RS_BOUND_MISS = Fraction(1, 100)
+NOISE_MISS = 1 - CONFIDENCE - RS_BOUND_MISS
+#: Share of epsilon spent on the DP bound of RS when the custodian sets none ([release] rs_bound_share).
+DEFAULT_RS_BOUND_SHARE = Fraction(1, 10)
 
-#: Upper bounds of the 0.95 quantile of |X| for the two noise laws (rounded outward).
-#: Laplace(1): |X| ~ Exp(1), quantile ln(20) = 2.99573227355399...
+#: Upper bounds of the quantiles of |X| for the two noise laws (rounded outward).
+#: Laplace(1): |X| ~ Exp(1), 0.95 quantile ln(20) = 2.99573227355399..., 0.96 quantile ln(25) = 3.21887582486820...
 _Q95_LAPLACE = Fraction(2995733, 1000000)
-#: Density (sqrt 2 / pi) / (1 + z^4): quantile 1.79336157677476... (scipy brentq on the
-#: closed-form CDF, see tests/unit/mechanisms/test_smooth.py which re-checks the bound).
+_Q96_LAPLACE = Fraction(3218876, 1000000)
+#: Density (sqrt 2 / pi) / (1 + z^4): 0.95 quantile 1.79336157677476..., 0.96 quantile 1.93852086670736...
+#: (scipy brentq on the closed-form CDF, see tests/unit/mechanisms/test_smooth.py which re-checks the bounds).
 _Q95_QUARTIC = Fraction(1793362, 1000000)
+_Q96_QUARTIC = Fraction(1938521, 1000000)
 
 _BETA_BITS = 64
 #: beta is reported at most (1 - 2^-40) times its exact value, leaving room for a sensitivity
 #: implementation that rounds RS up by a relative factor up to 1 + beta * 2^-41 (PROOF.md, section 4).
 _BETA_MARGIN = 1 - Fraction(1, 1 << 40)
 
+#: The DP bound of RS works with log2 RS on the grid 2^-_LOG2_BITS (PROOF.md, section 8).
+_LOG2_BITS = 10
+_LOG2_GRID = Fraction(1, 1 << _LOG2_BITS)
+#: RS below 2^-64 is treated as 2^-64 by the bound (clamping keeps the log 1-Lipschitz).
+_LOG2_FLOOR_STEPS = -64 << _LOG2_BITS
+#: An upper bound of log2(e) = 1/ln 2 = 1.44269504088896340735992468100189214...
+#: (re-checked at 100 digits by tests/unit/mechanisms/test_smooth_bound.py).
+_LOG2_E_UPPER = Fraction(14426950408889634074, 10**19)
+#: Significant decimal digits of the released noise-scale bound (rounded up).
+_SCALE_DIGITS = 6
+
 
 @dataclass(frozen=True)
 class Release:
-    """One released answer: never contains the true value."""
+    """What the analyst receives from one release: the noisy value, what is derived from it and public inputs.
+
+    ``noise_scale_upper`` is, for the smooth mechanisms, a differentially private upper bound
+    of the noise scale (derived from the DP bound of RS, itself paid from ``epsilon_rs_bound``;
+    it is below the true scale with probability at most 1%), and the public ``GS / epsilon``
+    for :class:`GlobalLaplace`. Neither the exact RS nor the exact scale is here.
+    """
 
     value: Fraction
     interval: tuple[Fraction, Fraction]
+    mechanism: str
     noise: str
-    scale: Fraction
-    sensitivity: Fraction
-    beta: Fraction
     epsilon: Fraction
     delta: Fraction
+    epsilon_noise: Fraction
+    epsilon_rs_bound: Fraction
+    beta: Fraction
     grid: Fraction
+    noise_scale_upper: Fraction
+    interval_basis: str
     confidence: Fraction = CONFIDENCE
-
-    @property
-    def noise_std(self) -> float:
-        """Standard deviation of the continuous noise law (display only; rounding adds at most grid/sqrt(12))."""
-        factor = math.sqrt(2) if self.noise == "laplace" else 1.0  # E[Z^2] = 1 for 1/(1+z^4)
-        return float(self.scale) * factor
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "value": _plain(self.value),
-            "interval": [_plain(self.interval[0]), _plain(self.interval[1])],
             "value_exact": format_number(self.value),
+            "interval": [_plain(self.interval[0]), _plain(self.interval[1])],
             "interval_exact": [format_number(self.interval[0]), format_number(self.interval[1])],
             "confidence": float(self.confidence),
+            "interval_basis": self.interval_basis,
+            "noise_scale_upper": float(self.noise_scale_upper),
+            "noise_scale_upper_exact": format_number(self.noise_scale_upper),
+            "mechanism": self.mechanism,
             "noise": self.noise,
-            "scale": float(self.scale),
-            "scale_exact": format_number(self.scale),
-            "noise_std": self.noise_std,
-            "rs": float(self.sensitivity),
-            "rs_exact": format_number(self.sensitivity),
-            "beta": format_number(self.beta),
             "epsilon": format_number(self.epsilon),
             "delta": format_number(self.delta),
+            "epsilon_noise": format_number(self.epsilon_noise),
+            "epsilon_rs_bound": format_number(self.epsilon_rs_bound),
+            "beta": format_number(self.beta),
             "grid": format_number(self.grid),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Release:
-        def f(x: Any) -> Fraction:
-            return parse_number(str(x), name="stored value")
+        """Read a stored answer back; only the analyst-facing fields are read, whatever else it holds."""
 
+        def f(x: Any) -> Fraction:
+            return _parse_stored(x)
+
+        epsilon = f(data["epsilon"])
         return cls(
             value=f(data["value_exact"]),
             interval=(f(data["interval_exact"][0]), f(data["interval_exact"][1])),
+            mechanism=str(data.get("mechanism", "")),
             noise=data["noise"],
-            scale=f(data["scale_exact"]),
-            sensitivity=f(data["rs_exact"]),
-            beta=f(data["beta"]),
-            epsilon=f(data["epsilon"]),
+            epsilon=epsilon,
             delta=f(data["delta"]),
+            epsilon_noise=f(data.get("epsilon_noise", data["epsilon"])),
+            epsilon_rs_bound=f(data.get("epsilon_rs_bound", "0")),
+            beta=f(data["beta"]),
             grid=f(data["grid"]),
+            noise_scale_upper=f(data.get("noise_scale_upper_exact", "0")),
+            interval_basis=str(data.get("interval_basis", "")),
             confidence=Fraction(str(data.get("confidence", "0.95"))),
         )
+
+
+@dataclass(frozen=True)
+class PrivateDetails:
+    """What one release computed from the private data besides the value: for the custodian's audit log only.
+
+    ``rs`` is the exact smooth bound, ``scale`` the exact noise scale, ``rs_upper`` the DP bound
+    drawn for the interval (None for GlobalLaplace), ``log2_rs_steps`` the grid point
+    ``ceil(log2 RS * 2^10)`` the bound was drawn around.
+    """
+
+    rs: Fraction
+    scale: Fraction
+    rs_upper: Fraction | None
+    log2_rs_steps: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rs": format_number(self.rs),
+            "scale": format_number(self.scale),
+            "rs_upper": format_number(self.rs_upper) if self.rs_upper is not None else None,
+            "log2_rs_steps": self.log2_rs_steps,
+        }
+
+
+class Outcome(NamedTuple):
+    """A mechanism's output: the analyst's :class:`Release` and the custodian's :class:`PrivateDetails`."""
+
+    release: Release
+    private: PrivateDetails
 
 
 def _plain(x: Fraction) -> int | float | str:
     """JSON form of an exact value: an int when integral, else its float."""
     return x.numerator if x.denominator == 1 else float(x)
+
+
+def _parse_stored(x: Any) -> Fraction:
+    text = str(x).strip()
+    return Fraction(text) if "/" in text else Fraction(Decimal(text))
 
 
 def exact_sensitivity(rs: Any) -> Fraction:
@@ -143,31 +226,57 @@ def exact_sensitivity(rs: Any) -> Fraction:
     return value
 
 
+def rs_bound_share(value: NumberLike | None) -> Fraction:
+    """The custodian's share of epsilon for the RS bound, validated: a number strictly between 0 and 1."""
+    if value is None:
+        return DEFAULT_RS_BOUND_SHARE
+    share = parse_number(value, name="[release] rs_bound_share")
+    if not 0 < share < 1:
+        raise PrivacyParameterError(
+            f"[release] rs_bound_share must be strictly between 0 and 1, got {format_number(share)}",
+            hint="the custodian sets it in pimento.toml; 0.1 is the default",
+        )
+    return share
+
+
 class Mechanism(Protocol):
     noise: str
+    name: str
 
     def privacy_cost(self) -> Budget: ...
 
     def beta(self) -> Fraction: ...
 
-    def scale(self, rs: Any) -> Fraction: ...
+    def beta_float(self) -> float: ...
 
-    def release(self, true_value: int, rs: Any, *, rng: RandomSource | None = None) -> Release: ...
+    def for_relations(self, relations: int) -> Mechanism: ...
+
+    def release(self, true_value: int, rs: Any, *, rng: RandomSource | None = None) -> Outcome: ...
+
+    def describe(self) -> dict[str, Any]: ...
 
 
 class _SmoothBase:
     noise = ""
+    name = ""
     _q95 = Fraction(0)
+    #: (1 - NOISE_MISS) quantile of |X|: the interval's half-width at the DP bound of the scale.
+    _q_bound = Fraction(0)
+    #: scale = _factor * S / epsilon_noise.
+    _factor = Fraction(0)
 
-    def __init__(self, budget: Budget, *, grid: Fraction = Fraction(1)) -> None:
+    def __init__(self, budget: Budget, *, grid: Fraction = Fraction(1), share: Fraction = DEFAULT_RS_BOUND_SHARE) -> None:
         if grid <= 0 or grid.numerator != 1:
             # 1/grid must be an integer so that every integer count lies on the grid (PROOF.md, section 2).
             raise PrivacyParameterError(f"grid must be 1/k for a positive integer k, got {format_number(Fraction(grid))}")
         self._budget = budget
         self.grid = Fraction(grid)
+        self.share = rs_bound_share(share)
+        self.epsilon_rs_bound = self.share * budget.epsilon
+        self.epsilon_noise = budget.epsilon - self.epsilon_rs_bound
 
     def privacy_cost(self) -> Budget:
-        """What one release costs, known before it runs."""
+        """What one release costs, known before it runs: the whole requested (epsilon, delta)."""
         return self._budget
 
     @property
@@ -185,98 +294,136 @@ class _SmoothBase:
         """:meth:`beta` as the largest float not above it (for float-based sensitivity code)."""
         return float_down(self.beta())
 
-    def scale(self, rs: Any) -> Fraction:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def for_relations(self, relations: int) -> _SmoothBase:
+        """The mechanism for a count over ``relations`` relations (a structural fact, not data).
+
+        A single-relation count has global sensitivity 1: the plain Laplace mechanism at scale
+        1/epsilon, pure epsilon-DP, costing (epsilon, 0) whatever delta was offered.
+        """
+        if relations == 1:
+            return GlobalLaplace(Budget.spend(self.epsilon), gs=1, grid=self.grid)
+        return self
+
+    def scale(self, rs: Any) -> Fraction:
+        """The exact noise scale for sensitivity ``rs`` (private when rs is: never released)."""
+        return self._factor * exact_sensitivity(rs) / self.epsilon_noise
 
     def _sample(self, scale: Fraction, rng: RandomSource) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def half_width(self, scale: Fraction) -> Fraction:
-        """K * grid with P(|noise| <= K * grid) >= 95%: K = ceil(q95 * scale / grid - 1/2)."""
-        k = math.ceil(self._q95 * scale / self.grid - Fraction(1, 2))
+    def half_width(self, scale: Fraction, quantile: Fraction | None = None) -> Fraction:
+        """K * grid with P(|noise| <= K * grid) >= the quantile's level: K = ceil(q * scale / grid - 1/2)."""
+        q = self._q95 if quantile is None else quantile
+        k = math.ceil(q * scale / self.grid - Fraction(1, 2))
         return max(0, k) * self.grid
 
-    def release(self, true_value: int, rs: Any, *, rng: RandomSource | None = None) -> Release:
-        """Noisy ``true_value`` calibrated to the smooth bound ``rs`` (computed at :meth:`beta`)."""
+    def rs_upper(self, rs: Fraction, rng: RandomSource) -> tuple[Fraction, int]:
+        """A DP upper bound U of ``rs`` with P(U < rs) <= RS_BOUND_MISS, and the grid point it was drawn around.
+
+        log2 rs is rounded up to the grid h = 2^-10 (exactly, by integer comparisons), Laplace
+        noise of scale b = (beta log2(e) + h) / epsilon_rs_bound is added on the same grid
+        (:func:`rounded_laplace`), the result is shifted up by t >= h/2 + b ln(1/(2 RS_BOUND_MISS))
+        and U = 2^(that) rounded up. PROOF.md, section 8.
+        """
+        h = _LOG2_GRID
+        b = (self.beta() * _LOG2_E_UPPER + h) / self.epsilon_rs_bound
+        steps = log2_steps_up(rs)
+        m = rounded_laplace(b, h, rng)
+        shift = h / 2 + b * ln_upper(1 / (2 * RS_BOUND_MISS))
+        shift_steps = math.ceil(shift / h)
+        return pow2_steps_upper(steps + m + shift_steps), steps
+
+    def release(self, true_value: int, rs: Any, *, rng: RandomSource | None = None) -> Outcome:
+        """Noisy ``true_value`` calibrated to the smooth bound ``rs`` (computed at :meth:`beta`), with its interval."""
         if isinstance(true_value, bool) or not isinstance(true_value, int):
             raise InternalError(f"release expects an integer count, got {type(true_value).__name__}")
+        rng = rng if rng is not None else default_rng()
         sensitivity = exact_sensitivity(rs)
         scale = self.scale(sensitivity)
-        m = self._sample(scale, rng if rng is not None else default_rng())
-        value = true_value + m * self.grid
-        half = self.half_width(scale)
-        return Release(
-            value=Fraction(value),
+        m = self._sample(scale, rng)
+        value = Fraction(true_value + m * self.grid)
+        upper, steps = self.rs_upper(sensitivity, rng)
+        scale_upper = round_up_significant(self._factor * upper / self.epsilon_noise, _SCALE_DIGITS)
+        half = self.half_width(scale_upper, self._q_bound)
+        release = Release(
+            value=value,
             interval=(value - half, value + half),
+            mechanism=self.name,
             noise=self.noise,
-            scale=scale,
-            sensitivity=sensitivity,
-            beta=self.beta(),
             epsilon=self.epsilon,
             delta=self.delta,
+            epsilon_noise=self.epsilon_noise,
+            epsilon_rs_bound=self.epsilon_rs_bound,
+            beta=self.beta(),
             grid=self.grid,
+            noise_scale_upper=scale_upper,
+            interval_basis="dp_rs_upper_bound",
         )
+        return Outcome(release, PrivateDetails(sensitivity, scale, upper, steps))
 
     def describe(self) -> dict[str, Any]:
         return {
+            "mechanism": self.name,
             "noise": self.noise,
             "epsilon": format_number(self.epsilon),
             "delta": format_number(self.delta),
+            "epsilon_noise": format_number(self.epsilon_noise),
+            "epsilon_rs_bound": format_number(self.epsilon_rs_bound),
             "beta": format_number(self.beta()),
             "grid": format_number(self.grid),
         }
 
 
 class SmoothLaplace(_SmoothBase):
-    """(epsilon, delta)-DP: beta = eps / (2 ln(2/delta)), Laplace noise of scale 2 S / eps."""
+    """(epsilon, delta)-DP: beta = eps_noise / (2 ln(2/delta)), Laplace noise of scale 2 S / eps_noise."""
 
     noise = "laplace"
+    name = "smooth_laplace"
     _q95 = _Q95_LAPLACE
+    _q_bound = _Q96_LAPLACE
+    _factor = Fraction(2)
 
-    def __init__(self, budget: Budget, *, grid: Fraction = Fraction(1)) -> None:
+    def __init__(self, budget: Budget, *, grid: Fraction = Fraction(1), share: Fraction = DEFAULT_RS_BOUND_SHARE) -> None:
         budget = budget.as_spend()
         if budget.delta <= 0:
             raise PrivacyParameterError(
                 "delta must be in (0, 1) for the Laplace mechanism", hint="omit delta for pure epsilon-DP"
             )
-        super().__init__(budget, grid=grid)
-        self._beta = _round_down(_BETA_MARGIN * budget.epsilon / (2 * ln_upper(2 / budget.delta)))
+        super().__init__(budget, grid=grid, share=share)
+        self._beta = laplace_beta(self.epsilon_noise, budget.delta)
 
     @classmethod
-    def of(cls, epsilon: NumberLike, delta: NumberLike, *, grid: NumberLike = 1) -> SmoothLaplace:
-        return cls(Budget.spend(epsilon, delta), grid=parse_number(grid, name="grid"))
+    def of(cls, epsilon: NumberLike, delta: NumberLike, *, grid: NumberLike = 1, share: NumberLike | None = None) -> SmoothLaplace:
+        return cls(Budget.spend(epsilon, delta), grid=parse_number(grid, name="grid"), share=rs_bound_share(share))
 
     def beta(self) -> Fraction:
         return self._beta
-
-    def scale(self, rs: Any) -> Fraction:
-        return 2 * exact_sensitivity(rs) / self.epsilon
 
     def _sample(self, scale: Fraction, rng: RandomSource) -> int:
         return rounded_laplace(scale, self.grid, rng)
 
 
 class SmoothQuartic(_SmoothBase):
-    """Pure epsilon-DP: beta = eps / 10, noise (10 S / eps) Z with density of Z proportional to 1/(1+z^4)."""
+    """Pure epsilon-DP: beta = eps_noise / 10, noise (10 S / eps_noise) Z with density of Z proportional to 1/(1+z^4)."""
 
     noise = "quartic"
+    name = "smooth_quartic"
     _q95 = _Q95_QUARTIC
+    _q_bound = _Q96_QUARTIC
+    _factor = Fraction(10)
 
-    def __init__(self, budget: Budget, *, grid: Fraction = Fraction(1)) -> None:
+    def __init__(self, budget: Budget, *, grid: Fraction = Fraction(1), share: Fraction = DEFAULT_RS_BOUND_SHARE) -> None:
         budget = budget.as_spend()
         if budget.delta != 0:
             raise InternalError("SmoothQuartic is pure epsilon-DP: its budget must have delta = 0")
-        super().__init__(budget, grid=grid)
+        super().__init__(budget, grid=grid, share=share)
 
     @classmethod
-    def of(cls, epsilon: NumberLike, *, grid: NumberLike = 1) -> SmoothQuartic:
-        return cls(Budget.spend(epsilon), grid=parse_number(grid, name="grid"))
+    def of(cls, epsilon: NumberLike, *, grid: NumberLike = 1, share: NumberLike | None = None) -> SmoothQuartic:
+        return cls(Budget.spend(epsilon), grid=parse_number(grid, name="grid"), share=rs_bound_share(share))
 
     def beta(self) -> Fraction:
-        return _round_down(_BETA_MARGIN * self.epsilon / 10)
-
-    def scale(self, rs: Any) -> Fraction:
-        return 10 * exact_sensitivity(rs) / self.epsilon
+        return quartic_beta(self.epsilon_noise)
 
     def _sample(self, scale: Fraction, rng: RandomSource) -> int:
         return rounded_quartic(scale, self.grid, rng)
@@ -288,12 +435,15 @@ class GlobalLaplace(_SmoothBase):
     Used only when GS is known from the query's structure alone, never from the data: a count
     over a single relation has GS = 1 (adding or removing one tuple changes it by at most 1).
     Then Laplace(GS / eps) is eps-DP (Dwork et al. 2006) and its noise is half that of the
-    smooth-sensitivity Laplace mechanism (2 RS / eps with RS = 1) with no delta spent.
+    smooth-sensitivity Laplace mechanism (2 RS / eps with RS = 1) with no delta spent. GS is
+    public, so the interval needs no DP bound and the whole epsilon goes to the noise.
     The sensitivity passed to :meth:`release` must be that GS.
     """
 
     noise = "laplace"
+    name = "global_laplace"
     _q95 = _Q95_LAPLACE
+    _factor = Fraction(1)
 
     def __init__(self, budget: Budget, *, gs: int = 1, grid: Fraction = Fraction(1)) -> None:
         budget = budget.as_spend()
@@ -301,7 +451,13 @@ class GlobalLaplace(_SmoothBase):
             raise InternalError("GlobalLaplace is pure epsilon-DP: its budget must have delta = 0")
         if isinstance(gs, bool) or not isinstance(gs, int) or gs <= 0:
             raise InternalError(f"global sensitivity must be a positive integer, got {gs!r}")
-        super().__init__(budget, grid=grid)
+        self._budget = budget
+        if grid <= 0 or Fraction(grid).numerator != 1:
+            raise PrivacyParameterError(f"grid must be 1/k for a positive integer k, got {format_number(Fraction(grid))}")
+        self.grid = Fraction(grid)
+        self.share = Fraction(0)
+        self.epsilon_rs_bound = Fraction(0)
+        self.epsilon_noise = budget.epsilon
         self.gs = gs
 
     @classmethod
@@ -310,6 +466,9 @@ class GlobalLaplace(_SmoothBase):
 
     def beta(self) -> Fraction:
         return Fraction(0)
+
+    def for_relations(self, relations: int) -> GlobalLaplace:
+        return self
 
     def scale(self, rs: Any) -> Fraction:
         sensitivity = exact_sensitivity(rs)
@@ -320,30 +479,113 @@ class GlobalLaplace(_SmoothBase):
     def _sample(self, scale: Fraction, rng: RandomSource) -> int:
         return rounded_laplace(scale, self.grid, rng)
 
+    def release(self, true_value: int, rs: Any, *, rng: RandomSource | None = None) -> Outcome:
+        """Noisy ``true_value`` at the public scale GS / epsilon; the interval comes from GS (public)."""
+        if isinstance(true_value, bool) or not isinstance(true_value, int):
+            raise InternalError(f"release expects an integer count, got {type(true_value).__name__}")
+        scale = self.scale(rs)
+        m = self._sample(scale, rng if rng is not None else default_rng())
+        value = Fraction(true_value + m * self.grid)
+        half = self.half_width(scale)
+        release = Release(
+            value=value,
+            interval=(value - half, value + half),
+            mechanism=self.name,
+            noise=self.noise,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            epsilon_noise=self.epsilon,
+            epsilon_rs_bound=Fraction(0),
+            beta=Fraction(0),
+            grid=self.grid,
+            noise_scale_upper=scale,
+            interval_basis="global_sensitivity",
+        )
+        return Outcome(release, PrivateDetails(Fraction(self.gs), scale, None, None))
+
 
 def mechanism_for_query(
-    epsilon: NumberLike, delta: NumberLike | None, *, relations: int, grid: NumberLike = 1
+    epsilon: NumberLike, delta: NumberLike | None, *, relations: int, grid: NumberLike = 1, share: NumberLike | None = None
 ) -> SmoothLaplace | SmoothQuartic | GlobalLaplace:
-    """The mechanism for a counting query over ``relations`` relations (a structural fact, not data).
-
-    A single-relation count has global sensitivity 1, so the plain Laplace mechanism at scale
-    1/eps is used (pure eps-DP, costing (eps, 0) whatever delta was offered); joins use the
-    smooth-sensitivity mechanisms of :func:`mechanism_for`. Parameters are validated first.
-    """
-    requested = mechanism_for(epsilon, delta, grid=grid)  # validates epsilon and delta
-    if relations == 1:
-        return GlobalLaplace(Budget.spend(requested.epsilon), gs=1, grid=requested.grid)
-    return requested
+    """The mechanism for a counting query over ``relations`` relations (see :meth:`_SmoothBase.for_relations`)."""
+    return mechanism_for(epsilon, delta, grid=grid, share=share).for_relations(relations)  # type: ignore[return-value]
 
 
-def mechanism_for(epsilon: NumberLike, delta: NumberLike | None = None, *, grid: NumberLike = 1) -> SmoothLaplace | SmoothQuartic:
+def mechanism_for(
+    epsilon: NumberLike, delta: NumberLike | None = None, *, grid: NumberLike = 1, share: NumberLike | None = None
+) -> SmoothLaplace | SmoothQuartic:
     """The (epsilon, delta) Laplace mechanism if delta is given, else the pure-epsilon one.
 
+    ``share`` is the custodian's share of epsilon for the DP bound of RS (default 1/10).
     Parameters are validated here, before anything is read or spent.
     """
     if delta is None:
-        return SmoothQuartic.of(epsilon, grid=grid)
-    return SmoothLaplace.of(epsilon, delta, grid=grid)
+        return SmoothQuartic.of(epsilon, grid=grid, share=share)
+    return SmoothLaplace.of(epsilon, delta, grid=grid, share=share)
+
+
+# --------------------------------------------------------------------------------------
+# beta
+# --------------------------------------------------------------------------------------
+
+
+def laplace_beta(epsilon: Fraction, delta: Fraction) -> Fraction:
+    """beta for the smooth Laplace mechanism: (1 - 2^-40) epsilon / (2 ln(2/delta)), ln rounded up, beta rounded down."""
+    return _round_down(_BETA_MARGIN * epsilon / (2 * ln_upper(2 / delta)))
+
+
+def quartic_beta(epsilon: Fraction) -> Fraction:
+    """beta for the smooth quartic mechanism: (1 - 2^-40) epsilon / 10, rounded down."""
+    return _round_down(_BETA_MARGIN * epsilon / 10)
+
+
+# --------------------------------------------------------------------------------------
+# The DP bound of RS: exact log2 grid arithmetic
+# --------------------------------------------------------------------------------------
+
+
+def log2_steps_up(x: Fraction) -> int:
+    """The smallest integer j with 2^(j / 2^10) >= x (at least the floor -64 * 2^10), exactly.
+
+    ``2^(j/N) >= p/q`` iff ``q^N 2^j >= p^N`` with N = 2^10: integer arithmetic only.
+    """
+    if x <= 0:
+        return _LOG2_FLOOR_STEPS
+    n = 1 << _LOG2_BITS
+    a, b = x.numerator**n, x.denominator**n  # want the smallest j with b * 2^j >= a
+
+    def fits(j: int) -> bool:
+        return (b << j) >= a if j >= 0 else b >= (a << -j)
+
+    j = a.bit_length() - b.bit_length() - 1
+    while not fits(j):
+        j += 1
+    while fits(j - 1):
+        j -= 1
+    return max(j, _LOG2_FLOOR_STEPS)
+
+
+def pow2_steps_upper(k: int, bits: int = 64) -> Fraction:
+    """An upper bound of 2^(k / 2^10) within a relative 2^-(bits - 1): exact integer roots."""
+    whole, rest = divmod(k, 1 << _LOG2_BITS)
+    target = 1 << (rest + (bits << _LOG2_BITS))  # 2^(rest/N + bits), N-th power
+    root = target
+    for _ in range(_LOG2_BITS):
+        root = math.isqrt(root)  # nested floors of square roots give the floor of the N-th root
+    if root ** (1 << _LOG2_BITS) < target:
+        root += 1
+    return Fraction(root, 1 << bits) * (Fraction(2) ** whole)
+
+
+def round_up_significant(x: Fraction, digits: int) -> Fraction:
+    """The smallest number with ``digits`` significant decimal digits that is >= x (x > 0)."""
+    if x <= 0:
+        return Fraction(0)
+    exponent = len(str(x.numerator)) - len(str(x.denominator))  # within one of floor(log10 x)
+    unit = Fraction(10) ** (exponent - digits)
+    while x / unit >= 10**digits:
+        unit *= 10
+    return math.ceil(x / unit) * unit
 
 
 # --------------------------------------------------------------------------------------

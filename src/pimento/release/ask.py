@@ -1,30 +1,28 @@
-"""DP mode end to end: question -> candidates -> search on the synthetic database -> private release.
+"""DP mode, the search half: question -> candidates -> search on the synthetic database.
 
-:func:`search_question` runs the search alone: it opens the SYNTHETIC database only (the catalog
-is schema metadata, which prompts and the search may use). :func:`ask_dp` then releases the chosen
-query on the private database through :meth:`Session.release_sql`, which computes its residual
-sensitivity there and charges the ledger before the answer leaves the process. A search that finds
-nothing raises before anything is spent.
+:func:`search_question` runs the search alone: it reads the SYNTHETIC database only (the catalog
+is schema metadata, which prompts and the search may use). :meth:`pimento.release.session.Session.ask`
+then releases the chosen query on the private database (charge first, then count and residual
+sensitivity there). A search that finds nothing raises before anything is spent. This module
+does not release anything and does not import the session.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pimento.engines import Engine, open_engine
 from pimento.errors import DataSourceError, PimentoError, SearchError, UserError
 from pimento.llm.usage import Usage
-from pimento.mechanisms import mechanism_for
-from pimento.mechanisms.budget import NumberLike
 from pimento.schema import Catalog
 from pimento.search import SearchConfig, SearchResult, SensitivitySearch
 from pimento.search.mcts import votes_for_samples
 from pimento.sql import CountQuery, parse_count_query
 
-__all__ = ["AskAnswer", "SearchOutcome", "ask_dp", "default_synthetic_path", "open_synthetic", "resolve_synthetic", "search_question"]
+__all__ = ["SearchOutcome", "default_synthetic_path", "open_synthetic", "resolve_synthetic", "search_question"]
 
 SYNTH_META_TABLE = "_pimento_synth_meta"
 
@@ -48,32 +46,6 @@ class SearchOutcome:
             "llm_calls": self.llm_calls,
             "llm_tokens": self.llm_tokens,
             "search_seconds": round(self.seconds, 4),
-        }
-
-
-@dataclass(frozen=True)
-class AskAnswer:
-    """A DP answer to a question: the release, the query chosen, and the one avoided."""
-
-    question: str
-    release: Any  # pimento.release.session.SqlAnswer
-    search: SearchOutcome
-    private_rs: float
-    avoided_sql: str | None
-    seconds: float
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        released = self.release.to_dict()
-        return {
-            "question": self.question,
-            "mode": "dp",
-            **released,
-            "chosen_sql": self.search.result.sql,
-            "rs": self.private_rs,
-            "avoided_sql": self.avoided_sql,
-            "search": self.search.to_dict(),
-            "seconds": round(self.seconds, 4),
         }
 
 
@@ -217,52 +189,3 @@ def _translated(
     except UserError as exc:
         dropped.append(f"offline parser: {exc.one_line()}")
     return out, False
-
-
-def ask_dp(
-    session: Any,
-    question: str,
-    *,
-    synthetic: str | Path | None = None,
-    epsilon: NumberLike,
-    delta: NumberLike | None = None,
-    analyst: str | None = None,
-    seed_sql: tuple[str, ...] = (),
-    k: int = 10,
-    config: SearchConfig | None = None,
-    llm: str | None = None,
-    require_marker: bool = True,
-) -> AskAnswer:
-    """Answer ``question`` with DP: search on the synthetic database, then release on the private one."""
-    start = time.perf_counter()
-    mechanism = mechanism_for(epsilon, delta)  # bad parameters fail here: nothing read, nothing spent
-    session.ledger.analyst_cap(analyst or session.analyst)
-    synthetic = resolve_synthetic(synthetic, session.location, session.database.settings)
-    engine = open_synthetic(synthetic, require_marker=require_marker)
-    try:
-        outcome = search_question(
-            question,
-            engine,
-            session.database.catalog,
-            beta=mechanism.beta_float(),
-            seed_sql=seed_sql,
-            k=k,
-            config=config,
-            llm=llm,
-        )
-    finally:
-        engine.close()
-    released = session.release_sql(outcome.result.sql, epsilon, delta, analyst=analyst, question=question)
-    avoided = None
-    top1 = outcome.result.zero_shot_top1
-    if top1 is not None and top1.canonical() != outcome.result.query:
-        avoided = top1.to_sql(session.database.engine.dialect)
-    rs = released.release.sensitivity if hasattr(released.release, "sensitivity") else None
-    return AskAnswer(
-        question,
-        released,
-        outcome,
-        float(rs) if rs is not None else float("nan"),
-        avoided,
-        time.perf_counter() - start,
-    )

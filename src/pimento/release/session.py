@@ -1,43 +1,54 @@
-"""``Session``: one private database, its ledger, and the release of counting SQL queries.
+"""``Session``: one private database under its custodian's settings, its ledger, and DP releases.
 
     >>> with Session("shop.duckdb") as s:                                  # doctest: +SKIP
     ...     answer = s.release_sql("SELECT COUNT(*) FROM orders", epsilon="0.5", delta="1e-6", analyst="ann")
     ...     answer.release.value, answer.release.interval, answer.budget_left
     ...     asked = s.ask("How many orders?", synthetic="shop.syn.duckdb", epsilon="1", delta="1e-6")
 
-Order of work in :meth:`Session.release_sql`, chosen so that bad input and refused
-requests spend nothing and read as little as possible:
+A session runs under the custodian's ``pimento.toml`` beside the database (ledger, caps,
+private relations, ``[release] rs_bound_share``); the caller can only add private relations.
+
+Order of work in :meth:`Session.release_sql`, chosen so that nothing the analyst can observe
+before the charge depends on the private data:
 
 1. parameters -> mechanism (PrivacyParameterError: nothing read, nothing spent);
 2. analyst known? (BudgetError);
-3. SQL -> CountQuery (SqlError / UnsupportedQuery);
-4. answer cache: an identical earlier request returns its answer, free;
-5. budget left >= cost? (BudgetError, before any private data is read);
-6. true count and residual sensitivity at the mechanism's beta, on the private data;
-7. :func:`pimento.mechanisms.guarded_release`: charge (durable) -> noise -> cache + audit -> return.
+3. SQL -> CountQuery, on the public schema only (SqlError / UnsupportedQuery);
+4. :func:`pimento.mechanisms.guarded.guarded_release`: cache look-up and charge in one
+   transaction (a refusal depends on the budget only) -> true count and residual sensitivity
+   on the private data -> noise -> cache + audit -> return. A failure after the charge keeps
+   the charge and raises :class:`pimento.errors.ReleaseFailedError` (one fixed message; the
+   reason goes to the custodian's audit log).
+
+:meth:`Session.ask` searches the synthetic copy for the formulation to release (it never reads
+the private database), then releases it through the same step 4.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pimento.config import Settings
-from pimento.errors import BudgetError, InternalError
-from pimento.mechanisms import GlobalLaplace, GuardedAnswer, Ledger, guarded_release, mechanism_for, mechanism_for_query
-from pimento.mechanisms.guarded import cached_release
-from pimento.mechanisms.budget import NumberLike
+from pimento.errors import InternalError
+from pimento.mechanisms import GlobalLaplace, GuardedAnswer, Ledger, guarded_release, mechanism_for
+from pimento.mechanisms.budget import NumberLike, format_number
+from pimento.mechanisms.guarded import Measured
 from pimento.mechanisms.samplers import RandomSource
+from pimento.mechanisms.smooth import Mechanism
+from pimento.release import ask as _ask
+from pimento.release.ask import SearchOutcome
+from pimento.sql import CountQuery
 
-__all__ = ["SqlAnswer", "Session"]
+__all__ = ["AskAnswer", "SqlAnswer", "Session"]
 
 DEFAULT_ANALYST = "default"
 
 
 @dataclass(frozen=True)
 class SqlAnswer:
-    """A released SQL count: the guarded answer plus the query as it was counted."""
+    """A released SQL count: the guarded answer plus the query as it was counted (analyst-facing only)."""
 
     answer: GuardedAnswer
     sql: str
@@ -56,21 +67,77 @@ class SqlAnswer:
         return {"sql": self.sql, "analyst": self.analyst, "mode": self.mode, **self.answer.to_dict()}
 
 
+@dataclass(frozen=True)
+class AskAnswer:
+    """A DP answer to a question: the release, the query chosen on the synthetic copy, the one avoided.
+
+    Everything here besides :attr:`release` is computed on the synthetic copy
+    (``synthetic_rs``, ``synthetic_shapley``: which relation drives the noise there) or from
+    public inputs. ``guarantee`` is the end-to-end statement: the synthetic copy's charge plus
+    this release's (None when the copy's charge is not known to this session).
+    """
+
+    question: str
+    release: SqlAnswer
+    search: SearchOutcome
+    synthetic_rs: float
+    synthetic_shapley: dict[str, float]
+    avoided_sql: str | None
+    seconds: float
+    synthetic_budget: Any = None  # pimento.mechanisms.Budget of the copy, when known
+
+    def guarantee(self) -> dict[str, str] | None:
+        if self.synthetic_budget is None:
+            return None
+        rel = self.release.release
+        total_eps = self.synthetic_budget.epsilon + rel.epsilon
+        total_delta = self.synthetic_budget.delta + rel.delta
+        return {
+            "epsilon_synthetic": format_number(self.synthetic_budget.epsilon),
+            "delta_synthetic": format_number(self.synthetic_budget.delta),
+            "epsilon_release": format_number(rel.epsilon),
+            "delta_release": format_number(rel.delta),
+            "epsilon": format_number(total_eps),
+            "delta": format_number(total_delta),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "mode": "dp",
+            **self.release.to_dict(),
+            "chosen_sql": self.search.result.sql,
+            "synthetic_rs": self.synthetic_rs,
+            "synthetic_shapley": dict(self.synthetic_shapley),
+            "avoided_sql": self.avoided_sql,
+            "guarantee": self.guarantee(),
+            "search": self.search.to_dict(),
+            "seconds": round(self.seconds, 4),
+        }
+
+
 class Session:
-    """A private database opened read-only, with its budget ledger."""
+    """A private database opened read-only under its custodian's settings, with its budget ledger.
+
+    Args:
+        db: the database (file, DSN, or folder with pimento.toml); its custodian's pimento.toml
+            decides the ledger, the caps, the private relations and ``[release]``.
+        private: relations to treat as private in addition to the custodian's (never fewer).
+        analyst: who is asking (charged in the ledger).
+        rng: the noise source (tests only; default: the OS CSPRNG).
+    """
 
     def __init__(
         self,
         db: str | Path,
         *,
-        config: str | Path | Settings | None = None,
         private: list[str] | None = None,
         analyst: str = DEFAULT_ANALYST,
         rng: RandomSource | None = None,
     ) -> None:
         from pimento.engines.database import load_database
 
-        self.database = load_database(db, read_only=True, private=private, config=config)
+        self.database = load_database(db, read_only=True, private=private)
         self.location = str(self.database.location)
         self.ledger = Ledger.for_database(self.location, self.database.settings)
         self.analyst = analyst
@@ -86,6 +153,10 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def mechanism(self, epsilon: NumberLike, delta: NumberLike | None = None) -> Mechanism:
+        """The mechanism for (epsilon, delta) under the custodian's ``[release] rs_bound_share``; validates both."""
+        return mechanism_for(epsilon, delta, share=self.database.settings.release.rs_bound_share)
+
     def release_sql(
         self,
         sql: str,
@@ -99,42 +170,40 @@ class Session:
         from pimento.sql import parse_count_query
 
         analyst = analyst or self.analyst
-        mechanism = mechanism_for(epsilon, delta)
-        cost = mechanism.privacy_cost()
+        mechanism = self.mechanism(epsilon, delta)
         self.ledger.analyst_cap(analyst)  # unknown analyst -> BudgetError, nothing read
-        catalog = self.database.catalog
-        engine = self.database.engine
-        query = parse_count_query(sql, catalog)
-        # A single-relation count has global sensitivity 1 (structure, not data): plain Laplace.
-        mechanism = mechanism_for_query(epsilon, delta, relations=len(query.relations))
-        cost = mechanism.privacy_cost()
-        counted_sql = query.to_sql(engine.dialect)
-        hit = cached_release(self.ledger, mechanism, analyst=analyst, database=self.location, sql=counted_sql)
-        if hit is not None:
-            return SqlAnswer(hit, counted_sql, analyst)
-        left = self.ledger.remaining(self.location, analyst)
-        if not cost.fits_within(left):
-            raise BudgetError(f"budget exhausted: this request costs {cost} but only {left} is left for analyst {analyst!r}; nothing was spent")
+        query = parse_count_query(sql, self.database.catalog)
+        return self._release(query, mechanism, analyst=analyst, question=question)
+
+    def _release(self, query: CountQuery, mechanism: Mechanism, *, analyst: str, question: str | None) -> SqlAnswer:
+        """Charge, then count and RS on the private data, then noise (guarded_release)."""
         from pimento import sensitivity
 
-        true_value = _as_int(engine.execute(counted_sql).scalar())
-        if isinstance(mechanism, GlobalLaplace):
-            rs: Any = mechanism.gs
-        else:
-            rs = sensitivity.residual_sensitivity(engine, query, catalog, mechanism.beta_float(), attribution=False).rs
+        engine = self.database.engine
+        catalog = self.database.catalog
+        # A single-relation count has global sensitivity 1 (structure, not data): plain Laplace.
+        mechanism = mechanism.for_relations(len(query.relations))
+        counted_sql = query.to_sql(engine.dialect)
+
+        def measure() -> Measured:
+            true_value = _as_int(engine.execute(counted_sql).scalar())
+            if isinstance(mechanism, GlobalLaplace):
+                return Measured(true_value, mechanism.gs)
+            result = sensitivity.residual_sensitivity(engine, query, catalog, mechanism.beta_float(), attribution=False)
+            custodian = {"ls": result.ls, "k_star": result.k_star, "te": {str(k): int(v) for k, v in result.te.items()}}
+            return Measured(true_value, result.rs, custodian)
+
         answer = guarded_release(
             self.ledger,
             mechanism,
             analyst=analyst,
             database=self.location,
             sql=counted_sql,
-            true_value=true_value,
-            rs=rs,
+            measure=measure,
             question=question,
             rng=self._rng,
         )
         return SqlAnswer(answer, counted_sql, analyst)
-
 
     def ask(
         self,
@@ -148,29 +217,55 @@ class Session:
         k: int = 10,
         config: Any = None,
         llm: str | None = None,
-    ) -> Any:
+        require_marker: bool = True,
+        synthetic_budget: Any = None,
+    ) -> AskAnswer:
         """Answer a natural-language counting question with DP (``pimento ask --mode dp``).
 
         The sensitivity-guided search runs on the DP synthetic copy only (``synthetic``, else
-        ``[synth] path`` in pimento.toml, else ``DB.synthetic.duckdb`` beside the database; it never
-        reads this session's private database); the chosen query is then released with
-        :meth:`release_sql`, which charges the ledger before the answer exists. Returns a
-        :class:`pimento.release.ask.AskAnswer` (answer, chosen SQL and RS, alternatives, cost).
-        A question with no usable formulation raises a UserError and spends nothing.
+        ``[synth] path`` in pimento.toml, else ``DB.synthetic.duckdb`` beside the database; it
+        never reads this session's private database); the chosen query is then released like
+        :meth:`release_sql`. ``config`` is the search's :class:`pimento.search.SearchConfig`.
+        ``synthetic_budget`` is the copy's charge (a Budget) when the caller knows it; the answer
+        then states the end-to-end guarantee. A question with no usable formulation raises a
+        UserError and spends nothing.
         """
-        from pimento.release.ask import ask_dp
+        from pimento import sensitivity
+        from pimento.sql import parse_count_query
 
-        return ask_dp(
-            self,
+        start = time.perf_counter()
+        analyst = analyst or self.analyst
+        mechanism = self.mechanism(epsilon, delta)  # bad parameters fail here: nothing read, nothing spent
+        self.ledger.analyst_cap(analyst)
+        catalog = self.database.catalog
+        path = _ask.resolve_synthetic(synthetic, self.location, self.database.settings)
+        engine = _ask.open_synthetic(path, require_marker=require_marker)
+        try:
+            outcome = _ask.search_question(
+                question, engine, catalog, beta=mechanism.beta_float(), seed_sql=tuple(seed_sql), k=k, config=config, llm=llm
+            )
+            chosen = outcome.result.query
+            shapley: dict[str, float] = {}
+            if len(chosen.relations) > 1:
+                on_copy = sensitivity.residual_sensitivity(engine, chosen, catalog, mechanism.beta_float(), attribution=True)
+                shapley = {name: round(float(v), 4) for name, v in on_copy.shapley.items()}
+        finally:
+            engine.close()
+        query = parse_count_query(outcome.result.sql, catalog)
+        released = self._release(query, mechanism, analyst=analyst, question=question)
+        avoided = None
+        top1 = outcome.result.zero_shot_top1
+        if top1 is not None and top1.canonical() != outcome.result.query:
+            avoided = top1.to_sql(self.database.engine.dialect)
+        return AskAnswer(
             question,
-            synthetic=synthetic,
-            epsilon=epsilon,
-            delta=delta,
-            analyst=analyst,
-            seed_sql=tuple(seed_sql),
-            k=k,
-            config=config,
-            llm=llm,
+            released,
+            outcome,
+            float(outcome.result.synthetic_rs),
+            shapley,
+            avoided,
+            time.perf_counter() - start,
+            synthetic_budget,
         )
 
 
