@@ -36,6 +36,10 @@ handles the rewritable ``IN (SELECT ...)`` before this check).
 
 ``CURRENT_DATE`` is refused although it is constant within one statement: the count and T_E are
 different statements, and a release may straddle midnight.
+
+The parser applies :func:`check_selection` to every selection it reads. A
+:class:`~pimento.sql.ir.CountQuery` built another way (the offline translator, the search's
+actions) goes through :func:`check_query` before it runs on private data.
 """
 
 from __future__ import annotations
@@ -48,13 +52,16 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from pimento.errors import InternalError
+from pimento.errors import Highlight, InternalError, UnsupportedQuery
+from pimento.schema import Catalog
+from pimento.sql.ir import CountQuery, Selection
 
 __all__ = [
     "MAX_NUMBER_CHARS",
     "MAX_PATTERN_CHARS",
     "SELECTION_REASONS",
     "Refusal",
+    "check_query",
     "check_selection",
     "column_family",
 ]
@@ -147,6 +154,48 @@ def check_selection(node: exp.Expression, family_of: Callable[[exp.Column], str]
     node = node.copy()
     _Checker(family_of).predicate(node)
     return node
+
+
+def check_query(query: CountQuery, catalog: Catalog) -> CountQuery:
+    """The query with its selections checked against the allow-list (numerals rewritten), or a refusal.
+
+    For queries not read by the parser. Also refuses a cross product (relations not joined).
+
+    Raises:
+        UnsupportedQuery: a selection outside the allow-list (``construct`` from
+            :data:`SELECTION_REASONS`, highlight into the predicate), or ``cross_product``.
+    """
+    if len(query.relations) > 1 and not query.is_connected:
+        raise UnsupportedQuery(
+            "cross_product",
+            "outside the DP-compatible counting class: cross product (a relation joined to the others by no equality)",
+            hint="join every relation to the others with an equality",
+        )
+    checked = []
+    for selection in query.selections:
+        table = catalog.table(query.relation(selection.alias).table)
+
+        def family_of(column: exp.Column, table=table) -> str:
+            col = table.column(column.name)
+            return column_family(col.type, col.raw_type)
+
+        tree = selection.expression()
+        try:
+            rewritten = check_selection(tree, family_of)
+        except Refusal as refusal:
+            text = selection.predicate
+            shown = refusal.node.sql()
+            start = text.find(shown)
+            highlight = Highlight(text, start, start + len(shown)) if start >= 0 else None
+            detail = f" ({refusal.detail})" if refusal.detail else ""
+            raise UnsupportedQuery(
+                refusal.construct,
+                f"outside the DP-compatible counting class: {SELECTION_REASONS[refusal.construct]}{detail}",
+                highlight=highlight,
+                hint="Pimento releases COUNT queries over equi-joins with single-relation filters",
+            ) from None
+        checked.append(Selection(selection.alias, rewritten.sql()))
+    return CountQuery(query.relations, query.joins, tuple(checked), query.count)
 
 
 class _Checker:

@@ -353,3 +353,46 @@ def test_cross_products_are_refused(duck, sql):
         parse_count_query(sql, engine.introspect())
     assert info.value.construct == "cross_product"
     assert info.value.highlight is not None and "visit" in info.value.highlight.text
+
+
+# ----------------------------------------------------------------------------- queries built without the parser
+
+
+def test_check_query_refuses_a_selection_built_without_the_parser(duck):
+    from pimento.sql import CountQuery, Relation, Selection
+    from pimento.sql.allowlist import check_query
+
+    _, catalog = duck
+    for predicate, construct in [("CAST(person.s AS INTEGER) = 1", "cast"), ("random() < 0.5", "nondeterministic_function"),
+                                 ("person.s = 1", "type_mismatch"), ("error(person.note)", "function")]:
+        query = CountQuery((Relation("person", "person"),), (), (Selection("person", predicate),))
+        with pytest.raises(UnsupportedQuery) as info:
+            check_query(query, catalog)
+        assert info.value.construct == construct
+        assert info.value.highlight is not None and info.value.highlight.text
+
+
+def test_check_query_rewrites_numerals_and_keeps_the_rest(duck):
+    from pimento.sql import CountQuery, Relation, Selection
+    from pimento.sql.allowlist import check_query
+
+    engine, catalog = duck
+    query = CountQuery((Relation("person", "person"),), (), (Selection("person", "person.n = '99999999999' AND person.s LIKE 'A%'"),))
+    checked = check_query(query, catalog)
+    assert checked.selection_of("person") == "person.n = 99999999999 AND person.s LIKE 'A%'"
+    # Unchecked, DuckDB casts the string to the INTEGER column's type and fails on the data.
+    with pytest.raises(EngineError):
+        engine.execute(query.to_sql("duckdb"))
+    assert engine.execute(checked.to_sql("duckdb")).scalar() == 0
+
+
+def test_check_query_refuses_cross_products(duck):
+    from pimento.sql import CountQuery, Relation
+    from pimento.sql.allowlist import check_query
+
+    engine, _ = duck
+    engine.execute("CREATE TABLE IF NOT EXISTS visit (vid INTEGER PRIMARY KEY, pid INTEGER REFERENCES person(id), dx VARCHAR)")
+    query = CountQuery((Relation("p", "person"), Relation("v", "visit")))
+    with pytest.raises(UnsupportedQuery) as info:
+        check_query(query, engine.introspect())
+    assert info.value.construct == "cross_product"
