@@ -338,3 +338,40 @@ def test_harness_catches_a_private_field(tmp_path):
 def test_text_masking_hides_only_the_allowed_numbers():
     text = "7 (95% interval 1 .. 13) noise laplace scale 2.5 (rs 3.25)"
     assert mask_numbers(text, [7, 1, 13]) == "<n> (95% interval <n> .. <n>) noise laplace scale 2.5 (rs 3.25)"
+
+
+# --------------------------------------------------------------------------------------
+# docs/analyst-learns.md lists every field an analyst receives
+# --------------------------------------------------------------------------------------
+
+
+def test_docs_page_names_every_analyst_field(tmp_path):
+    """Each top-level JSON field of sql, ask, search, budget and authorize is named in docs/analyst-learns.md."""
+    from types import SimpleNamespace
+
+    from pimento.policy.enforce import Authorization
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "analyst-learns.md").read_text(encoding="utf-8")
+    d, _ = _attack_pair(3, 0)
+    folder = tmp_path / "db"
+    folder.mkdir()
+    path = d.write(folder / "clinic.duckdb")
+    synthetic = charged_copy(tmp_path / "syn", tmp_path)
+    with Session(path, analyst="ann") as session:
+        _charge_copy(session)
+    sql = cli_json(["sql", "--db", str(path), "--sql", ATTACK, "--epsilon", EPS, "--delta", DELTA, "--analyst", "ann"], 1)
+    ask = cli_json(
+        ["ask", "", "--db", str(path), "--synthetic", str(synthetic), "--epsilon", EPS, "--delta", DELTA, "--analyst", "ann",
+         "--seed-sql", ASK_SEEDS[0]],
+        2,
+    )
+    search = cli_json(["search", "", "--db", str(path), "--synthetic", str(synthetic), "--seed-sql", ASK_SEEDS[0]], 3)
+    budget = cli_json(["budget", "--db", str(path)], 4)
+    context = SimpleNamespace(sender="employee:1", recipient="researcher:2", purpose="research")
+    authorize = Authorization(context, "p", "SELECT 1", ("x",), ((1,),)).to_dict()  # type: ignore[arg-type]
+    outputs = {"sql": sql, "ask": ask, "search": search, "search.alternatives": search["alternatives"][0], "budget": budget,
+               "authorize": authorize}
+    for name, data in outputs.items():
+        assert "exit_code" not in data, (name, data)
+        missing = sorted(k for k in data if f"`{k}`" not in page)
+        assert not missing, f"docs/analyst-learns.md does not name {missing} of `pimento {name}`"
