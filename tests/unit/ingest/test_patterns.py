@@ -94,3 +94,28 @@ def test_derived_spec_reads_forms_in_any_case_with_columns_left_out(catalog) -> 
         for cell in mention.cells.values():
             (span,) = cell.spans
             assert text[span.start:span.end] == cell.value
+
+
+def test_number_and_case_normalisers(catalog) -> None:
+    text = yaml.safe_load(SPEC)
+    text["tables"]["Patient"]["rules"] = [{
+        "patterns": [r"No\. (?P<pat_id>[\d,]+): (?P<name>[a-z ]+)$"],
+        "values": {"pat_id": {"number": True}, "name": {"case": "title"}},
+    }]
+    (mention,) = OfflineExtractor(parse_spec(text, catalog), catalog).extract(Document("d", "No. 12,345: ada   lovelace"))
+    assert {c: v.value for c, v in mention.cells.items()} == {"pat_id": "12345", "name": "Ada Lovelace"}
+
+
+def test_the_spec_example_of_the_docs_is_valid_on_the_demo_schema(tmp_path) -> None:
+    import re
+    from pathlib import Path
+
+    from pimento.demo.corpus import CORPUS_PATTERNS, write_demo_corpus
+
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "ingest.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```yaml\n(.*?)```", docs, re.DOTALL)
+    info = write_demo_corpus(tmp_path / "c", patients=5)
+    catalog = load_target(info.schema_path).catalog
+    spec = parse_spec(yaml.safe_load(example), catalog)
+    assert [t.table for t in spec.tables] == ["Patient", "Visit", "MedicationOrders"]
+    assert len(parse_spec(yaml.safe_load(CORPUS_PATTERNS), catalog).tables) == len(catalog.tables)
