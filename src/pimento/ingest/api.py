@@ -42,6 +42,7 @@ class IngestReport:
     rows_added: dict[str, int]
     rejected: list[Rejected]
     provenance_spans: int
+    unlocated_values: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
@@ -63,6 +64,7 @@ class IngestReport:
             "rejected_by_table": self.rejected_by_table(),
             "rejected_examples": [r.to_dict() for r in self.rejected[:examples]],
             "provenance_spans": self.provenance_spans,
+            "unlocated_values": self.unlocated_values,
             "seconds": round(self.seconds, 3),
             "notes": list(self.notes),
         }
@@ -191,8 +193,14 @@ def ingest(
         rows_added={name: rows[name] - previous.rows.get(name, 0) for name in order},
         rejected=written.rejected,
         provenance_spans=spans,
+        unlocated_values=sum(1 for m in mentions for c in m.cells.values() if not c.spans),
         seconds=time.perf_counter() - started,
     )
+    if report.unlocated_values:
+        report.notes.append(
+            f"{report.unlocated_values} extracted value(s) were not found written in their document, so they have "
+            "no span (an LLM that reworded, or invented, a value): check them in the rows"
+        )
     if failed:
         report.notes.append(f"{len(failed)} document(s) failed and were not recorded: a re-run tries them again")
     return report

@@ -103,3 +103,30 @@ def test_the_cli_reads_a_replay_endpoint(corpus, tmp_path) -> None:
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["rows"] == {"Patient": 1, "Visit": 2} and payload["failed_documents"][0]["doc_id"] == "n3"
+
+
+class _Inventing:
+    """A fake backend (at the seam) whose answer holds a value the document does not contain."""
+
+    name = "inventing"
+
+    def complete(self, request):
+        from pimento.llm import ChatResponse, Completion
+
+        answer = {"Patient": [{"pat_id": 17, "name": "Ada Lovelace", "birth_year": 1955}], "Visit": []}
+        return ChatResponse((Completion(json.dumps(answer)),) * request.n)
+
+
+def test_a_value_not_written_in_the_document_has_no_span_and_is_counted(tmp_path) -> None:
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("Ada Lovelace (MRN 17), born 1956.", encoding="utf-8")
+    out = tmp_path / "o.duckdb"
+    report = ingest(corpus, FIXTURES / "schema.sql", out, extractor="llm", backend=_Inventing())
+    assert report.unlocated_values == 1 and "no span" in report.notes[0]
+    con = duckdb.connect(str(out), read_only=True)
+    try:
+        columns = {r[0] for r in con.execute("SELECT column_name FROM _pimento_provenance").fetchall()}
+    finally:
+        con.close()
+    assert columns == {"pat_id", "name"}
