@@ -141,3 +141,21 @@ def test_interval_is_not_wider_than_needed_by_more_than_the_bound_allows():
 
 def test_quartic_mechanism_is_the_pure_one():
     assert isinstance(mechanism_for("1"), SmoothQuartic) and isinstance(mechanism_for("1", "1e-6"), SmoothLaplace)
+
+
+def test_benchmark_runs_and_reports_each_row(capsys):
+    """`python -m pimento.bench.interval_coverage` at a tiny size: one row per (law, epsilon, RS), then the RS table."""
+    import json
+
+    from pimento.bench.interval_coverage import main
+
+    main(["--reps", "20", "--epsilon", "1", "--rs", "1", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert [(r["law"], r["epsilon"], r["rs"], r["reps"]) for r in result["rows"]] == [
+        ("smooth_laplace", "1", 1.0, 20),
+        ("smooth_quartic", "1", 1.0, 20),
+    ]
+    row = result["rows"][0]
+    assert 0 <= row["coverage"] <= 1 and row["width_over_oracle"] > 1
+    assert abs(row["noise_cost_same_rs"] - 10 / 9) < 1e-9  # scale at 0.9 epsilon over scale at epsilon
+    assert {r["query"] for r in result["rs_at_beta"]} and all(r["rs_at_beta_noise"] >= r["rs_at_beta_full"] for r in result["rs_at_beta"])
