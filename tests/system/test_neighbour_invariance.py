@@ -196,6 +196,25 @@ def test_a_failing_selection_gives_the_same_error_on_neighbours(tmp_path):
     assert_neighbour_invariant(_cli_sql(sql), d, d2, tmp_path / "c", allow=ALLOW, derived=interval_from_public_fields, what="CLI error")
 
 
+def test_a_failure_after_the_charge_gives_one_fixed_message_on_neighbours(tmp_path, monkeypatch):
+    """An engine error while the private data is read (here: RS computation failing with a message that
+    carries a private count) must read the same on D and D', and the charge must stand on both."""
+    import pimento.sensitivity
+    from pimento.errors import DataSourceError
+
+    def failing(engine, query, catalog, beta, **kw):
+        n = engine.execute("SELECT COUNT(*) FROM Visit WHERE diagnosis = 'hiv'").scalar()
+        raise DataSourceError(f"Out of Memory Error: failed after {n} hiv rows")
+
+    monkeypatch.setattr(pimento.sensitivity, "residual_sensitivity", failing)
+    d, d2 = _attack_pair(4, 1)
+    a, b = assert_neighbour_invariant(_session_sql(ATTACK), d, d2, tmp_path / "s", allow=ALLOW, what="failure after charge")
+    assert "error" in a and "hiv rows" not in a["message"], a
+    assert a["budget"]["spent"]["epsilon"] == EPS, a["budget"]  # the charge stands
+    c, _ = assert_neighbour_invariant(_cli_sql(ATTACK), d, d2, tmp_path / "c", allow=ALLOW, what="CLI failure after charge")
+    assert c["exit_code"] == 2 and "hiv rows" not in c["stderr"], c
+
+
 def test_an_unsupported_query_is_refused_alike_on_neighbours(tmp_path):
     """A refusal by the parser (data-independent) is identical, and nothing differs in the budget."""
     d, d2 = _attack_pair(2, 1)
