@@ -85,22 +85,16 @@ def check_beta(beta: float) -> float:
     return value
 
 
-def _dec(x: float | int | str | Fraction | Decimal) -> Decimal:
-    if isinstance(x, Fraction):
-        return Decimal(x.numerator) / Decimal(x.denominator)
-    return Decimal(x)  # exact for floats, ints and decimal strings
-
-
 def beta_from_epsilon(epsilon: float | str | Decimal, delta: float | str | Decimal | None = None) -> float:
     """Smoothing parameter for a release, rounded DOWN to a float.
 
     ``eps / (2 ln(2/delta))`` for (eps, delta)-DP with Laplace noise, ``eps / 10`` for pure eps-DP
     (ARCHITECTURE.md, "Privacy model"). A smaller beta only makes RS larger (safe).
 
-    >>> beta_from_epsilon("1")
-    0.1
+    >>> beta_from_epsilon("1")  # 1/10 rounded down: the float 0.1 is above one tenth
+    0.09999999999999999
     >>> round(beta_from_epsilon("1", "1e-6"), 6)
-    0.034486
+    0.034462
     """
     with localcontext() as ctx:
         ctx.prec = _PREC
@@ -131,13 +125,18 @@ def _float_down(value: Decimal) -> float:
 
 
 def round_up_float(value: Fraction | Decimal | int) -> float:
-    """The smallest float not below ``value``."""
-    d = _dec(value) if not isinstance(value, Decimal) else value
-    with localcontext() as ctx:
-        ctx.prec = _PREC
-        f = float(d)
-        if _dec(f) < d:
-            f = math.nextafter(f, math.inf)
+    """The smallest float not below ``value`` (``inf`` past the largest float), compared exactly.
+
+    >>> round_up_float(Fraction(1, 2) + Fraction(1, 10**40)) > 0.5
+    True
+    """
+    exact = Fraction(value)  # exact for ints, Fractions and finite Decimals
+    try:
+        f = float(exact)  # correctly rounded, either way
+    except OverflowError:
+        return math.inf if exact > 0 else -math.nextafter(math.inf, 0)
+    if Fraction(f) < exact:
+        f = math.nextafter(f, math.inf)
     return f
 
 
@@ -146,10 +145,11 @@ def exp_neg_upper(beta: float, k: int) -> Decimal:
     if k == 0:
         return Decimal(1)
     with localcontext() as ctx:
-        ctx.prec = _PREC + 20
-        exponent = -(Decimal(beta) * k)  # exact: beta is a binary float, k an int
+        b = Decimal(beta)  # exact: a binary float has a finite decimal expansion (up to ~770 digits)
+        ctx.prec = len(b.as_tuple().digits) + len(str(abs(k))) + 2
+        exponent = -(b * k)  # exact at that precision
         ctx.prec = _PREC
-        return exponent.exp().next_plus()
+        return exponent.exp().next_plus()  # exp is correctly rounded (half even): one ulp up is above
 
 
 def k_max(d: int, beta: float) -> int:

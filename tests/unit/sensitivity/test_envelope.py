@@ -1,13 +1,16 @@
-"""The envelope maximisation against an exhaustive evaluation over the whole search box.
+"""The envelope maximisation against an exhaustive evaluation over a generous region.
 
-The box [0, floor(1/beta) + 1]^d contains a maximiser (PROOF.md, section 3); here every integer
-point of it is evaluated with numpy, for random T_E (zeros, ties, non-monotone values), GS caps
-and small beta, so the pruning by narrowing and bounds is checked where it matters.
+The code searches the box [0, floor(1/beta) + 1]^d (PROOF.md, section 3); here every integer
+point with |s| <= 10/beta + 10 is evaluated with numpy (a bound that does not repeat the code's),
+for random T_E (zeros, ties, non-monotone values), GS caps and small beta, so the box and the
+pruning by narrowing and bounds are checked where it matters. The directed rounding is checked
+against 120-digit arithmetic.
 """
 
 from __future__ import annotations
 
 import math
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from itertools import combinations
 
@@ -18,16 +21,25 @@ from hypothesis import strategies as st
 
 import pimento.sensitivity.envelope as envelope_module
 from pimento.sensitivity import maximize_envelope
+from pimento.sensitivity.envelope import exp_neg_upper, round_up_float
 
 from ._brute import rs_brute
 
 
 def box_brute(relations, private, te, beta, gs=None):
-    """max over i in P and s in [0, U]^d of e^{-beta |s|} min(GS, f_i(s)) (floats), and its argmax value."""
+    """max over i in P and s with |s| <= K of e^{-beta |s|} min(GS, f_i(s)) (floats).
+
+    K = ceil(10 / beta) + 10 is a generous bound chosen independently of the code's box
+    (``floor(1/beta) + 1`` per coordinate): e^{-beta k} (1 + k)^d is far past its peak there for d <= 3.
+    """
     priv = [a for a in relations if a in private]
     d = len(priv) - 1
-    U = math.floor(1 / beta) + 1
-    grid = np.stack(np.meshgrid(*[np.arange(U + 1)] * d, indexing="ij"), axis=-1).reshape(-1, d) if d else np.zeros((1, 0))
+    K = math.ceil(10 / beta) + 10
+    if d:
+        grid = np.stack(np.meshgrid(*[np.arange(K + 1)] * d, indexing="ij"), axis=-1).reshape(-1, d)
+        grid = grid[grid.sum(axis=1) <= K]
+    else:
+        grid = np.zeros((1, 0))
     best = 0.0
     for i in priv:
         others = [p for p in priv if p != i]
@@ -52,7 +64,8 @@ def envelopes(draw):
     for size in range(1, m):
         for combo in combinations(rels, size):
             te[frozenset(combo)] = draw(st.one_of(st.just(0), st.integers(1, 5), st.integers(1, 10**6)))
-    beta = draw(st.sampled_from([0.05, 0.1, 0.2, 0.5, 1.0]))
+    # 1/beta integer and not (0.4, 0.3, 0.15): the maximiser can sit at ceil(1/beta) = floor(1/beta) + 1
+    beta = draw(st.sampled_from([0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 1.0]))
     gs = draw(st.one_of(st.none(), st.integers(1, 10**5)))
     d = len(private) - 1
     if d >= 3 and beta < 0.1:
@@ -130,3 +143,74 @@ def test_envelope_is_fast_enough_to_search_six_relations(m):
             te[frozenset(combo)] = 1 if size == 0 else int(10 ** (rnd.uniform(0, 1.5) * size))
     env = maximize_envelope(rels, rels, te, 0.01)
     assert env.nodes < 2_000
+
+
+def _exp_neg(beta: float, k: int, digits: int = 120) -> Decimal:
+    """e^{-beta k} to ``digits`` significant digits (the product beta * k is exact)."""
+    with localcontext() as ctx:
+        ctx.prec = 2000  # a binary float has at most ~770 significant decimal digits
+        exponent = -(Decimal(beta) * k)
+        ctx.prec = digits
+        return exponent.exp()
+
+
+@pytest.mark.parametrize("beta", [0.4, 0.55, 0.35, 0.26, 0.21, 0.15])
+def test_envelope_reaches_ceil_of_one_over_beta(search_mode, beta):
+    """T_{} = 1, T_a = T_b = 0: RS = max_s s e^{-beta s}, at s = ceil(1/beta) for these betas.
+
+    At beta = 0.4 that is 3 e^{-1.2} = 0.9036; a box cut to floor(1/beta) gives 2 e^{-0.8} = 0.8987.
+    """
+    te = {frozenset(): 1, frozenset({"a"}): 0, frozenset({"b"}): 0}
+    env = maximize_envelope(["a", "b"], ["a", "b"], te, beta)
+    best = max(range(0, 100), key=lambda s: s * math.exp(-beta * s))
+    assert best == math.ceil(1 / beta)
+    true = best * _exp_neg(beta, best)
+    assert env.k_star == best and env.inner == best
+    assert Decimal(env.rs.numerator) / Decimal(env.rs.denominator) >= true
+    assert float(env.rs) == pytest.approx(float(true), rel=1e-12)
+    if beta == 0.4:
+        assert round(float(env.rs), 4) == 0.9036
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    beta=st.one_of(st.floats(1e-9, 20.0), st.sampled_from([0.1, 0.4, 1 / 3, 0.05, 1e-6, 2.0**-30])),
+    fraction=st.floats(0.0, 1.0),
+)
+def test_exp_neg_upper_is_above_the_true_value_and_within_two_units(beta, fraction):
+    """exp_neg_upper(beta, k) >= e^{-beta k} (120 digits), and above it by at most 2 units in the 60th digit."""
+    k = 1 + min(10**9, int(fraction * 30 / beta))  # beta k up to ~50, as in the envelope (k <= d (1/beta + 1))
+    got = exp_neg_upper(beta, k)
+    true = _exp_neg(beta, k)
+    assert got >= true, (beta, k)
+    with localcontext() as ctx:
+        ctx.prec = 120
+        assert (got - true) / true <= Decimal("2e-59"), (beta, k)
+
+
+def test_exp_neg_upper_is_one_at_zero_and_positive_far_out():
+    assert exp_neg_upper(0.3, 0) == 1
+    assert exp_neg_upper(50.0, 10**7) > 0  # e^{-5e8} underflows the decimal context: still an upper bound
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    numerator=st.integers(0, 10**80),
+    denominator=st.integers(1, 10**80),
+    nudge=st.sampled_from([0, 1, -1]),
+)
+def test_round_up_float_is_the_smallest_float_not_below(numerator, denominator, nudge):
+    value = Fraction(numerator, denominator)
+    if nudge:  # a value a hair above or below a float, where 28-digit decimal division rounds wrongly
+        value = max(Fraction(0), Fraction(float(value)) + nudge * Fraction(1, 10**60))
+    f = round_up_float(value)
+    assert Fraction(f) >= value
+    assert Fraction(math.nextafter(f, -math.inf)) < value or f == 0.0
+
+
+def test_round_up_float_regressions():
+    # 1/2 + 1e-40 became 0.5 through a 28-digit Decimal division (rounded down, below the value)
+    assert round_up_float(Fraction(1, 2) + Fraction(1, 10**40)) == math.nextafter(0.5, 1)
+    assert round_up_float(Decimal("0.5000000000000000000000000000000000000001")) == math.nextafter(0.5, 1)
+    assert round_up_float(Fraction(10**400)) == math.inf
+    assert round_up_float(7) == 7.0

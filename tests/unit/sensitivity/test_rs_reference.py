@@ -124,12 +124,13 @@ def test_rs_is_rounded_up():
     env = maximize_envelope(["a", "b"], ["a", "b"], te, 0.3)
     assert isinstance(env.rs, Fraction)
     # the true value e^{-0.3 k} (T + k) at the maximiser, in high precision, is below rs
-    from decimal import Decimal, getcontext
+    from decimal import Decimal, localcontext
 
-    getcontext().prec = 80
-    k = env.k_star
-    true = (Decimal(-0.3) * k).exp() * env.inner
-    assert Decimal(env.rs.numerator) / Decimal(env.rs.denominator) >= true
+    with localcontext() as ctx:  # never the global context: other tests' decimal arithmetic would change
+        ctx.prec = 80
+        k = env.k_star
+        true = (Decimal(-0.3) * k).exp() * env.inner
+        assert Decimal(env.rs.numerator) / Decimal(env.rs.denominator) >= true
     assert env.rs_float >= float(env.rs)
 
 
