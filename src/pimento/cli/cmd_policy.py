@@ -131,7 +131,7 @@ def register(app: typer.Typer) -> None:
         database = load_database(db, config=config)
         try:
             enforcer = Enforcer(compiled, database.engine, database.catalog)
-            context = enforcer.context(sender, recipient, purpose)
+            context = enforcer.context(sender, recipient, purpose, verify=True)
             explanation = enforcer.explain(context, sql, cells=cells)
             ledger = Ledger.for_database(str(database.location), database.settings)
             try:

@@ -417,24 +417,37 @@ class Enforcer:
 
     # ---- context -------------------------------------------------------------------
 
-    def identity(self, value: str, *, what: str) -> Identity:
-        """Parse ``KIND:ID`` (or a bare ``ID`` found in exactly one principal relation) and check it exists."""
+    def identity(self, value: str, *, what: str, verify: bool = False) -> Identity:
+        """Parse ``KIND:ID`` with ``KIND`` a principal of the policy.
+
+        The analyst's path (``verify=False``) never reads the data: an identifier that no
+        principal row has holds no role and matches no condition, so it is authorized only
+        what norms grant to any identity. Refusing it would tell the analyst who is in the
+        private relations (``patient:7`` exists or not). Custodian tools pass ``verify=True``:
+        the identity must exist, and a bare ``ID`` found in exactly one principal relation is
+        accepted.
+        """
         if not isinstance(value, str) or not value.strip():
             raise PolicyError(f"the {what} is empty", hint="write KIND:ID, e.g. employee:20")
         value = value.strip()
         kind, sep, ident = value.partition(":")
+        kinds = ", ".join(self.compiled.principals)
         if sep and kind in self.compiled.principals:
-            if self._exists(kind, ident):
+            if not ident:
+                raise PolicyError(f"the {what} {value!r} has no identifier", hint="write KIND:ID, e.g. employee:20")
+            if not verify or self._exists(kind, ident):
                 return Identity(kind, ident)
             p = self.compiled.principals[kind]
             raise PolicyError(
                 f"unknown {what} {value!r}: no {p['relation']} row has {p['key']} = {ident!r}",
                 hint=f"use an existing {kind}",
             )
+        if not verify:
+            raise PolicyError(f"unknown {what} {value!r}: write KIND:ID with KIND one of {kinds}",
+                              hint="write KIND:ID, e.g. employee:20")
         found = [k for k in self.compiled.principals if self._exists(k, value)]
         if len(found) == 1:
             return Identity(found[0], value)
-        kinds = ", ".join(self.compiled.principals)
         if not found:
             raise PolicyError(f"unknown {what} {value!r}: no principal ({kinds}) has this identifier",
                               hint="write KIND:ID, e.g. employee:20")
@@ -449,10 +462,11 @@ class Enforcer:
             self._known[key] = bool(self.engine.execute(sql, [ident]).rows)
         return self._known[key]
 
-    def context(self, sender: str, recipient: str, purpose: str) -> Context:
-        """Validate a context; unknown identities or purposes are errors naming the value."""
-        s = self.identity(sender, what="sender")
-        r = self.identity(recipient, what="recipient")
+    def context(self, sender: str, recipient: str, purpose: str, *, verify: bool = False) -> Context:
+        """Validate a context: identities ``KIND:ID`` of known kinds (that exist, with ``verify``,
+        for custodian tools; see :meth:`identity`) and a known purpose; errors name the value."""
+        s = self.identity(sender, what="sender", verify=verify)
+        r = self.identity(recipient, what="recipient", verify=verify)
         if not isinstance(purpose, str) or not self.compiled.purpose_names(purpose):
             known = sorted({v for vs in self.compiled.purposes.values() for v in vs})
             raise PolicyError(f"unknown purpose {purpose!r}", hint=f"purposes: {', '.join(known)}")

@@ -3,6 +3,7 @@ the authorized result only; the diagnostics are an audited custodian tool."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 from pimento.cli.app import app
 from pimento.engines.database import load_database
 from pimento.mechanisms import Ledger
+from pimento.policy import CompiledPolicy, Enforcer
 
 runner = CliRunner()
 
@@ -65,6 +67,7 @@ def _with_more_hiv_visits(src: Path, dst: Path, study: list[int], others: list[i
         for i, pat in enumerate(study[:3] + others[:4]):
             con.execute("INSERT INTO Visit VALUES (?, ?, ?, DATE '2023-05-01', 'HIV disease', 'follow-up')",
                         [top + 1 + i, pat, attending])
+        con.execute("CHECKPOINT")  # the file alone holds the rows (no WAL beside it)
     finally:
         con.close()
 
@@ -101,6 +104,15 @@ def test_analyst_output_is_identical_on_databases_differing_in_prohibited_cells(
                 assert word not in a.stdout
         payload = json.loads(_authorize(hospital_path, out, *ctx, sql, "--json").stdout)
         assert set(payload) == ANALYST_KEYS
+    # the Python object the analyst API returns: equal values, nothing but public inputs and rows
+    compiled = CompiledPolicy.from_dict(json.loads(out.read_text()))
+    got = []
+    for path in (d1, d2):
+        with load_database(path) as database:
+            enforcer = Enforcer(compiled, database.engine, database.catalog)
+            got.append(enforcer.authorize(enforcer.context(*ctx), "SELECT diagnosis FROM Visit"))
+    assert got[0] == got[1]
+    assert {f.name for f in dataclasses.fields(got[0])} == {"context", "policy", "sql", "columns", "rows"}
     first = json.loads(_authorize(hospital_path, out, *ctx, "SELECT COUNT(*) FROM Visit WHERE diagnosis IN "
                                   "(SELECT diagnosis FROM DxCategory WHERE hivstatus = 'positive')", "--json").stdout)
     assert first["rows"] == [[0]]

@@ -100,23 +100,40 @@ def test_decisions_name_the_norms(enforcer, n1) -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "words"),
+    ("value", "words", "verify"),
     [
-        ("employee:999999", "unknown sender 'employee:999999'"),
-        ("employee:1' OR '1'='1", "unknown sender"),
-        ("nobody:1", "unknown sender 'nobody:1'"),
-        ("", "the sender is empty"),
+        ("employee:999999", "unknown sender 'employee:999999'", True),
+        ("employee:1' OR '1'='1", "unknown sender", True),
+        ("nobody:1", "unknown sender 'nobody:1'", False),
+        ("nobody:1", "unknown sender 'nobody:1'", True),
+        ("employee:", "has no identifier", False),
+        ("", "the sender is empty", False),
+        ("1", "write KIND:ID", False),
     ],
 )
-def test_bad_sender_is_named(enforcer, value, words) -> None:
+def test_bad_sender_is_named(enforcer, value, words, verify) -> None:
     with pytest.raises(PolicyError) as err:
-        enforcer.context(value, "employee:1", "treatment")
+        enforcer.context(value, "employee:1", "treatment", verify=verify)
     assert words in err.value.message
 
 
 def test_ambiguous_bare_identifier(enforcer) -> None:
     with pytest.raises(PolicyError, match="ambiguous sender '1'"):
-        enforcer.context("1", "employee:1", "treatment")
+        enforcer.context("1", "employee:1", "treatment", verify=True)
+
+
+def test_analyst_cannot_probe_who_exists(enforcer, compiled, hospital) -> None:
+    """An identity is never checked against the data on the analyst's path: whether patient N
+    (or employee N) exists is private. An existing and a missing id give the same answer."""
+    top = _q(hospital, "SELECT MAX(pat_id) FROM Patient")[0][0]
+    w = compiled.checks["satisfiability"]["witnesses"]["N3"]
+    answers = []
+    for pat in (top, top + 1000):
+        ctx = enforcer.context(f"patient:{pat}", f"researcher:{w['recipient']}", "research")
+        answers.append(enforcer.authorize(ctx, "SELECT pat_id, sex FROM Patient").to_dict()["rows"])
+    assert answers[0] == answers[1] == []
+    ghost = enforcer.context("employee:999999", "employee:999998", "treatment")  # holds no role: nothing
+    assert enforcer.authorize(ghost, "SELECT COUNT(diagnosis) FROM Visit").rows == ((0,),)
 
 
 @pytest.mark.parametrize("purpose", ["marketing", "treatment'; DROP TABLE Visit; --", "TREATMENT", "any"])
