@@ -322,6 +322,21 @@ def test_finding_1_attack_ask_cli(tmp_path):
     assert masked[0] == masked[1], f"pimento ask text differs between neighbours:\nD : {masked[0]}\nD': {masked[1]}"
 
 
+def test_search_output_is_identical_on_neighbours(tmp_path):
+    """`pimento search` reads only the synthetic copy: nothing at all may differ (timings aside)."""
+    d, d2 = _attack_pair(5, 1)
+    synthetic_copy = charged_copy(tmp_path / "syn", tmp_path)
+
+    def run(path: Path, rng) -> dict:
+        with Session(path, analyst="ann") as session:
+            _charge_copy(session)
+        args = ["search", "", "--db", str(path), "--synthetic", str(synthetic_copy), "--seed-sql", ASK_SEEDS[0]]
+        return {"json": drop_timings(cli_json(args, 0)), "text": " ".join(cli_text(args, 0)["stdout"].split(" evaluations")[0:1])}
+
+    a, _ = assert_neighbour_invariant(run, d, d2, tmp_path, allow=(), what="pimento search")
+    assert "sql" in a["json"], a
+
+
 @pytest.mark.slow
 @settings(SLOW, max_examples=6)
 @given(data=st.data(), d=clinics(min_patients=2))
