@@ -70,11 +70,32 @@ def standin_synthetic():
 
     from pimento.demo.hospital import create_demo
 
-    def make(path: Path, *, patients: int = 300, seed: int = 11) -> Path:
+    def make(path: Path, *, patients: int = 300, seed: int = 11, for_database: Path | None = None) -> Path:
+        """With ``for_database``: the copy's metadata names that database and its ledger is charged
+        (1.6, 1e-6) under the copy's id, as `pimento synth` does, so ``ask``/``search`` accept it."""
         create_demo(path, patients=patients, seed=seed)
         con = duckdb.connect(str(path))
-        con.execute("CREATE TABLE _pimento_synth_meta (k VARCHAR, v VARCHAR)")
+        if for_database is None:
+            con.execute("CREATE TABLE _pimento_synth_meta (k VARCHAR, v VARCHAR)")
+            con.close()
+            return path.resolve()
+        import uuid
+
+        from pimento.engines.database import load_database
+        from pimento.mechanisms import Budget, Ledger
+        from pimento.mechanisms.ledger import database_key
+
+        database = load_database(for_database)
+        location = str(database.location)
+        copy_id = f"standin-{uuid.uuid4()}"
+        con.execute(
+            "CREATE TABLE _pimento_synth_meta (epsilon VARCHAR, delta VARCHAR, root VARCHAR, copy_id VARCHAR, database_key VARCHAR, details VARCHAR)"
+        )
+        con.execute("INSERT INTO _pimento_synth_meta VALUES ('1.6', '0.000001', 'Patient', ?, ?, '{}')", [copy_id, database_key(location)])
         con.close()
+        with Ledger.for_database(location, database.settings) as ledger:
+            ledger.charge_synthetic(location, Budget.of("1.6", "0.000001"), copy_id=copy_id)
+        database.close()
         return path.resolve()
 
     return make

@@ -48,8 +48,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Search the synthetic database for the lowest-sensitivity correct formulation (spends nothing)."""
         from pimento.engines.database import load_database
-        from pimento.mechanisms import mechanism_for
+        from pimento.mechanisms import Ledger, mechanism_for
         from pimento.release.ask import open_synthetic, resolve_synthetic, search_question
+        from pimento.release.synthetic import synthetic_guarantee
 
         # Schema and pimento.toml only: the private data is never read by the search.
         schema = load_database(db, read_only=True)
@@ -57,7 +58,10 @@ def register(app: typer.Typer) -> None:
         schema.close()
         # beta as the release at (epsilon, delta) will use it, under the custodian's [release] settings.
         mechanism = mechanism_for(epsilon, delta or None, share=schema.settings.release.rs_bound_share)
-        engine = open_synthetic(resolve_synthetic(synthetic, schema.location, schema.settings))
+        path = resolve_synthetic(synthetic, schema.location, schema.settings)
+        with Ledger.for_database(str(schema.location), schema.settings) as ledger:
+            synthetic_guarantee(ledger, str(schema.location), path)  # a copy not charged to this database is refused
+        engine = open_synthetic(path)
         try:
             outcome = search_question(
                 question, engine, catalog, beta=mechanism.beta_float(), seed_sql=tuple(seed_sql), k=k,
@@ -113,13 +117,13 @@ def register(app: typer.Typer) -> None:
         cached = "  [dim]cached, no new cost[/]" if data["cached"] else ""
         console.print(f"answer: [bold green]{data['value']}[/]  (95% interval {lo} .. {hi}){cached}", highlight=False)
         console.print(describe_release(data), highlight=False)
-        if data["guarantee"]:
-            g = data["guarantee"]
-            console.print(
-                f"end-to-end guarantee: ({g['epsilon']}, {g['delta']})-DP = synthetic copy ({g['epsilon_synthetic']}, "
-                f"{g['delta_synthetic']}) + this release ({g['epsilon_release']}, {g['delta_release']})",
-                highlight=False,
-            )
+        g = data["guarantee"]
+        console.print(
+            f"end-to-end guarantee: ({g['epsilon']}, {g['delta']})-DP = synthetic copy ({g['epsilon_synthetic']}, "
+            f"{g['delta_synthetic']}) + this release ({g['epsilon_release']}, {g['delta_release']})"
+            + (f", for neighbours that agree on: {'; '.join(g['public_inputs'])}" if g["public_inputs"] else ""),
+            highlight=False,
+        )
         console.print(f"SQL: {data['chosen_sql']}", highlight=False)
         drivers = ", ".join(f"{name} {share:.2f}" for name, share in sorted(data["synthetic_shapley"].items(), key=lambda kv: -kv[1]))
         console.print(

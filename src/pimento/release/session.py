@@ -33,7 +33,7 @@ from typing import Any
 
 from pimento.errors import InternalError
 from pimento.mechanisms import GlobalLaplace, GuardedAnswer, Ledger, guarded_release, mechanism_for
-from pimento.mechanisms.budget import NumberLike, format_number
+from pimento.mechanisms.budget import Budget, NumberLike, format_number
 from pimento.mechanisms.guarded import Measured
 from pimento.mechanisms.samplers import RandomSource
 from pimento.mechanisms.smooth import Mechanism
@@ -73,8 +73,9 @@ class AskAnswer:
 
     Everything here besides :attr:`release` is computed on the synthetic copy
     (``synthetic_rs``, ``synthetic_shapley``: which relation drives the noise there) or from
-    public inputs. ``guarantee`` is the end-to-end statement: the synthetic copy's charge plus
-    this release's (None when the copy's charge is not known to this session).
+    public inputs. :meth:`guarantee` is the end-to-end statement: the synthetic copy's charge
+    (found in this database's ledger) plus this release's, for neighbours that agree on the
+    declared-public inputs the copy took without noise (``public_inputs``).
     """
 
     question: str
@@ -84,11 +85,10 @@ class AskAnswer:
     synthetic_shapley: dict[str, float]
     avoided_sql: str | None
     seconds: float
-    synthetic_budget: Any = None  # pimento.mechanisms.Budget of the copy, when known
+    synthetic_budget: Budget
+    public_inputs: tuple[str, ...] = ()
 
-    def guarantee(self) -> dict[str, str] | None:
-        if self.synthetic_budget is None:
-            return None
+    def guarantee(self) -> dict[str, Any]:
         rel = self.release.release
         total_eps = self.synthetic_budget.epsilon + rel.epsilon
         total_delta = self.synthetic_budget.delta + rel.delta
@@ -99,6 +99,7 @@ class AskAnswer:
             "delta_release": format_number(rel.delta),
             "epsilon": format_number(total_eps),
             "delta": format_number(total_delta),
+            "public_inputs": list(self.public_inputs),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -217,8 +218,6 @@ class Session:
         k: int = 10,
         config: Any = None,
         llm: str | None = None,
-        require_marker: bool = True,
-        synthetic_budget: Any = None,
     ) -> AskAnswer:
         """Answer a natural-language counting question with DP (``pimento ask --mode dp``).
 
@@ -226,11 +225,13 @@ class Session:
         ``[synth] path`` in pimento.toml, else ``DB.synthetic.duckdb`` beside the database; it
         never reads this session's private database); the chosen query is then released like
         :meth:`release_sql`. ``config`` is the search's :class:`pimento.search.SearchConfig`.
-        ``synthetic_budget`` is the copy's charge (a Budget) when the caller knows it; the answer
-        then states the end-to-end guarantee. A question with no usable formulation raises a
-        UserError and spends nothing.
+        A copy whose charge is not in this database's ledger is refused
+        (:class:`pimento.release.synthetic.SyntheticCopyError`), so every answer states its
+        end-to-end guarantee. A question with no usable formulation raises a UserError and
+        spends nothing.
         """
         from pimento import sensitivity
+        from pimento.release.synthetic import synthetic_guarantee
         from pimento.sql import parse_count_query
 
         start = time.perf_counter()
@@ -239,7 +240,8 @@ class Session:
         self.ledger.analyst_cap(analyst)
         catalog = self.database.catalog
         path = _ask.resolve_synthetic(synthetic, self.location, self.database.settings)
-        engine = _ask.open_synthetic(path, require_marker=require_marker)
+        synthetic_budget, public_inputs = synthetic_guarantee(self.ledger, self.location, path)
+        engine = _ask.open_synthetic(path)
         try:
             outcome = _ask.search_question(
                 question, engine, catalog, beta=mechanism.beta_float(), seed_sql=tuple(seed_sql), k=k, config=config, llm=llm
@@ -266,6 +268,7 @@ class Session:
             avoided,
             time.perf_counter() - start,
             synthetic_budget,
+            tuple(public_inputs),
         )
 
 

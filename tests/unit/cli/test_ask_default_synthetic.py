@@ -16,7 +16,8 @@ def test_ask_without_synthetic_uses_the_copy_beside_the_database(tmp_path, stand
     create_demo(db, patients=300, seed=5)
     (tmp_path / "other").mkdir()
     # The demo writes a pimento.toml beside its database: build the stand-in elsewhere, then copy it.
-    shutil.copy(standin_synthetic(tmp_path / "other" / "hospital.duckdb", seed=6), tmp_path / "hospital.synthetic.duckdb")
+    made = standin_synthetic(tmp_path / "other" / "hospital.duckdb", seed=6, for_database=db)
+    shutil.copy(made, tmp_path / "hospital.synthetic.duckdb")
     result = CliRunner().invoke(
         app,
         ["ask", DEMO_QUESTION, "--db", str(db), "--mode", "dp", "--epsilon", "1", "--delta", "1e-6",
@@ -26,3 +27,17 @@ def test_ask_without_synthetic_uses_the_copy_beside_the_database(tmp_path, stand
     data = json.loads(result.stdout)
     assert data["chosen_sql"].startswith("SELECT COUNT")
     assert data["budget_left"]
+    # The answer states its end-to-end guarantee: the copy's charge plus the release's.
+    assert data["guarantee"]["epsilon"] == "2.6" and data["guarantee"]["epsilon_synthetic"] == "1.6"
+    assert "synthetic_rs" in data and "rs" not in data
+
+
+def test_ask_refuses_a_copy_not_charged_to_this_database(tmp_path, standin_synthetic):
+    db = tmp_path / "hospital.duckdb"
+    create_demo(db, patients=300, seed=5)
+    (tmp_path / "other").mkdir()
+    shutil.copy(standin_synthetic(tmp_path / "other" / "hospital.duckdb", seed=6), tmp_path / "hospital.synthetic.duckdb")
+    for command in (["ask", DEMO_QUESTION, "--mode", "dp", "--epsilon", "1", "--delta", "1e-6"], ["search", DEMO_QUESTION]):
+        result = CliRunner().invoke(app, [*command, "--db", str(db), "--rollouts", "3"])
+        assert result.exit_code == 2, result.output
+        assert "older `pimento synth`" in " ".join(result.output.split()) and "Traceback" not in result.output
