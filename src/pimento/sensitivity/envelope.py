@@ -51,6 +51,7 @@ import numpy as np
 from pimento.errors import InternalError, PrivacyParameterError
 
 __all__ = [
+    "MIN_BETA",
     "Envelope",
     "beta_from_epsilon",
     "check_beta",
@@ -71,8 +72,14 @@ NARROW_ROUNDS = 1
 EXHAUSTIVE_POINTS = 4096
 
 
+#: The smallest beta the envelope search takes: its box reaches floor(1/beta) + 1 per coordinate,
+#: which must stay an exact float and far inside int64 (below it the search overflowed, or its
+#: float narrowing could cut the box; RS there grows like beta^-d, noise beyond any use).
+MIN_BETA = 2.0**-50
+
+
 def check_beta(beta: float) -> float:
-    """``beta`` as a positive finite float, or a PrivacyParameterError."""
+    """``beta`` as a finite float in [MIN_BETA, inf), or a PrivacyParameterError."""
     try:
         value = float(beta)
     except (TypeError, ValueError):
@@ -81,6 +88,11 @@ def check_beta(beta: float) -> float:
         raise PrivacyParameterError(
             f"beta must be positive and finite, got {beta!r}",
             hint="use --beta B > 0, or --epsilon E [--delta D] to derive it",
+        )
+    if value < MIN_BETA:
+        raise PrivacyParameterError(
+            f"beta = {beta!r} is below {MIN_BETA!r} (2^-50), the smallest the residual-sensitivity search supports",
+            hint="use a larger epsilon (beta is about epsilon / 10): at this beta the noise would exceed any count by far",
         )
     return value
 

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 import pimento.sensitivity.envelope as envelope_module
 from pimento.sensitivity import maximize_envelope
-from pimento.sensitivity.envelope import exp_neg_upper, round_up_float
+from pimento.errors import PrivacyParameterError
+from pimento.sensitivity.envelope import MIN_BETA, exp_neg_upper, round_up_float
 
 from ._brute import rs_brute
 
@@ -214,3 +215,25 @@ def test_round_up_float_regressions():
     assert round_up_float(Decimal("0.5000000000000000000000000000000000000001")) == math.nextafter(0.5, 1)
     assert round_up_float(Fraction(10**400)) == math.inf
     assert round_up_float(7) == 7.0
+
+
+@pytest.mark.parametrize("beta", [1e-19, 1e-25, 1e-300, 5e-324])
+def test_beta_below_the_supported_minimum_is_a_parameter_error(beta):
+    """Was an OverflowError (exit 70) from the search box for beta < ~2^-62 with two or more private relations."""
+    te = {frozenset(): 1, frozenset({"a"}): 7, frozenset({"b"}): 7}
+    with pytest.raises(PrivacyParameterError):
+        maximize_envelope(["a", "b"], ["a", "b"], te, beta)
+
+
+@pytest.mark.parametrize("m", [2, 3])
+def test_envelope_is_exact_at_the_smallest_beta(m):
+    """At beta = 2^-50 the maximiser sits near 1/beta = 2^50: still found exactly, rounded up."""
+    rels = [f"R{i}" for i in range(m)]
+    te = {frozenset(c): (1 if not c else 7 * len(c)) for n in range(m) for c in combinations(rels, n)}
+    env = maximize_envelope(rels, rels, te, MIN_BETA)
+    rs = Decimal(env.rs.numerator) / Decimal(env.rs.denominator)
+    if m == 2:  # f(s) = 7 + s: the best integer is next to 1/beta - 7
+        peak = 2**50 - 7
+        true = max((7 + s) * _exp_neg(MIN_BETA, s) for s in (peak - 1, peak, peak + 1))
+        assert rs >= true and float(rs) == pytest.approx(float(true), rel=1e-15)
+    assert env.k_star > 2**49
