@@ -254,6 +254,8 @@ class Session:
         finally:
             engine.close()
         query = parse_count_query(outcome.result.sql, catalog)
+        # Time before the release only: how long the private count and RS take depends on the data.
+        seconds = time.perf_counter() - start
         released = self._release(query, mechanism, analyst=analyst, question=question)
         avoided = None
         top1 = outcome.result.zero_shot_top1
@@ -266,7 +268,7 @@ class Session:
             float(outcome.result.synthetic_rs),
             shapley,
             avoided,
-            time.perf_counter() - start,
+            seconds,
             synthetic_budget,
             tuple(public_inputs),
         )
