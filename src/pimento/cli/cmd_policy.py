@@ -17,7 +17,9 @@ __all__ = ["register"]
 
 
 def register(app: typer.Typer) -> None:
-    policy_app = typer.Typer(help="Contextual-integrity policies: compile to SQL views, inspect.", no_args_is_help=True)
+    policy_app = typer.Typer(help="Contextual-integrity policies: compile to SQL views, inspect, explain "
+                                  "(compile and explain are custodian tools: they show private data).",
+                             no_args_is_help=True)
     app.add_typer(policy_app, name="policy")
 
     @policy_app.command("compile")
@@ -29,8 +31,10 @@ def register(app: typer.Typer) -> None:
         config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
         json_out: bool = typer.Option(False, "--json", help="Print the check report as JSON."),
     ) -> None:
-        """Compile POLICY to SQL views over DB and run the checks (coverage, redundancy,
-        satisfiability, information implication)."""
+        """Custodian tool: shows private data. Compile POLICY to SQL views over DB and run the
+        checks (coverage, redundancy, satisfiability, information implication, unresolved
+        subjects); the report names witness flows and counts cells of the private database,
+        and the compiled JSON stores it. Every use is written to the audit log."""
         from pimento.engines.database import load_database
         from pimento.policy import compile_policy, example_policy_path, load_policy, run_checks
 
@@ -40,6 +44,7 @@ def register(app: typer.Typer) -> None:
         try:
             compiled = compile_policy(parsed, database.catalog, database.engine)
             report = run_checks(compiled, database.catalog, database.engine, policy=parsed)
+            _audit(database, "policy compile", {"policy": parsed.name, "source": str(path), "out": out})
         finally:
             database.close()
         if out:
@@ -124,7 +129,6 @@ def register(app: typer.Typer) -> None:
         how many cells each permitted or denied, and governed cells with their values (denied
         ones included). Every use is written to the audit log. Never give its output to an analyst."""
         from pimento.engines.database import load_database
-        from pimento.mechanisms import Ledger
         from pimento.policy import Enforcer
 
         compiled = load_compiled(policy)
@@ -133,14 +137,10 @@ def register(app: typer.Typer) -> None:
             enforcer = Enforcer(compiled, database.engine, database.catalog)
             context = enforcer.context(sender, recipient, purpose, verify=True)
             explanation = enforcer.explain(context, sql, cells=cells)
-            ledger = Ledger.for_database(str(database.location), database.settings)
-            try:
-                ledger.record_custodian_action(str(database.location), "policy explain", {
-                    "policy": compiled.name, "sender": str(context.sender), "recipient": str(context.recipient),
-                    "purpose": context.purpose, "sql": sql, "cells": cells,
-                })
-            finally:
-                ledger.close()
+            _audit(database, "policy explain", {
+                "policy": compiled.name, "sender": str(context.sender), "recipient": str(context.recipient),
+                "purpose": context.purpose, "sql": sql, "cells": cells,
+            })
         finally:
             database.close()
         payload = explanation.to_dict()
@@ -199,6 +199,17 @@ def register(app: typer.Typer) -> None:
             for name, sql in compiled.views(norm).items():
                 console.print(f"[bold]{name}[/]", highlight=False)
                 console.print(sql, highlight=False, markup=False)
+
+
+def _audit(database, tool: str, details: dict) -> None:
+    """Record a custodian tool's use in the audit log of the database's ledger (before any output)."""
+    from pimento.mechanisms import Ledger
+
+    ledger = Ledger.for_database(str(database.location), database.settings)
+    try:
+        ledger.record_custodian_action(str(database.location), tool, details)
+    finally:
+        ledger.close()
 
 
 def load_compiled(path: str):

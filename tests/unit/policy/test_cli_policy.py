@@ -39,6 +39,11 @@ def _authorize(db: Path, compiled: Path, sender: str, recipient: str, purpose: s
 
 def test_compile_show_authorize(hospital_path, compiled_path) -> None:
     out, report = compiled_path
+    res = runner.invoke(app, ["policy", "compile", "--help"])
+    assert "Custodian tool: shows private data" in " ".join(res.stdout.split())
+    with load_database(hospital_path) as database:
+        with Ledger.for_database(str(database.location), database.settings) as ledger:
+            assert any(r.get("tool") == "policy compile" for r in ledger.audit_rows())
     assert report["checks"]["coverage"]["ok"]
     assert any(i["location"] == "Visit.diagnosis" for i in report["checks"]["information_implication"])
     res = runner.invoke(app, ["policy", "show", str(out), "--norm", "N1"])
