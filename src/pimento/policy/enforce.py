@@ -195,10 +195,10 @@ class RowFormulaSQL:
     *subject set*: the view filtered by the bound sender/recipient, computed for this
     context only. All sets of a request are gathered into one membership CTE ``__p_mem``
     (one row per subject, one boolean per set) that the rewrite LEFT JOINs once per subject
-    column; in the formula the atom is ``COALESCE(<join>.<set>, FALSE)``. Context-only tests
-    (condition views without subject, sender/recipient roles) are computed once, in the
-    one-row CTE ``__p_f``; purposes and principal kinds fold to constants. There is no
-    subject domain and no INTERSECT/EXCEPT: NOT, AND, OR stay connectives on two-valued terms.
+    column. Context-only tests (condition views without subject, sender/recipient roles) are
+    computed once, in the one-row CTE ``__p_f``; purposes and principal kinds fold to
+    constants. There is no subject domain and no INTERSECT/EXCEPT: NOT, AND, OR stay SQL's
+    connectives (Kleene's three-valued ones).
 
     For a row whose subject is unresolved (a location without subject, a NULL subject, an
     identifier with no subject-principal row) every subject atom is NULL (unknown): the
