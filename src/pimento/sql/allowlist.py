@@ -126,9 +126,22 @@ class Refusal(Exception):
         super().__init__(self.construct)
 
 
+#: Raw type names whose values are not scalars of their family: nested types (``VARCHAR[]``,
+#: ``STRUCT(a INT)``, ``MAP(VARCHAR, INT)``, PostgreSQL ``text[]``) and types whose name merely
+#: contains a family's needle (``INTERVAL`` and ``POINT`` contain ``INT``).
+_NOT_SCALAR = ("[", "STRUCT", "MAP(", "UNION(", "ARRAY", "INTERVAL", "POINT", "JSON", "ENUM", "RANGE", "VECTOR")
+
+
 def column_family(type_family: str, raw_type: str) -> str:
-    """The comparison family of a catalog column: its type family, with uuid told apart from text."""
-    if "UUID" in (raw_type or "").upper():
+    """The comparison family of a catalog column: its type family, with uuid told apart from text.
+
+    >>> column_family("integer", "BIGINT"), column_family("text", "VARCHAR[]"), column_family("integer", "interval")
+    ('number', 'other', 'other')
+    """
+    raw = (raw_type or "").upper()
+    if any(marker in raw for marker in _NOT_SCALAR):
+        return "other"
+    if "UUID" in raw:
         return "uuid"
     if type_family in ("integer", "real"):
         return "number"

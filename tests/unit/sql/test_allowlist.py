@@ -396,3 +396,23 @@ def test_check_query_refuses_cross_products(duck):
     with pytest.raises(UnsupportedQuery) as info:
         check_query(query, engine.introspect())
     assert info.value.construct == "cross_product"
+
+
+def test_nested_and_look_alike_types_only_allow_is_null():
+    # VARCHAR[] "contains" CHAR, MAP(VARCHAR, INT) and INTERVAL "contain" INT: their type family is
+    # not a scalar one, and DuckDB fails the cast of the literal on the data.
+    engine = DuckDBEngine(":memory:", read_only=False)
+    try:
+        engine.execute("CREATE TABLE nest (id INTEGER PRIMARY KEY, l VARCHAR[], st STRUCT(a INT), m MAP(VARCHAR, INT), iv INTERVAL)")
+        engine.execute("INSERT INTO nest VALUES (1, ['x'], {'a': 1}, MAP {'k': 1}, INTERVAL 1 DAY)")
+        catalog = engine.introspect()
+        for predicate in ["l = 'abc'", "st = 'abc'", "m = 5", "iv = 5"]:
+            with pytest.raises(EngineError):
+                engine.execute(f"SELECT COUNT(*) FROM nest WHERE {predicate}")
+            with pytest.raises(UnsupportedQuery) as info:
+                parse_count_query(f"SELECT COUNT(*) FROM nest WHERE {predicate}", catalog)
+            assert info.value.construct == "type_mismatch"
+        query = parse_count_query("SELECT COUNT(*) FROM nest WHERE l IS NULL AND m IS NOT NULL", catalog)
+        assert engine.execute(query.to_sql("duckdb")).scalar() == 0
+    finally:
+        engine.close()
