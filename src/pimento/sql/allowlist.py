@@ -144,6 +144,11 @@ def column_family(type_family: str, raw_type: str) -> str:
     if "UUID" in raw:
         return "uuid"
     if type_family in ("integer", "real"):
+        # DuckDB compares a DECIMAL or HUGEINT with a decimal literal, or with another such
+        # column, in a DECIMAL type that may not hold the row's value (and fails on the data):
+        # those columns keep their raw type, so that only identical ones compare directly.
+        if any(marker in raw for marker in ("DEC", "NUMERIC", "HUGEINT", "INT128")):
+            return f"number:{' '.join(raw.split())}"
         return "number"
     return type_family
 
@@ -310,10 +315,12 @@ class _Checker:
             if node.is_string:
                 return _Value("string", node)
             _check_number(node, node.this)
+            _as_double(node, integers=False)
             return _Value("number", node)
         if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
             _check_number(node, "-" + node.this.this)
-            return _Value("number", node)
+            _as_double(node.this, integers=False)
+            return _Value("number", node.this)
         if isinstance(node, (exp.Lower, exp.Upper, exp.Length)):
             arg = self.value(node.this)
             if arg.family not in ("text", "string", "null"):
@@ -345,6 +352,13 @@ class _Checker:
         if "null" in (left.family, right.family):
             return
         a, b = left.family, right.family
+        if _numeric(a) and _numeric(b):
+            for value, other in ((left, b), (right, a)):
+                if value.literal is not None and other != "number":
+                    _as_double(value.literal, integers=True)  # a DECIMAL/HUGEINT column: compare as doubles
+            if left.literal is None and right.literal is None and a != b:
+                raise Refusal("type_mismatch", node, f"compares {_name(a)} with {_name(b)}")
+            return
         if a == b and a not in ("blob", "other"):
             return
         if {a, b} <= _TEMPORAL:
@@ -359,10 +373,13 @@ class _Checker:
         text = literal.this
         if family == "text":
             return
-        if family == "number":
+        if _numeric(family):
             if _NUMERAL.match(text):
                 _check_number(literal, text)
-                literal.replace(_number_literal(text))
+                number = _number_literal(text)
+                literal.replace(number)
+                digits = number.this if isinstance(number, exp.Neg) else number
+                _as_double(digits, integers=family != "number")
                 return
             raise Refusal("type_mismatch", literal, "compares a number column with a string that is not a number")
         if family in _TEMPORAL:
@@ -436,7 +453,7 @@ def _check_number(node: exp.Expression, text: str) -> None:
         value = float(text)
     except ValueError:
         raise Refusal("literal", node, "not a number") from None
-    if value != value or value in (float("inf"), float("-inf")) or len(text) > MAX_NUMBER_CHARS:
+    if value != value or value in (float("inf"), float("-inf")) or len(text.removesuffix("e0")) > MAX_NUMBER_CHARS:
         raise Refusal("literal", node, f"numbers must be finite and at most {MAX_NUMBER_CHARS} characters")
 
 
@@ -447,7 +464,25 @@ def _number_literal(text: str) -> exp.Expression:
     return exp.Literal.number(text)
 
 
+def _numeric(family: str) -> bool:
+    return family == "number" or family.startswith("number:")
+
+
+def _as_double(literal: exp.Expression, *, integers: bool) -> None:
+    """Write a numeric literal in exponent form, which every engine reads as a double (DuckDB then
+    casts the column to DOUBLE, which cannot fail): always for decimals, for integers on request."""
+    if not isinstance(literal, exp.Literal) or literal.is_string:
+        return
+    text = literal.this
+    if "e" in text.lower():
+        return
+    if integers or not text.lstrip("+-").isdigit():
+        literal.set("this", text + "e0")
+
+
 def _name(family: str) -> str:
+    if family.startswith("number:"):
+        return f"a {family.split(':', 1)[1]} column"
     return {"string": "a string", "number": "a number", "null": "NULL"}.get(family, f"a {family} column")
 
 

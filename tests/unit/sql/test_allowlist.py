@@ -416,3 +416,89 @@ def test_nested_and_look_alike_types_only_allow_is_null():
         assert engine.execute(query.to_sql("duckdb")).scalar() == 0
     finally:
         engine.close()
+
+
+# ----------------------------------------------------------------------------- wide DECIMAL and HUGEINT
+
+AMOUNT_DDL = {
+    "duckdb": "CREATE TABLE amount (id INTEGER PRIMARY KEY, wide DECIMAL(38,0), wide2 DECIMAL(38,0), tiny DECIMAL(38,37), h HUGEINT, n INTEGER)",
+    "postgres": "CREATE TABLE amount (id INTEGER PRIMARY KEY, wide NUMERIC(38,0), wide2 NUMERIC(38,0), tiny NUMERIC(38,37), h NUMERIC(39,0), n INTEGER)",
+    "sqlite": "CREATE TABLE amount (id INTEGER PRIMARY KEY, wide DECIMAL(38,0), wide2 DECIMAL(38,0), tiny DECIMAL(38,37), h HUGEINT, n INTEGER)",
+}
+AMOUNT_ROWS = (
+    "(1, 99999999999999999999999999999999999999, -99999999999999999999999999999999999999, "
+    "9.9999999999999999999999999999999999999, 170141183460469231731687303715884105727, 2147483647)",
+    "(2, NULL, 0, -9.9999999999999999999999999999999999999, -170141183460469231731687303715884105727, NULL)",
+)
+AMOUNT_ALLOWED = [
+    "wide > 1.5", "wide IN (1.5, 2)", "tiny < 9223372036854775807", "tiny > 12345678901234567",
+    "tiny BETWEEN -1.5 AND 99999999999999.9999", "h > 1.5", "h = 12", "wide = wide2", "wide = '0.5'",
+    "tiny = '-3'", "n > 0.5", "n = 2147483647", "h <> -1", "wide = 0.123456789012345678",
+]
+AMOUNT_REFUSED = ["wide = tiny", "h = wide", "n = wide", "n < tiny", "LENGTH('x') = tiny"]
+
+
+def _amount(engine, dialect: str) -> None:
+    engine.execute(AMOUNT_DDL[dialect])
+    engine.execute("INSERT INTO amount VALUES " + ", ".join(AMOUNT_ROWS))
+
+
+def test_wide_decimals_compare_without_failing_on_duckdb():
+    engine = DuckDBEngine(":memory:", read_only=False)
+    try:
+        _amount(engine, "duckdb")
+        catalog = engine.introspect()
+        # Unchecked, DuckDB fails these on the data (its common DECIMAL type cannot hold the row).
+        for raw in ["wide > 1.5", "tiny < 9223372036854775807", "h > 1.5", "wide = tiny"]:
+            with pytest.raises(EngineError):
+                engine.execute(f"SELECT COUNT(*) FROM amount WHERE {raw}")
+        for predicate in AMOUNT_ALLOWED:
+            query = parse_count_query(f"SELECT COUNT(*) FROM amount WHERE {predicate}", catalog)
+            assert isinstance(engine.execute(query.to_sql("duckdb")).scalar(), int), predicate
+        for predicate in AMOUNT_REFUSED:
+            with pytest.raises(UnsupportedQuery) as info:
+                parse_count_query(f"SELECT COUNT(*) FROM amount WHERE {predicate}", catalog)
+            assert info.value.construct == "type_mismatch"
+    finally:
+        engine.close()
+
+
+def test_wide_decimals_compare_without_failing_on_sqlite(tmp_path):
+    path = tmp_path / "amount.sqlite"
+    con = sqlite3.connect(path)
+    con.execute(AMOUNT_DDL["sqlite"])
+    con.execute("INSERT INTO amount VALUES " + ", ".join(AMOUNT_ROWS))
+    con.execute("INSERT INTO amount VALUES (3, 'text', x'00', 'x', 1e308, 'y')")
+    con.commit()
+    con.close()
+    with SQLiteEngine(str(path)) as engine:
+        catalog = engine.introspect()
+        for predicate in AMOUNT_ALLOWED:
+            query = parse_count_query(f"SELECT COUNT(*) FROM amount WHERE {predicate}", catalog)
+            assert isinstance(engine.execute(query.to_sql("sqlite")).scalar(), int), predicate
+
+
+@pytest.mark.postgres
+def test_wide_decimals_compare_without_failing_on_postgres():
+    psycopg = pytest.importorskip("psycopg")
+    from pg_support import admin_dsn, with_dbname
+
+    from pimento.engines.postgres_engine import PostgresEngine
+
+    admin = admin_dsn()
+    name = f"pimento_amount_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin, autocommit=True) as con:
+        con.execute(f'CREATE DATABASE "{name}"')
+    try:
+        dsn = with_dbname(admin, name)
+        with psycopg.connect(dsn, autocommit=True) as con:
+            con.execute(AMOUNT_DDL["postgres"])
+            con.execute("INSERT INTO amount VALUES " + ", ".join(AMOUNT_ROWS))
+        with PostgresEngine(dsn) as engine:
+            catalog = engine.introspect()
+            for predicate in AMOUNT_ALLOWED:
+                query = parse_count_query(f"SELECT COUNT(*) FROM amount WHERE {predicate}", catalog)
+                assert isinstance(engine.execute(query.to_sql("postgres")).scalar(), int), predicate
+    finally:
+        with psycopg.connect(admin, autocommit=True) as con:
+            con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
