@@ -253,6 +253,10 @@ def _show_checks(name: str, compiled, report: dict, out: str | None) -> None:
         console.print(f"[red]no flow[/]: {nid}: {why}", highlight=False)
     for c in sat["contradictions"]:
         console.print(f"[red]contradiction[/]: {c['reason']}", highlight=False)
+    for o in report.get("observable_denials", []):
+        console.print(f"[yellow]observable denial[/]: {o['norm']} withholds {o['location']} on the rows passing its "
+                      f"filter; where {', '.join(o['visible_through'])} make such a row visible through another "
+                      "column, the withheld cell shows that the row passes the filter", highlight=False)
     for u in report.get("unresolved_subjects", []):
         count = "every cell" if u["cells"] is None else f"{u['cells']} cell(s)"
         console.print(f"[yellow]fail closed[/]: {u['norm']} ({u['sign']}) cannot be evaluated on {count} of "

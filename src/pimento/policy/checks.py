@@ -20,6 +20,9 @@ satisfiability, information implication.
 * **Unresolved subjects** (reported): for each norm that tests the data subject, the
   locations whose cells have no resolvable subject, where the norm cannot be evaluated and
   fails closed (a deny prohibits, a permit does not permit).
+* **Observable denials** (reported): deny norms with a row filter on a relation whose other
+  columns a permit norm governs: there a withheld cell in a visible row shows that the row
+  passes the filter.
 """
 
 from __future__ import annotations
@@ -499,6 +502,38 @@ def _unresolved_subjects(compiled: CompiledPolicy, engine: Any) -> list[dict[str
     return out
 
 
+# --------------------------------------------------------------------------- observable denials
+
+
+def _observable_denials(compiled: CompiledPolicy) -> list[dict[str, Any]]:
+    """Denials whose *fact* an analyst can see (reported, not changed).
+
+    A deny norm whose location has a row filter (``hivstatus <> 'unknown'``, or the filter
+    implication derived from one) withholds the cells of the rows that pass it. Where a
+    permit norm governs another column of the same relation, such a row can be visible with
+    that cell NULL, and the NULL tells the analyst that the row passes the filter (the
+    policy's meaning, not an enforcement error; see docs/contextual-integrity.md). One entry
+    per (deny norm, location) with the permit norms that can make those rows visible.
+    """
+    out: list[dict[str, Any]] = []
+    for norm in compiled.norms:
+        if norm.positive:
+            continue
+        for loc_id in compiled.norm_locations[norm.id]:
+            loc = compiled.locations[loc_id]
+            if loc.where_sql == "TRUE":
+                continue
+            visible = sorted({
+                other.id for other in compiled.norms if other.positive and any(
+                    compiled.locations[i].relation == loc.relation and compiled.locations[i].attribute != loc.attribute
+                    for i in compiled.norm_locations[other.id])
+            })
+            if visible:
+                out.append({"norm": norm.id, "location": f"{loc.relation}.{loc.attribute}", "filter": loc.where_sql,
+                            "visible_through": visible})
+    return out
+
+
 # --------------------------------------------------------------------------- all checks
 
 
@@ -523,6 +558,7 @@ def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Any = None, *
         "redundancy": redundancy,
         "satisfiability": satisfiability,
         "unresolved_subjects": _unresolved_subjects(compiled, engine),
+        "observable_denials": _observable_denials(compiled),
     }
     compiled.checks = report
     if require_satisfiable:

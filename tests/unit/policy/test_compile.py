@@ -181,3 +181,12 @@ def test_views_equal_only_on_this_data_are_reported_not_merged(hospital) -> None
     eq = compiled.checks["redundancy"]["equivalent_on_data"]
     assert {"kind": "role", "views": ["attending_physician", "physician_or_surgeon"]} in \
         [{"kind": e["kind"], "views": sorted(e["views"])} for e in eq]
+
+
+def test_observable_denials_are_reported(compiled) -> None:
+    """N4 withholds HIV diagnoses (filtered rows of Visit.diagnosis, by implication) while N1-N3
+    permit other Visit columns: a visible visit with a NULL diagnosis shows it is an HIV visit."""
+    found = {(o["norm"], o["location"]): o for o in compiled.checks["observable_denials"]}
+    assert set(found[("N4", "Visit.diagnosis")]["visible_through"]) >= {"N1", "N3"}
+    assert ("N4", "Visit.note") in found
+    assert all(o["filter"] != "TRUE" for o in found.values())
