@@ -112,7 +112,7 @@ _TEMPORAL = frozenset({"date", "timestamp"})
 _NUMBER_LIMIT = 2**63
 
 
-@dataclass
+@dataclass(eq=False)
 class Refusal(Exception):
     """Why a selection is outside the allow-list: a construct of :data:`SELECTION_REASONS`."""
 
