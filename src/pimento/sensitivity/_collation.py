@@ -44,7 +44,7 @@ def check_join_collations(engine: Engine, query: CountQuery) -> None:
 def _refusal(attr: Attribute) -> UnsupportedQuery:
     return UnsupportedQuery(
         JOIN_TYPES_CONSTRUCT,
-        f"join on {attr}, a column declared with a collation: the join would equate values "
+        f"join on {attr}, a column with a collation (declared, or the engine's default): the join would equate values "
         "(such as 'x' and 'X') that a count by value keeps apart",
         hint="join on columns without COLLATE (or with the binary collation)",
     )
@@ -63,19 +63,28 @@ def _postgres(engine: Engine, tables: set[str]) -> set[tuple[str, str]]:
 def _from_ddl(engine: Engine, tables: set[str], dialect: str) -> set[tuple[str, str]]:
     """Collated columns read from the CREATE statements (DuckDB and SQLite keep them verbatim).
 
-    A view, or a statement that does not parse, with COLLATE anywhere marks all its columns.
+    A view, or a statement that does not parse, with COLLATE anywhere marks all its columns; so
+    does DuckDB's ``default_collation`` when set. One statement, over the query's tables only.
     """
+    names = sorted(tables)
+    marks = ", ".join("?" for _ in names)
     if dialect == "duckdb":
         sql = (
-            "SELECT table_name, sql FROM duckdb_tables() WHERE schema_name = current_schema() UNION ALL "
-            "SELECT view_name, sql FROM duckdb_views() WHERE schema_name = current_schema() AND NOT internal"
+            f"SELECT table_name, sql, current_setting('default_collation') FROM duckdb_tables() "
+            f"WHERE schema_name = current_schema() AND lower(table_name) IN ({marks}) UNION ALL "
+            f"SELECT view_name, sql, current_setting('default_collation') FROM duckdb_views() "
+            f"WHERE schema_name = current_schema() AND NOT internal AND lower(view_name) IN ({marks})"
         )
+        params = [*names, *names]
     else:
-        sql = "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view')"
+        sql = f"SELECT name, sql, '' FROM sqlite_master WHERE type IN ('table', 'view') AND lower(name) IN ({marks})"
+        params = names
     out: set[tuple[str, str]] = set()
-    for name, ddl in engine.execute(sql).rows:
+    for name, ddl, default in engine.execute(sql, params).rows:
         table = str(name).lower()
-        if table not in tables or not ddl or "COLLATE" not in str(ddl).upper():
+        if default and str(default).upper() not in _PLAIN:
+            out.add((table, "*"))  # every VARCHAR comparison is collated
+        if not ddl or "COLLATE" not in str(ddl).upper():
             continue
         try:
             tree = sqlglot.parse_one(str(ddl), read=dialect)
@@ -90,8 +99,4 @@ def _from_ddl(engine: Engine, tables: set[str], dialect: str) -> set[tuple[str, 
                 kind = constraint.args.get("kind")
                 if isinstance(kind, exp.CollateColumnConstraint) and kind.this.name.upper() not in _PLAIN:
                     out.add((table, column.name.lower()))
-    if dialect == "duckdb":
-        setting = engine.execute("SELECT current_setting('default_collation')").rows
-        if setting and setting[0][0] and str(setting[0][0]).upper() not in _PLAIN:
-            out |= {(table, "*") for table in tables}  # every VARCHAR comparison is collated
     return out

@@ -138,6 +138,34 @@ def test_collated_join_column_is_refused(tmp_path, kind):
     assert info.value.construct == JOIN_TYPES_CONSTRUCT and "A.x" in info.value.message
 
 
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT COUNT(*) FROM A, B WHERE A.x = B.y",
+        "SELECT COUNT(DISTINCT A.x) FROM A WHERE A.x IN (SELECT B.y FROM B)",  # the semi-join rewrite
+        "SELECT COUNT(*) FROM A JOIN B ON B.y = A.x WHERE A.x LIKE '0%'",
+    ],
+)
+def test_every_spelling_of_a_mixed_type_join_is_refused(sql):
+    """The check reads the IR's join classes, so WHERE joins and rewritten IN subqueries are covered."""
+    engine = DuckDBEngine(":memory:", read_only=False)
+    _finding_2(engine)
+    with pytest.raises(UnsupportedQuery) as info:
+        parse_count_query(sql, engine.introspect())
+    assert info.value.construct == JOIN_TYPES_CONSTRUCT
+
+
+def test_duckdb_default_collation_is_refused():
+    engine = DuckDBEngine(":memory:", read_only=False)
+    engine.execute("CREATE TABLE A (x VARCHAR)")
+    engine.execute("CREATE TABLE B (y VARCHAR)")
+    query = parse_count_query(FINDING_2_SQL, engine.introspect())
+    assert compute_te(engine, query, engine.introspect(), [frozenset({"B"})]).values  # binary: accepted
+    engine.execute("SET default_collation = 'nocase'")
+    with pytest.raises(UnsupportedQuery):
+        compute_te(engine, query, engine.introspect(), [frozenset({"B"})])
+
+
 # --------------------------------------------------------------------------- brute force on engines
 #: Column types per engine: equal ones, and pairs that convert (numbers vs strings, int vs float, ...).
 TYPES = {
@@ -358,3 +386,23 @@ def test_finding_2_varchar_joined_with_integer_is_refused_on_postgres(pg_engine)
 @given(instance=instances("postgres"))
 def test_postgres_rs_bounds_brute_force_local_sensitivity_over_column_types(pg_engine, instance):
     event(_check(pg_engine, instance))
+
+
+@pytest.mark.postgres
+def test_postgres_nondeterministic_collation_is_refused(pg_engine):
+    for name in ("A", "B"):
+        pg_engine.execute(f'DROP TABLE IF EXISTS "{name}"')
+    try:
+        pg_engine.execute("CREATE COLLATION IF NOT EXISTS pimento_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+    except EngineError:
+        pytest.skip("this PostgreSQL has no ICU collations")
+    pg_engine.execute('CREATE TABLE "A" (x text COLLATE pimento_ci)')
+    pg_engine.execute('CREATE TABLE "B" (y text COLLATE pimento_ci)')
+    pg_engine.execute("""INSERT INTO "A" VALUES ('x')""")
+    pg_engine.execute("""INSERT INTO "B" VALUES ('x'), ('X')""")
+    sql = 'SELECT COUNT(*) FROM "A" JOIN "B" ON "A".x = "B".y'
+    assert pg_engine.execute(sql).rows[0][0] == 2
+    query = parse_count_query(sql, pg_engine.introspect())
+    with pytest.raises(UnsupportedQuery) as info:
+        compute_te(pg_engine, query, pg_engine.introspect(), [frozenset({"B"})])
+    assert info.value.construct == JOIN_TYPES_CONSTRUCT
