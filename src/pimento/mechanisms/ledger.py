@@ -21,8 +21,9 @@ return; or :meth:`Ledger.record_failure` after the charge. Invariants, checked b
 - the budget is the sum of the charges, which are append-only (triggers) and hash-chained
   (``hash_i = sha256(hash_{i-1} || canonical_json(charge_i))``, head in ``charges_head``);
 - every charge is refused, with :class:`LedgerIntegrityError`, when a fast check fails: the
-  charge chain recomputes, the last audit row recomputes, charges = audited + pending, and
-  the witness file agrees;
+  charge chain recomputes (in full the first time a Ledger object looks; later, the charges
+  added since and the last verified one, the budget being the sum this object verified), the
+  last audit row recomputes, charges = audited + pending, and the witness file agrees;
 - a witness file ``<ledger>.head`` (JSON: number and hash of the last charge and audit row,
   budget spent per database) is rewritten after every commit. A ledger that is missing or
   empty, or that lacks the rows the witness names, is refused (fail closed): deleting the
@@ -325,6 +326,7 @@ class Ledger:
         if not self._memory:
             check_witness(self.path)
         self._owner = _owner_token()
+        self._verified: _State | None = None
         try:
             if not self._memory:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -448,15 +450,47 @@ class Ledger:
                 hint=f"known analysts: {', '.join(self.settings.analysts)} ([ledger] analysts in pimento.toml)",
             )
 
-    def _scan(self, database_key_: str | None = None) -> _State:
-        """Read every charge, recompute the chain, and sum the spends (of one database if given)."""
+    def _scan(self, *, full: bool = False) -> _State:
+        """Read the charges, recompute their chain, and sum the spends per (database, analyst).
+
+        The verified prefix is remembered by this object: a later scan re-reads only the charges
+        added since, after checking that the last verified charge still has its hash and that no
+        earlier id is missing. So the budget is always the sum of charges this process verified;
+        ``full=True`` (verify) re-reads everything."""
+        cached = None if full else self._verified
+        if cached is not None:
+            (below,) = self._conn.execute("SELECT COUNT(*) FROM charges WHERE id <= ?", (cached.last_id,)).fetchone()
+            intact = below == cached.count
+            if intact and cached.last_id:
+                values = self._conn.execute(
+                    f"SELECT {', '.join(_CHARGE_FIELDS)}, prev_hash, hash FROM charges WHERE id = ?", (cached.last_id,)
+                ).fetchone()
+                intact = (
+                    values is not None
+                    and values[-1] == cached.last_hash
+                    and _audit.chain_hash(values[-2], _charge_text(dict(zip(_CHARGE_FIELDS, values[:-2])))) == values[-1]
+                )
+            if not intact:
+                cached = None
         problems: list[_audit.AuditProblem] = []
-        sums: dict[tuple[str, str], Budget] = {}
-        rows: dict[int, dict[str, Any]] = {}
-        prev = _audit.GENESIS
-        last_id = count = 0
+        if cached is None:
+            raw: dict[tuple[str, str], list[Fraction]] = {}
+            rows: dict[int, dict[str, Any]] = {}
+            prev, last_id, count = _audit.GENESIS, 0, 0
+        else:
+            raw = {k: [v.epsilon, v.delta] for k, v in cached.sums.items()}
+            rows = dict(cached.rows)
+            prev, last_id, count = cached.last_hash, cached.last_id, cached.count
+        parsed: dict[str, Fraction] = {}
+
+        def number(text: str, name: str) -> Fraction:
+            value = parsed.get(text)
+            if value is None:
+                value = parsed[text] = parse_number(text, name=name)
+            return value
+
         cols = ", ".join(_CHARGE_FIELDS)
-        for values in self._conn.execute(f"SELECT {cols}, prev_hash, hash FROM charges ORDER BY id"):
+        for values in self._conn.execute(f"SELECT {cols}, prev_hash, hash FROM charges WHERE id > ? ORDER BY id", (last_id,)):
             row = dict(zip(_CHARGE_FIELDS, values[:-2]))
             stored_prev, digest = values[-2], values[-1]
             count += 1
@@ -469,26 +503,36 @@ class Ledger:
                 problems.append(_audit.AuditProblem(None, "charge_edited", f"charge {cid}: content does not match its hash"))
             prev, last_id = digest, cid
             try:
-                budget = Budget.from_text(row["epsilon"], row["delta"])
+                eps, dlt = number(row["epsilon"], "epsilon"), number(row["delta"], "delta")
+                if eps < 0 or not 0 <= dlt < 1:
+                    raise ValueError(row["epsilon"])
             except Exception:  # noqa: BLE001 - an unreadable amount is a problem to report, not a crash
                 problems.append(_audit.AuditProblem(None, "charge_edited", f"charge {cid}: unreadable amount"))
                 continue
-            row["budget"] = budget
+            row["budget"] = Budget(eps, dlt)
             rows[cid] = row
-            if database_key_ is None or row["database"] == database_key_:
-                for who in (DATABASE_SCOPE, row["analyst"]):
-                    k = (row["database"], who)
-                    sums[k] = sums.get(k, Budget.zero()) + budget
+            for who in (DATABASE_SCOPE, row["analyst"]):
+                acc = raw.setdefault((row["database"], who), [Fraction(0), Fraction(0)])
+                acc[0] += eps
+                acc[1] += dlt
         head = self._conn.execute("SELECT charge_id, hash FROM charges_head WHERE id = 1").fetchone()
         head_id, head_hash = head if head else (0, _audit.GENESIS)
         if head_id != last_id or head_hash != prev:
             problems.append(
                 _audit.AuditProblem(None, "charge_head_mismatch", f"charges_head names charge {head_id}, the table ends at {last_id}: charges at the end were removed or the head was edited")
             )
-        return _State(count, last_id, prev, sums, problems, rows)
+        sums = {}
+        for k, (eps, dlt) in raw.items():
+            if dlt >= 1:
+                problems.append(_audit.AuditProblem(None, "charge_edited", f"the charges of {k[0]} add up to delta >= 1"))
+                dlt = Fraction(0)
+            sums[k] = Budget(eps, dlt)
+        state = _State(count, last_id, prev, sums, problems, rows)
+        self._verified = None if problems else state
+        return state
 
     def _sums(self, key: str) -> dict[tuple[str, str], Budget]:
-        return self._scan(key).sums
+        return self._scan().sums
 
     def spent(self, database: str, analyst: str | None = None) -> Budget:
         """Total charged on ``database`` (by ``analyst`` if given): the sum of its charges."""
@@ -866,7 +910,7 @@ class Ledger:
         and its head, one audit row per charge that is not pending (and none for an unknown charge,
         with the charge's budget), and the witness file. Read-only: see :meth:`close_abandoned`."""
         report = _audit.verify(self._conn, expect_head=expect_head)
-        state = self._scan()
+        state = self._scan(full=True)
         problems = list(report.problems) + state.problems
         pending = {cid for (cid,) in self._conn.execute("SELECT charge_id FROM pending")}
         seen: dict[int, int] = {}

@@ -361,3 +361,18 @@ def test_a_format_1_ledger_is_migrated(db):
     assert report.ok, report.problems
     release(ledger, db, 5)
     assert ledger.verify_audit().ok
+
+
+def test_an_edited_early_charge_never_lowers_the_budget(db):
+    """A Ledger object remembers the charges it verified: an edit of an early row cannot give its
+    process budget back, and a fresh Ledger (every CLI run) recomputes the whole chain and refuses."""
+    ledger = make(db, epsilon_cap="3")
+    for i in range(3):
+        release(ledger, db, i)
+    conn = surgery(ledger)
+    conn.execute("UPDATE charges SET epsilon = '0' WHERE id = 1")
+    assert ledger.spent(db) == Budget.of(3)
+    with pytest.raises(BudgetError):
+        release(ledger, db, 9)
+    with pytest.raises(LedgerIntegrityError):
+        release(make(db, epsilon_cap="3"), db, 9)
