@@ -402,11 +402,17 @@ class Ledger:
             conn.execute("UPDATE charges SET prev_hash = ?, hash = ? WHERE id = ?", (prev, digest, row["id"]))
             audited = conn.execute("SELECT 1 FROM audit WHERE charge_id = ?", (row["id"],)).fetchone()
             if audited is None:
-                _audit.append(conn, {
+                cached = conn.execute("SELECT answer FROM answers WHERE charge_id = ?", (row["id"],)).fetchone()
+                entry: dict[str, Any] = {
                     "time": _now(), "kind": row["kind"], "outcome": "unrecorded before format 2",
                     "charge_id": row["id"], "analyst": row["analyst"], "database": row["database"],
                     "charge_epsilon": row["epsilon"], "charge_delta": row["delta"], "request_key": row["request_key"],
-                })
+                }
+                if cached is not None:  # its answer was stored (and may have been returned): it was released
+                    answer = json.loads(cached[0])
+                    entry.update(outcome="released", value=str(answer.get("value_exact", answer.get("value"))),
+                                 detail="audit row written when the ledger was migrated to format 2, from the cached answer")
+                _audit.append(conn, entry)
             prev, last = digest, row["id"]
         if last:
             conn.execute("INSERT OR REPLACE INTO charges_head (id, charge_id, hash) VALUES (1, ?, ?)", (last, prev))
@@ -937,6 +943,22 @@ class Ledger:
                 problems.append(_audit.AuditProblem(None, "charge_unaudited", f"charge {cid} has no audit row and is not pending: an audit row was lost or deleted"))
             elif n > 1:
                 problems.append(_audit.AuditProblem(None, "charge_audited_twice", f"charge {cid} has {n} audit rows"))
+        outcomes = {
+            charge_id: json.loads(text)
+            for text, charge_id in self._conn.execute("SELECT row, charge_id FROM audit WHERE charge_id IS NOT NULL")
+        }
+        for key_, charge_id, answer_text in self._conn.execute("SELECT request_key, charge_id, answer FROM answers"):
+            row = outcomes.get(charge_id)
+            if row is None or row.get("outcome", "released") != "released":
+                problems.append(_audit.AuditProblem(None, "answer_unaudited", f"the cached answer of request {str(key_)[:12]} names charge {charge_id}, which has no 'released' audit row"))
+                continue
+            try:
+                answer = json.loads(answer_text)
+            except (TypeError, ValueError):
+                answer = {}
+            exact = answer.get("value_exact")
+            if exact is not None and row.get("value") is not None and str(exact) != str(row.get("value")):
+                problems.append(_audit.AuditProblem(row.get("seq"), "answer_unaudited", f"the cached answer of charge {charge_id} ({exact}) differs from the value its audit row released ({row.get('value')})"))
         for cid in pending - set(state.rows):
             problems.append(_audit.AuditProblem(None, "audit_without_charge", f"a pending entry names charge {cid}, which the ledger does not hold"))
         problems += self._witness_problems(state)

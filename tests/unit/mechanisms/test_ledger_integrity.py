@@ -91,6 +91,7 @@ def test_deleting_the_last_charge_with_its_audit_row_is_detected(db):
     # a careful attacker removes the last charge, its audit row, and rewinds both heads
     conn.execute("DELETE FROM charges WHERE id = 3")
     conn.execute("DELETE FROM audit WHERE seq = 3")
+    conn.execute("DELETE FROM answers WHERE charge_id = 3")
     c2 = conn.execute("SELECT hash FROM charges WHERE id = 2").fetchone()[0]
     a2 = conn.execute("SELECT hash FROM audit WHERE seq = 2").fetchone()[0]
     conn.execute("UPDATE charges_head SET charge_id = 2, hash = ?", (c2,))
@@ -347,6 +348,8 @@ def test_a_format_1_ledger_is_migrated(db):
     dbk = database_key(db)
     conn.execute("INSERT INTO charges VALUES (1, 't', ?, 'ann', 'release', '0.5', '0', 'k1', NULL)", (dbk,))
     conn.execute("INSERT INTO charges VALUES (2, 't', ?, 'ann', 'release', '0.25', '0', 'k2', NULL)", (dbk,))
+    conn.execute("INSERT INTO charges VALUES (3, 't', ?, 'ann', 'release', '0.25', '0', 'k3', NULL)", (dbk,))
+    conn.execute("INSERT INTO answers VALUES ('k3', 3, 't', ?)", (json.dumps({"value": 12, "value_exact": "12"}),))
     conn.execute("INSERT INTO totals VALUES (?, '*', '0', '0')", (dbk,))  # a tampered running total is ignored
     row = audit_mod.canonical_json({"analyst": "ann", "charge_id": 1, "value": "3", "seq": 1})
     digest = audit_mod.chain_hash(audit_mod.GENESIS, row)
@@ -354,9 +357,10 @@ def test_a_format_1_ledger_is_migrated(db):
     conn.execute("INSERT INTO audit_head VALUES (1, 1, ?)", (digest,))
     conn.close()
     ledger = make(db)
-    assert ledger.spent(db) == Budget.of("0.75")
+    assert ledger.spent(db) == Budget.of("1")
     rows = ledger.audit_rows()
-    assert [(r["charge_id"], r.get("outcome")) for r in rows] == [(1, None), (2, "unrecorded before format 2")]
+    assert [(r["charge_id"], r.get("outcome")) for r in rows] == [(1, None), (2, "unrecorded before format 2"), (3, "released")]
+    assert rows[2]["value"] == "12"
     report = ledger.verify_audit()
     assert report.ok, report.problems
     release(ledger, db, 5)
@@ -376,3 +380,13 @@ def test_an_edited_early_charge_never_lowers_the_budget(db):
         release(ledger, db, 9)
     with pytest.raises(LedgerIntegrityError):
         release(make(db, epsilon_cap="3"), db, 9)
+
+
+def test_a_tampered_cached_answer_is_detected(db):
+    ledger = make(db)
+    k = key(db, 1)
+    charge = ledger.charge_release("ann", db, Budget.spend("1"), k)
+    ledger.record_release(k, charge, {"value": 7, "value_exact": "7", "charge_id": charge.id}, {"analyst": "ann", "value": "7"})
+    assert ledger.verify_audit().ok
+    ledger._conn.execute("UPDATE answers SET answer = ?", (json.dumps({"value": 9, "value_exact": "9", "charge_id": charge.id}),))
+    assert "answer_unaudited" in problem_kinds(ledger)
