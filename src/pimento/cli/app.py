@@ -33,6 +33,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cmd_authorize",
     "cmd_synth",
     "cmd_ingest",
+    "cmd_serve",
+    "cmd_keys",
 )
 
 

@@ -1,0 +1,77 @@
+"""``pimento keys``: the custodian issues, lists and revokes the analysts' API keys of ``pimento serve``."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from pimento.cli._common import console, emit_json, err_console, handle_errors
+
+__all__ = ["register"]
+
+
+def _store(db: str):  # type: ignore[no-untyped-def]
+    from pimento.service.deployment import Deployment
+
+    return Deployment(db)
+
+
+def register(app: typer.Typer) -> None:
+    keys = typer.Typer(
+        help="Custodian tool: issue, list and revoke the analysts' API keys of `pimento serve` "
+        "(stored hashed in <ledger>.keys.json beside the ledger).",
+        no_args_is_help=True,
+    )
+    app.add_typer(keys, name="keys")
+
+    @keys.command("add")
+    @handle_errors
+    def add_cmd(
+        db: str = typer.Option(..., "--db", help="The deployment's database (its pimento.toml decides the ledger)."),
+        analyst: str = typer.Option(..., "--analyst", help="The analyst the key speaks for (charged in the ledger)."),
+        principal: str = typer.Option(None, "--principal", help="The policy principal the analyst is, KIND:ID (e.g. employee:17)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Issue a key for an analyst and print it once: only its SHA-256 is stored."""
+        entry, secret = _store(db).add_key(analyst, principal)
+        if json_out:
+            emit_json({**entry.to_dict(), "key": secret})
+            return
+        console.print(secret, highlight=False, soft_wrap=True)
+        err_console.print(
+            f"key {entry.id} for analyst {entry.analyst}" + (f" ({entry.principal})" if entry.principal else "")
+            + ": shown once, only its hash is kept; hand it to the analyst over a private channel",
+            highlight=False,
+        )
+
+    @keys.command("list")
+    @handle_errors
+    def list_cmd(
+        db: str = typer.Option(..., "--db", help="The deployment's database."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """List the keys issued (id, analyst, principal, created, revoked); never the keys."""
+        items = [k.to_dict() for k in _store(db).keys.keys()]
+        if json_out:
+            emit_json({"keys": items})
+            return
+        table = Table()
+        for heading in ("id", "analyst", "principal", "created", "revoked"):
+            table.add_column(heading)
+        for k in items:
+            table.add_row(k["id"], k["analyst"], k["principal"] or "-", k["created"], k["revoked"] or "-")
+        console.print(table)
+
+    @keys.command("revoke")
+    @handle_errors
+    def revoke_cmd(
+        db: str = typer.Option(..., "--db", help="The deployment's database."),
+        key_id: str = typer.Option(..., "--id", help="The key's id (from `pimento keys list`)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Revoke a key: a running service refuses it from its next request on."""
+        entry = _store(db).revoke_key(key_id)
+        if json_out:
+            emit_json(entry.to_dict())
+            return
+        console.print(f"revoked key {entry.id} of analyst {entry.analyst} at {entry.revoked}", highlight=False)

@@ -1,0 +1,244 @@
+"""The FastAPI application: the analyst's API (``/v1/...``), the custodian's API and the web page.
+
+Authentication: ``Authorization: Bearer <key>``. An analyst key (``pimento keys add``) fixes the
+analyst, their budget and their principal; no request names an analyst. The custodian token
+(``PIMENTO_CUSTODIAN_TOKEN`` or ``--custodian-token-file``, kept only as its SHA-256 here) opens
+the custodian endpoints; without one they are off. See docs/service-api.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import Depends, FastAPI, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from pimento import __version__
+from pimento.service.deployment import Deployment
+from pimento.service.errors import ServiceError, install_error_handlers
+from pimento.service.keys import ApiKey
+from pimento.service.limits import BodySizeLimit, RateLimiter
+
+__all__ = ["ServiceOptions", "create_app", "token_digest"]
+
+MAX_QUESTION_CHARS = 2_000
+CUSTODIAN = "custodian"
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class ServiceOptions:
+    """How the custodian runs the service (``pimento serve`` options)."""
+
+    custodian_token_sha256: str | None = None
+    max_body_bytes: int = 64 * 1024
+    rate: float = 2.0
+    burst: int = 20
+    #: failed sign-ins per client address
+    auth_rate: float = 1.0
+    auth_burst: int = 20
+    secure_cookies: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SqlRequest(_Body):
+    sql: str = Field(..., min_length=1, description="one counting query: SELECT COUNT(*) FROM ... [JOIN ...] [WHERE ...]")
+    epsilon: str | float = Field(..., description="epsilon of this release, e.g. \"0.5\" (exact decimal or 1/3)")
+    delta: str | float | None = Field(None, description="(eps, delta)-DP with Laplace noise; omit for pure epsilon-DP")
+
+
+class AskRequest(_Body):
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS, description="a counting question in English")
+    epsilon: str | float = Field(..., description="epsilon of the release")
+    delta: str | float | None = Field(None, description="delta of the release; omit for pure epsilon-DP")
+
+
+class KeyRequest(_Body):
+    analyst: str = Field(..., min_length=1, max_length=64)
+    principal: str | None = Field(None, max_length=200, description="the policy principal this analyst is, e.g. employee:17")
+
+
+class ErrorBody(BaseModel):
+    type: str
+    message: str
+    hint: str | None = None
+
+
+class ErrorEnvelope(BaseModel):
+    error: ErrorBody
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorEnvelope} for code in (400, 401, 403, 404, 409, 413, 422, 429, 500, 503)
+}
+
+
+def _text(value: str | float | None) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else repr(value)
+
+
+def bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+class Guard:
+    """Authentication and rate limits, shared by the API and the web page."""
+
+    def __init__(self, deployment: Deployment, options: ServiceOptions) -> None:
+        self.deployment = deployment
+        self.options = options
+        self.limiter = RateLimiter(options.rate, options.burst)
+        self.failed = RateLimiter(options.auth_rate, options.auth_burst)
+
+    def _client(self, request: Request) -> str:
+        return request.client.host if request.client else "?"
+
+    def refuse_sign_in(self, request: Request) -> None:
+        """Count a failed sign-in for the client; too many -> 429."""
+        wait = self.failed.take(self._client(request))
+        if wait:
+            raise ServiceError(429, "too many failed sign-ins from this address", hint=f"retry in {wait:.0f} s", headers={"Retry-After": str(max(1, round(wait)))})
+
+    def analyst(self, token: str | None, request: Request) -> ApiKey:
+        key = self.deployment.keys.verify(token)
+        if key is None:
+            self.refuse_sign_in(request)
+            raise ServiceError(
+                401, "missing, unknown or revoked API key",
+                hint="send Authorization: Bearer <key> with a key the custodian issued (`pimento keys add`)",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        self.rate(key.id)
+        return key
+
+    def rate(self, name: str) -> None:
+        wait = self.limiter.take(name)
+        if wait:
+            raise ServiceError(
+                429, "rate limit reached for this key", hint=f"retry in {wait:.1f} s",
+                headers={"Retry-After": str(max(1, round(wait + 0.5)))},
+            )
+
+    def custodian_ok(self, token: str | None) -> bool:
+        expected = self.options.custodian_token_sha256
+        if expected is None or not token:
+            return False
+        return hmac.compare_digest(token_digest(token), expected)
+
+    def custodian(self, token: str | None, request: Request) -> None:
+        if self.options.custodian_token_sha256 is None:
+            raise ServiceError(
+                403, "the custodian endpoints are off in this deployment",
+                hint="start `pimento serve` with PIMENTO_CUSTODIAN_TOKEN set or --custodian-token-file",
+            )
+        if not self.custodian_ok(token):
+            self.refuse_sign_in(request)
+            raise ServiceError(401, "missing or wrong custodian token", hint="send Authorization: Bearer <custodian token>", headers={"WWW-Authenticate": "Bearer"})
+        self.rate(CUSTODIAN)
+
+
+def create_app(deployment: Deployment, options: ServiceOptions | None = None) -> FastAPI:
+    """The service for ``deployment``: API, custodian API, web page, error envelope and limits."""
+    options = options or ServiceOptions()
+    guard = Guard(deployment, options)
+    app = FastAPI(
+        title="Pimento",
+        version=__version__,
+        description="DP answers to counting questions and SQL over one custodian's database. See docs/service-api.md.",
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.deployment = deployment
+    app.state.guard = guard
+    app.state.options = options
+    install_error_handlers(app)
+    max_sql = deployment.settings.database.max_sql_chars
+
+    def analyst(request: Request) -> ApiKey:
+        return guard.analyst(bearer(request), request)
+
+    def custodian(request: Request) -> None:
+        guard.custodian(bearer(request), request)
+
+    @app.get("/v1/health", tags=["service"], responses=_ERRORS)
+    def health() -> dict[str, Any]:
+        """Liveness: the service answers (no authentication, no data)."""
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/v1/me", tags=["analyst"], responses=_ERRORS)
+    def me(key: ApiKey = Depends(analyst)) -> dict[str, Any]:
+        """Who the key says you are: the analyst charged and the principal you stand for."""
+        return {"analyst": key.analyst, "principal": key.principal, "key_id": key.id}
+
+    @app.post("/v1/sql", tags=["analyst"], responses=_ERRORS)
+    def sql(body: SqlRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
+        """Release a counting SQL query with DP; the ledger is charged first (an identical request is free)."""
+        if len(body.sql) > max_sql:
+            raise ServiceError(413, f"the SQL is longer than {max_sql} characters", type_="PayloadTooLarge")
+        return deployment.sql(key, body.sql, _text(body.epsilon), _text(body.delta))  # type: ignore[arg-type]
+
+    @app.post("/v1/ask/preview", tags=["analyst"], responses=_ERRORS)
+    def preview(body: AskRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
+        """The interpretation of a question, found on the synthetic copy only: spends nothing."""
+        return deployment.preview(key, body.question, _text(body.epsilon), _text(body.delta))  # type: ignore[arg-type]
+
+    @app.post("/v1/ask", tags=["analyst"], responses=_ERRORS)
+    def ask(body: AskRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
+        """A DP answer to a question: the search on the synthetic copy, then the private release (charged first)."""
+        return deployment.ask(key, body.question, _text(body.epsilon), _text(body.delta))  # type: ignore[arg-type]
+
+    @app.get("/v1/budget", tags=["analyst"], responses=_ERRORS)
+    def budget(key: ApiKey = Depends(analyst)) -> dict[str, Any]:
+        """Your cap, what you spent and what is left."""
+        return deployment.budget(key)
+
+    @app.get("/v1/history", tags=["analyst"], responses=_ERRORS)
+    def history(limit: int = Query(50, ge=1, le=500), key: ApiKey = Depends(analyst)) -> dict[str, Any]:
+        """Your released answers on this deployment, newest first (analyst-safe fields only)."""
+        return {"analyst": key.analyst, "answers": deployment.history(key, limit)}
+
+    @app.get("/v1/audit", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
+    def audit(limit: int = Query(100, ge=0, le=10_000)) -> dict[str, Any]:
+        """Custodian: the latest audit rows, private quantities included."""
+        return {"rows": deployment.audit(limit)}
+
+    @app.get("/v1/caps", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
+    def caps() -> dict[str, Any]:
+        """Custodian: caps, spent and left for the database and every analyst."""
+        return deployment.caps()
+
+    @app.get("/v1/keys", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
+    def keys() -> dict[str, Any]:
+        """Custodian: every key issued (ids, analysts, principals, dates; never the keys)."""
+        return {"keys": [k.to_dict() for k in deployment.keys.keys()]}
+
+    @app.post("/v1/keys", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
+    def add_key(body: KeyRequest) -> dict[str, Any]:
+        """Custodian: issue a key; the key is in this response only."""
+        entry, secret = deployment.add_key(body.analyst, body.principal)
+        return {**entry.to_dict(), "key": secret}
+
+    @app.delete("/v1/keys/{key_id}", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
+    def revoke_key(key_id: str) -> dict[str, Any]:
+        """Custodian: revoke a key; its next request is refused."""
+        return deployment.revoke_key(key_id).to_dict()
+
+    from pimento.service.web import install_web
+
+    install_web(app, deployment, guard, options)
+    app.add_middleware(BodySizeLimit, max_bytes=options.max_body_bytes)
+    return app

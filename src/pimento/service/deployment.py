@@ -1,0 +1,220 @@
+"""One deployment as the service serves it: the custodian's database, its pimento.toml, ledger and keys.
+
+Every analyst-facing result goes through :mod:`pimento.release` (``Session.release_sql``,
+``Session.ask``) and is then post-processed here only: counts are clamped at zero
+(:func:`clamp_count`). The interpretation preview runs the search on the synthetic copy alone
+(the same functions ``pimento search`` uses) and spends nothing. History is read from the audit
+log, keeping only the analyst's own released rows and only their analyst-safe fields
+(:data:`HISTORY_FIELDS`); the custodian's views (audit rows, caps, keys) are separate methods
+that the service exposes to the custodian token only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from pimento.mechanisms import Ledger, ledger_path, mechanism_for
+from pimento.mechanisms.budget import format_number
+from pimento.mechanisms.ledger import database_key
+from pimento.service.keys import ApiKey, KeyStore, keys_path
+
+__all__ = ["Deployment", "HISTORY_FIELDS", "SearchSettings", "clamp_count"]
+
+#: The fields of an audit row an analyst may see in their history (all public, noisy, or derived
+#: from the noisy value; see docs/analyst-learns.md). Exact RS, scale, T_E and the custodian's
+#: ``private`` block are never among them.
+HISTORY_FIELDS = ("time", "charge_id", "question", "sql", "mode", "epsilon", "delta", "noise", "mechanism", "value", "interval")
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """The custodian's knobs of the search behind ask and preview (the analyst cannot change them)."""
+
+    rollouts: int = 10
+    k: int = 10
+    seed: int = 0
+    synthetic: str | None = None
+
+    def config(self):  # type: ignore[no-untyped-def]
+        from pimento.search import SearchConfig
+
+        return SearchConfig(rollouts=self.rollouts, seed=self.seed)
+
+
+def _num(text: Any) -> Fraction:
+    return Fraction(str(text))
+
+
+def _plain(x: Fraction) -> int | float:
+    return int(x) if x.denominator == 1 else float(x)
+
+
+def clamp_count(data: dict[str, Any]) -> dict[str, Any]:
+    """Clamp a released count and its interval at zero (post-processing: no privacy cost).
+
+    A count cannot be negative, so a negative noisy value is reported as 0 and the interval's ends
+    below 0 are raised to 0; ``clamped`` says whether anything changed, and ``value_unclamped``
+    keeps the noisy value as released (unbiased, for analysts who average answers).
+    """
+    out = dict(data)
+    value = _num(data.get("value_exact", data["value"]))
+    lo, hi = (_num(x) for x in data.get("interval_exact", data["interval"]))
+    clamped = value < 0 or lo < 0
+    out["value_unclamped"] = _plain(value)
+    out["value"] = _plain(max(value, Fraction(0)))
+    if "value_exact" in data:
+        out["value_exact"] = format_number(max(value, Fraction(0)))
+    new_lo, new_hi = max(lo, Fraction(0)), max(hi, Fraction(0))
+    out["interval"] = [_plain(new_lo), _plain(new_hi)]
+    if "interval_exact" in data:
+        out["interval_exact"] = [format_number(new_lo), format_number(new_hi)]
+    out["clamped"] = clamped
+    return out
+
+
+class Deployment:
+    """The custodian's deployment: ``db`` (file, DSN or folder) under the pimento.toml beside it."""
+
+    def __init__(self, db: str | Path, *, search: SearchSettings | None = None) -> None:
+        from pimento.engines.database import load_database
+
+        self.db = str(db)
+        database = load_database(self.db, read_only=True)  # validates the deployment at start-up
+        try:
+            self.location = str(database.location)
+            self.settings = database.settings
+            self.catalog = database.catalog
+        finally:
+            database.close()
+        self.search = search or SearchSettings()
+        self.ledger_file = ledger_path(self.location, self.settings)
+        self.keys = KeyStore(keys_path(self.ledger_file))
+        with self.ledger():  # a ledger that fails its checks (emptied, missing with a witness) stops the start
+            pass
+
+    # ------------------------------------------------------------------ plumbing
+
+    def ledger(self) -> Ledger:
+        return Ledger.for_database(self.location, self.settings)
+
+    def session(self, analyst: str):  # type: ignore[no-untyped-def]
+        from pimento.release.session import Session
+
+        return Session(self.db, analyst=analyst)
+
+    # ------------------------------------------------------------------ analyst
+
+    def sql(self, key: ApiKey, sql: str, epsilon: str, delta: str | None) -> dict[str, Any]:
+        with self.session(key.analyst) as session:
+            answer = session.release_sql(sql, epsilon, delta, analyst=key.analyst)
+        return clamp_count(answer.to_dict())
+
+    def ask(self, key: ApiKey, question: str, epsilon: str, delta: str | None) -> dict[str, Any]:
+        with self.session(key.analyst) as session:
+            answer = session.ask(
+                question, synthetic=self.search.synthetic, epsilon=epsilon, delta=delta, analyst=key.analyst,
+                k=self.search.k, config=self.search.config(),
+            )
+        return clamp_count(answer.to_dict())
+
+    def preview(self, key: ApiKey, question: str, epsilon: str, delta: str | None) -> dict[str, Any]:
+        """The interpretation of ``question``, found on the synthetic copy only; spends nothing.
+
+        The chosen SQL (what ``ask`` with the same parameters releases: the search is seeded), the
+        alternatives it weighed, the synthetic RS and an accuracy estimate computed from it, and
+        the guarantee an answer would carry. Nothing here reads the private database.
+        """
+        from pimento.release.ask import open_synthetic, search_question
+        from pimento.release.synthetic import synthetic_guarantee
+
+        mechanism = mechanism_for(epsilon, delta, share=self.settings.release.rs_bound_share)
+        with self.ledger() as ledger:
+            ledger.analyst_cap(key.analyst)
+            left = ledger.remaining(self.location, key.analyst)
+            path = self._synthetic_path()
+            synthetic_budget, public_inputs = synthetic_guarantee(ledger, self.location, path)
+        engine = open_synthetic(path)
+        try:
+            outcome = search_question(
+                question, engine, self.catalog, beta=mechanism.beta_float(), k=self.search.k, config=self.search.config()
+            )
+        finally:
+            engine.close()
+        result = outcome.result
+        used = mechanism.for_relations(len(result.query.relations))
+        cost = used.privacy_cost()
+        half_width = used.half_width(used.scale(result.synthetic_rs)) if result.synthetic_rs > 0 else Fraction(0)
+        return {
+            "question": question,
+            "chosen_sql": result.sql,
+            "synthetic_answer": result.synthetic_answer,
+            "synthetic_rs": result.synthetic_rs,
+            "estimated_half_width_95": _plain(Fraction(half_width)),
+            "estimate_basis": (
+                "noise at the synthetic copy's residual sensitivity for this epsilon; the released interval uses a DP "
+                "upper bound of the private one and is usually wider"
+            ),
+            "mechanism": used.describe()["mechanism"],
+            "cost": {"epsilon": format_number(cost.epsilon), "delta": format_number(cost.delta)},
+            "guarantee_if_confirmed": {
+                "epsilon": format_number(synthetic_budget.epsilon + cost.epsilon),
+                "delta": format_number(synthetic_budget.delta + cost.delta),
+                "epsilon_synthetic": format_number(synthetic_budget.epsilon),
+                "delta_synthetic": format_number(synthetic_budget.delta),
+                "public_inputs": list(public_inputs),
+            },
+            "alternatives": [a.to_dict() for a in result.alternatives[:10]],
+            "budget_left": {"epsilon": format_number(left.epsilon), "delta": format_number(left.delta)},
+            "spent": {"epsilon": "0", "delta": "0"},
+            "search_seconds": round(outcome.seconds, 4),
+        }
+
+    def _synthetic_path(self) -> Path:
+        from pimento.release.ask import resolve_synthetic
+
+        return resolve_synthetic(self.search.synthetic, self.location, self.settings)
+
+    def budget(self, key: ApiKey) -> dict[str, Any]:
+        with self.ledger() as ledger:
+            cap = ledger.analyst_cap(key.analyst)
+            spent = ledger.spent(self.location, key.analyst)
+            left = ledger.remaining(self.location, key.analyst)
+        return {"analyst": key.analyst, "principal": key.principal, "cap": cap.to_dict(), "spent": spent.to_dict(), "left": left.to_dict()}
+
+    def history(self, key: ApiKey, limit: int = 50) -> list[dict[str, Any]]:
+        """This analyst's released answers on this database, newest first, analyst-safe fields only."""
+        me = database_key(self.location)
+        with self.ledger() as ledger:
+            rows = ledger.audit_rows()
+        out = []
+        for row in reversed(rows):
+            if row.get("outcome") != "released" or row.get("analyst") != key.analyst or row.get("database") != me:
+                continue
+            item = {name: row.get(name) for name in HISTORY_FIELDS}
+            if item["value"] is not None and item["interval"] is not None:
+                item = clamp_count(item)
+            out.append(item)
+            if len(out) >= limit:
+                break
+        return out
+
+    # ------------------------------------------------------------------ custodian
+
+    def audit(self, limit: int = 100) -> list[dict[str, Any]]:
+        with self.ledger() as ledger:
+            return ledger.audit_rows(limit=limit or None)
+
+    def caps(self) -> dict[str, Any]:
+        with self.ledger() as ledger:
+            return ledger.summary(self.location)
+
+    def add_key(self, analyst: str, principal: str | None = None) -> tuple[ApiKey, str]:
+        with self.ledger() as ledger:
+            ledger.analyst_cap(analyst)  # [ledger] analysts, when set, must list the analyst
+        return self.keys.add(analyst, principal)
+
+    def revoke_key(self, key_id: str) -> ApiKey:
+        return self.keys.revoke(key_id)

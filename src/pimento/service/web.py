@@ -1,0 +1,322 @@
+"""The web page: server-rendered Jinja2 templates over the same deployment and guard as the API.
+
+Sign-in takes an analyst key (or the custodian token) once and opens a server-side session: the
+browser holds only a random session id in an ``HttpOnly``, ``SameSite=Strict`` cookie (``Secure``
+under ``--secure-cookies``, for a TLS proxy in front). Every form that changes something carries
+the session's CSRF token, checked in constant time. A revoked key ends its sessions at their next
+request. Pages send ``Content-Security-Policy: default-src 'self'`` (no script at all),
+``X-Frame-Options: DENY`` and ``Cache-Control: no-store``.
+
+Flow for an analyst: ``/ask`` (question, epsilon, delta; budget meter) -> ``/ask/preview`` (the
+interpretation on the synthetic copy, alternatives, accuracy estimate; nothing spent) ->
+``/ask/confirm`` (the release: value, interval, guarantee, budget left) ; ``/history``. For the
+custodian: ``/custodian`` (caps, keys, issue and revoke) and ``/custodian/audit``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
+
+from pimento.errors import UserError
+from pimento.service.errors import ServiceError, user_error_body
+
+__all__ = ["install_web"]
+
+SESSION_COOKIE = "pimento_session"
+LOGIN_COOKIE = "pimento_login"
+SESSION_SECONDS = 8 * 3600
+TEMPLATES = Path(__file__).parent / "templates"
+HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'none'; frame-ancestors 'none'; form-action 'self'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+@dataclass
+class WebSession:
+    role: str  # "analyst" or "custodian"
+    key_id: str | None
+    csrf: str
+    expires: float
+
+
+class Sessions:
+    def __init__(self) -> None:
+        self._items: dict[str, WebSession] = {}
+        self._lock = threading.Lock()
+
+    def open(self, role: str, key_id: str | None) -> tuple[str, WebSession]:
+        sid = secrets.token_urlsafe(32)
+        session = WebSession(role, key_id, secrets.token_urlsafe(32), time.time() + SESSION_SECONDS)
+        with self._lock:
+            now = time.time()
+            for old in [s for s, v in self._items.items() if v.expires < now]:
+                del self._items[old]
+            self._items[sid] = session
+        return sid, session
+
+    def get(self, sid: str | None) -> WebSession | None:
+        if not sid:
+            return None
+        with self._lock:
+            session = self._items.get(sid)
+            if session is not None and session.expires < time.time():
+                del self._items[sid]
+                return None
+            return session
+
+    def close(self, sid: str | None) -> None:
+        with self._lock:
+            self._items.pop(sid or "", None)
+
+
+def _fmt(value: Any) -> str:
+    """A budget figure as a short decimal for the page (the exact text stays in the API)."""
+    try:
+        x = Fraction(str(value))
+    except (ValueError, ZeroDivisionError):
+        return str(value)
+    if x.denominator == 1:
+        return str(x.numerator)
+    return f"{float(x):.6g}"
+
+
+def _meter(budget: dict[str, Any]) -> dict[str, Any]:
+    cap = Fraction(str(budget["cap"]["epsilon"]))
+    left = Fraction(str(budget["left"]["epsilon"]))
+    share = float(left / cap) if cap > 0 else 0.0
+    return {"left": _fmt(budget["left"]["epsilon"]), "cap": _fmt(budget["cap"]["epsilon"]), "spent": _fmt(budget["spent"]["epsilon"]),
+            "delta_left": _fmt(budget["left"]["delta"]), "percent": max(0, min(100, round(100 * share)))}
+
+
+def install_web(app: FastAPI, deployment, guard, options) -> None:  # type: ignore[no-untyped-def]
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]))
+    env.filters["num"] = _fmt
+    sessions = Sessions()
+    app.state.web_sessions = sessions
+    css = (TEMPLATES / "pimento.css").read_text(encoding="utf-8")
+
+    def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        html = env.get_template(name).render(**context)
+        return HTMLResponse(html, status_code=status, headers=HEADERS)
+
+    def set_cookie(response: Response, name: str, value: str, max_age: int) -> None:
+        response.set_cookie(name, value, max_age=max_age, httponly=True, samesite="strict", secure=options.secure_cookies, path="/")
+
+    async def form(request: Request) -> dict[str, str]:
+        kind = request.headers.get("content-type", "").split(";")[0].strip()
+        if kind != "application/x-www-form-urlencoded":
+            raise ServiceError(415, "this page takes HTML form posts only", hint="use the /v1 API for JSON")
+        data = parse_qs((await request.body()).decode("utf-8", errors="replace"), keep_blank_values=True)
+        return {k: v[0] for k, v in data.items()}
+
+    def current(request: Request) -> tuple[WebSession | None, Any]:
+        session = sessions.get(request.cookies.get(SESSION_COOKIE))
+        if session is None:
+            return None, None
+        if session.role == "analyst":
+            key = deployment.keys.get(session.key_id)
+            if key is None or not key.active:  # revoked since sign-in
+                sessions.close(request.cookies.get(SESSION_COOKIE))
+                return None, None
+            return session, key
+        return session, None
+
+    def check_csrf(session: WebSession, data: dict[str, str]) -> None:
+        if not hmac.compare_digest(data.get("csrf", ""), session.csrf):
+            raise ServiceError(403, "the form's CSRF token is missing or wrong", hint="reload the page and submit it again", type_="CsrfError")
+
+    def to_login() -> RedirectResponse:
+        return RedirectResponse("/login", status_code=303)
+
+    def error_text(exc: Exception) -> tuple[int, dict[str, Any]]:
+        if isinstance(exc, ServiceError):
+            return exc.status, {"type": exc.type, "message": exc.message, "hint": exc.hint}
+        assert isinstance(exc, UserError)
+        status, body = user_error_body(exc)
+        return status, body["error"]
+
+    @app.get("/static/pimento.css", include_in_schema=False)
+    def stylesheet() -> Response:
+        return Response(css, media_type="text/css", headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"})
+
+    @app.get("/", include_in_schema=False)
+    def root(request: Request) -> Response:
+        session, _key = current(request)
+        if session is None:
+            return to_login()
+        return RedirectResponse("/custodian" if session.role == "custodian" else "/ask", status_code=303)
+
+    @app.get("/login", include_in_schema=False)
+    def login_page(request: Request) -> Response:
+        token = secrets.token_urlsafe(32)
+        response = page("login.html", csrf=token, error=None)
+        set_cookie(response, LOGIN_COOKIE, token, 900)
+        return response
+
+    @app.post("/login", include_in_schema=False)
+    async def login(request: Request) -> Response:
+        data = await form(request)
+        if not hmac.compare_digest(data.get("csrf", ""), request.cookies.get(LOGIN_COOKIE, "") or "x"):
+            raise ServiceError(403, "the sign-in form's CSRF token is missing or wrong", hint="reload /login and sign in again", type_="CsrfError")
+        presented = data.get("key", "").strip()
+        key = await run_in_threadpool(deployment.keys.verify, presented)
+        if key is not None:
+            sid, _ = sessions.open("analyst", key.id)
+            target = "/ask"
+        elif guard.custodian_ok(presented):
+            sid, _ = sessions.open("custodian", None)
+            target = "/custodian"
+        else:
+            try:
+                guard.refuse_sign_in(request)
+            except ServiceError as exc:
+                return page("login.html", status=exc.status, csrf=data.get("csrf"), error={"message": exc.message, "hint": exc.hint})
+            return page("login.html", status=401, csrf=data.get("csrf"), error={"message": "unknown or revoked key", "hint": "ask the custodian for a key"})
+        response = RedirectResponse(target, status_code=303)
+        set_cookie(response, SESSION_COOKIE, sid, SESSION_SECONDS)
+        response.delete_cookie(LOGIN_COOKIE, path="/")
+        return response
+
+    @app.post("/logout", include_in_schema=False)
+    async def logout(request: Request) -> Response:
+        session, _ = current(request)
+        if session is not None:
+            check_csrf(session, await form(request))
+            sessions.close(request.cookies.get(SESSION_COOKIE))
+        response = to_login()
+        response.delete_cookie(SESSION_COOKIE, path="/")
+        return response
+
+    # ------------------------------------------------------------------ analyst pages
+
+    async def analyst_context(session: WebSession, key: Any) -> dict[str, Any]:
+        budget = await run_in_threadpool(deployment.budget, key)
+        return {"key": key, "csrf": session.csrf, "meter": _meter(budget), "budget": budget, "role": "analyst"}
+
+    @app.get("/ask", include_in_schema=False)
+    async def ask_page(request: Request) -> Response:
+        session, key = current(request)
+        if key is None:
+            return to_login()
+        return page("ask.html", **await analyst_context(session, key), form={"question": "", "epsilon": "0.5", "delta": "1e-6"}, error=None)
+
+    async def analyst_post(request: Request) -> tuple[WebSession, Any, dict[str, str]] | Response:
+        session, key = current(request)
+        if key is None:
+            return to_login()
+        data = await form(request)
+        check_csrf(session, data)  # type: ignore[arg-type]
+        guard.rate(key.id)
+        return session, key, data  # type: ignore[return-value]
+
+    def _request_form(data: dict[str, str]) -> dict[str, str]:
+        return {"question": data.get("question", "")[:2000], "epsilon": data.get("epsilon", "").strip(), "delta": data.get("delta", "").strip()}
+
+    @app.post("/ask/preview", include_in_schema=False)
+    async def preview_page(request: Request) -> Response:
+        got = await analyst_post(request)
+        if isinstance(got, Response):
+            return got
+        session, key, data = got
+        f = _request_form(data)
+        try:
+            preview = await run_in_threadpool(deployment.preview, key, f["question"], f["epsilon"], f["delta"] or None)
+        except (UserError, ServiceError) as exc:
+            status, err = error_text(exc)
+            return page("ask.html", status=status, **await analyst_context(session, key), form=f, error=err)
+        return page("preview.html", **await analyst_context(session, key), form=f, preview=preview)
+
+    @app.post("/ask/confirm", include_in_schema=False)
+    async def confirm_page(request: Request) -> Response:
+        got = await analyst_post(request)
+        if isinstance(got, Response):
+            return got
+        session, key, data = got
+        f = _request_form(data)
+        previewed = data.get("previewed_sql", "")
+        try:
+            answer = await run_in_threadpool(deployment.ask, key, f["question"], f["epsilon"], f["delta"] or None)
+        except (UserError, ServiceError) as exc:
+            status, err = error_text(exc)
+            return page("ask.html", status=status, **await analyst_context(session, key), form=f, error=err)
+        return page("answer.html", **await analyst_context(session, key), form=f, answer=answer,
+                    changed=bool(previewed) and previewed != answer.get("chosen_sql"))
+
+    @app.get("/history", include_in_schema=False)
+    async def history_page(request: Request) -> Response:
+        session, key = current(request)
+        if key is None:
+            return to_login()
+        rows = await run_in_threadpool(deployment.history, key, 100)
+        return page("history.html", **await analyst_context(session, key), rows=rows)
+
+    # ------------------------------------------------------------------ custodian pages
+
+    def custodian_session(request: Request) -> WebSession | None:
+        session, _ = current(request)
+        return session if session is not None and session.role == "custodian" else None
+
+    async def custodian_page(session: WebSession, status: int = 200, **extra: Any) -> Response:
+        caps = await run_in_threadpool(deployment.caps)
+        keys = [k.to_dict() for k in deployment.keys.keys()]
+        return page("custodian.html", status=status, csrf=session.csrf, role="custodian", caps=caps, keys=keys,
+                    new_key=extra.get("new_key"), error=extra.get("error"))
+
+    @app.get("/custodian", include_in_schema=False)
+    async def custodian_home(request: Request) -> Response:
+        session = custodian_session(request)
+        if session is None:
+            return to_login()
+        return await custodian_page(session)
+
+    @app.post("/custodian/keys", include_in_schema=False)
+    async def custodian_add_key(request: Request) -> Response:
+        session = custodian_session(request)
+        if session is None:
+            return to_login()
+        data = await form(request)
+        check_csrf(session, data)
+        try:
+            entry, secret = await run_in_threadpool(deployment.add_key, data.get("analyst", "").strip(), data.get("principal", "").strip() or None)
+        except UserError as exc:
+            status, err = error_text(exc)
+            return await custodian_page(session, status=status, error=err)
+        return await custodian_page(session, new_key={**entry.to_dict(), "key": secret})
+
+    @app.post("/custodian/keys/{key_id}/revoke", include_in_schema=False)
+    async def custodian_revoke(key_id: str, request: Request) -> Response:
+        session = custodian_session(request)
+        if session is None:
+            return to_login()
+        check_csrf(session, await form(request))
+        try:
+            await run_in_threadpool(deployment.revoke_key, key_id)
+        except UserError as exc:
+            status, err = error_text(exc)
+            return await custodian_page(session, status=status, error=err)
+        return RedirectResponse("/custodian", status_code=303)
+
+    @app.get("/custodian/audit", include_in_schema=False)
+    async def custodian_audit(request: Request) -> Response:
+        session = custodian_session(request)
+        if session is None:
+            return to_login()
+        rows = await run_in_threadpool(deployment.audit, 200)
+        return page("audit.html", csrf=session.csrf, role="custodian", rows=list(reversed(rows)))

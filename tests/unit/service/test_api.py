@@ -1,0 +1,220 @@
+"""The analyst API: the key fixes the analyst, releases go through pimento.release, preview spends nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import CUSTODIAN_TOKEN, TESTCLIENT_WARNING
+from pimento.demo.hospital import DEMO_QUESTION
+from pimento.service.deployment import HISTORY_FIELDS
+
+pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
+
+COUNT = "SELECT COUNT(*) FROM Patient"
+JOIN = "SELECT COUNT(*) FROM Visit v JOIN Patient p ON v.pat_id = p.pat_id"
+PRIVATE_FIELDS = ("rs", "scale", "te", "ls", "k_star", "private", "rs_upper", "log2_rs_steps", "true_value")
+
+
+def _charges(served, analyst):
+    with served.ledger() as ledger:
+        return [c for c in ledger.charges() if c.analyst == analyst]
+
+
+def _walk_keys(data):
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield k
+            yield from _walk_keys(v)
+    elif isinstance(data, list):
+        for v in data:
+            yield from _walk_keys(v)
+
+
+def test_no_key_or_a_wrong_key_is_refused_with_the_envelope(client_for):
+    client = client_for()
+    for headers in ({}, {"Authorization": "Bearer pmk_00000000_nope"}, {"Authorization": "Basic abc"}):
+        r = client.get("/v1/budget", headers=headers)
+        assert r.status_code == 401
+        assert r.json()["error"]["type"] == "Unauthorized" and r.headers["www-authenticate"] == "Bearer"
+
+
+def test_the_key_fixes_the_analyst_and_the_principal(client_for, analyst_key, served):
+    entry, key, headers = analyst_key
+    client = client_for()
+    assert client.get("/v1/me", headers=headers).json() == {"analyst": entry.analyst, "principal": "employee:17", "key_id": entry.id}
+    # A request cannot name another analyst: unknown fields are refused before anything is spent.
+    r = client.post("/v1/sql", headers=headers, json={"sql": COUNT, "epsilon": "0.1", "analyst": "bob"})
+    assert r.status_code == 422 and r.json()["error"]["type"] == "ValidationError"
+    assert _charges(served, "bob") == [] and _charges(served, entry.analyst) == []
+
+
+def test_sql_release_charges_the_keys_analyst_once_and_is_analyst_safe(client_for, analyst_key, served):
+    entry, key, headers = analyst_key
+    client = client_for()
+    first = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.5", "delta": "1e-6"})
+    assert first.status_code == 200, first.text
+    data = first.json()
+    assert data["analyst"] == entry.analyst and data["cached"] is False
+    assert not set(_walk_keys(data)) & set(PRIVATE_FIELDS), data
+    again = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.5", "delta": "1e-6"}).json()
+    assert again["cached"] is True and again["value"] == data["value"]
+    charges = _charges(served, entry.analyst)
+    assert len(charges) == 1 and charges[0].id == data["charge_id"]
+    budget = client.get("/v1/budget", headers=headers).json()
+    assert budget["spent"]["epsilon"] == "0.5" and budget["analyst"] == entry.analyst
+
+
+def test_released_counts_are_clamped_at_zero_and_say_so(client_for, analyst_key):
+    _entry, _key, headers = analyst_key
+    client = client_for()
+    # A tiny epsilon on a join: the interval reaches far below zero, so it is clamped.
+    data = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.01", "delta": "1e-6"}).json()
+    assert data["interval"][0] >= 0 and data["value"] >= 0 and data["clamped"] is True
+    assert data["value"] == max(0, data["value_unclamped"])
+
+
+def test_preview_spends_nothing_never_opens_the_private_database_and_matches_ask(client_for, analyst_key, served, monkeypatch):
+    entry, _key, headers = analyst_key
+    client = client_for()
+    import pimento.engines.database as database_module
+    import pimento.release.session as session_module
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the preview opened the private database")
+
+    with monkeypatch.context() as m:
+        m.setattr(database_module, "load_database", forbidden)
+        m.setattr(session_module.Session, "__init__", forbidden)
+        r = client.post("/v1/ask/preview", headers=headers, json={"question": DEMO_QUESTION, "epsilon": "1", "delta": "1e-6"})
+    assert r.status_code == 200, r.text
+    preview = r.json()
+    assert preview["spent"] == {"epsilon": "0", "delta": "0"} and _charges(served, entry.analyst) == []
+    assert preview["chosen_sql"].startswith("SELECT COUNT") and preview["alternatives"]
+    assert preview["estimated_half_width_95"] >= 0 and preview["guarantee_if_confirmed"]["epsilon"] == "2.6"
+    answer = client.post("/v1/ask", headers=headers, json={"question": DEMO_QUESTION, "epsilon": "1", "delta": "1e-6"}).json()
+    assert answer["chosen_sql"] == preview["chosen_sql"]  # confirming answers what was previewed
+    assert answer["guarantee"]["epsilon"] == "2.6" and "clamped" in answer
+    assert len(_charges(served, entry.analyst)) == 1
+
+
+def test_history_holds_only_my_released_answers_and_only_safe_fields(client_for, analyst_key, served):
+    entry, _key, headers = analyst_key
+    client = client_for()
+    other, other_key = served.add_key(entry.analyst + "-other")
+    client.post("/v1/sql", headers={"Authorization": f"Bearer {other_key}"}, json={"sql": COUNT, "epsilon": "0.3"})
+    client.post("/v1/sql", headers=headers, json={"sql": COUNT, "epsilon": "0.2"})
+    client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.2", "delta": "1e-6"})
+    history = client.get("/v1/history", headers=headers).json()
+    assert history["analyst"] == entry.analyst
+    answers = history["answers"]
+    assert [a["sql"] for a in answers] == ["SELECT COUNT(*) FROM Patient AS p JOIN Visit AS v ON p.pat_id = v.pat_id", COUNT]
+    allowed = set(HISTORY_FIELDS) | {"clamped", "value_unclamped"}
+    for a in answers:
+        assert set(a) <= allowed, set(a) - allowed
+    # The audit rows behind them do hold private quantities: the filter is what keeps them out.
+    with served.ledger() as ledger:
+        rows = [r for r in ledger.audit_rows() if r.get("analyst") == entry.analyst and r.get("outcome") == "released"]
+    assert any("private" in r for r in rows)
+
+
+def test_a_failure_after_the_charge_reads_the_fixed_message_without_engine_text(client_for, analyst_key, served, monkeypatch):
+    from pimento import sensitivity
+
+    _entry, _key, headers = analyst_key
+    secret = "engine said: 4711 rows in Visit"
+
+    def boom(*args, **kwargs):
+        raise RuntimeError(secret)
+
+    monkeypatch.setattr(sensitivity, "residual_sensitivity", boom)
+    r = client_for().post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.1", "delta": "1e-6"})
+    assert r.status_code == 500
+    body = r.json()
+    assert body["error"]["type"] == "ReleaseFailedError" and "4711" not in r.text
+    assert body["error"]["message"].startswith("the release failed after its budget was charged")
+
+
+def test_an_unexpected_error_is_a_500_with_a_fixed_message(client_for, analyst_key, served, monkeypatch):
+    _entry, _key, headers = analyst_key
+    monkeypatch.setattr(type(served), "budget", lambda self, key: (_ for _ in ()).throw(ValueError("secret 1234")))
+    r = client_for().get("/v1/budget", headers=headers)
+    assert r.status_code == 500 and "1234" not in r.text
+    assert r.json()["error"] == {"type": "InternalError", "message": "internal error in the Pimento service; nothing was released",
+                                 "hint": "ask the custodian to check the service's log and `pimento audit`"}
+
+
+def test_budget_refusal_is_409_and_spends_nothing(client_for, served):
+    entry, key = served.add_key("bounded-" + __import__("secrets").token_hex(3))
+    headers = {"Authorization": f"Bearer {key}"}
+    r = client_for().post("/v1/sql", headers=headers, json={"sql": COUNT, "epsilon": "5000"})
+    assert r.status_code == 409 and r.json()["error"]["type"] == "BudgetError"
+    assert _charges(served, entry.analyst) == []
+
+
+def test_bad_parameters_and_bad_sql_are_422(client_for, analyst_key):
+    _entry, _key, headers = analyst_key
+    client = client_for()
+    r = client.post("/v1/sql", headers=headers, json={"sql": COUNT, "epsilon": "-1"})
+    assert r.status_code == 422 and r.json()["error"]["type"] == "PrivacyParameterError"
+    r = client.post("/v1/sql", headers=headers, json={"sql": "SELECT name FROM Patient", "epsilon": "1"})
+    assert r.status_code == 422 and r.json()["error"]["type"] in ("SqlError", "UnsupportedQuery")
+
+
+def test_rate_limit_is_per_key_and_says_when_to_retry(client_for, served):
+    client = client_for(rate=0.01, burst=3)
+    _a, key_a = served.add_key("rl-a")
+    _b, key_b = served.add_key("rl-b")
+    codes = [client.get("/v1/me", headers={"Authorization": f"Bearer {key_a}"}).status_code for _ in range(5)]
+    assert codes == [200, 200, 200, 429, 429]
+    r = client.get("/v1/me", headers={"Authorization": f"Bearer {key_a}"})
+    assert r.json()["error"]["type"] == "RateLimited" and int(r.headers["retry-after"]) >= 1
+    assert client.get("/v1/me", headers={"Authorization": f"Bearer {key_b}"}).status_code == 200
+
+
+def test_request_body_limit(client_for, analyst_key):
+    _entry, _key, headers = analyst_key
+    client = client_for(max_body_bytes=2048)
+    r = client.post("/v1/sql", headers=headers, json={"sql": COUNT + " " * 4000, "epsilon": "1"})
+    assert r.status_code == 413 and r.json()["error"]["type"] == "PayloadTooLarge"
+
+    def chunks():
+        yield b'{"sql": "' + b" " * 1500
+        yield b" " * 1500 + b'", "epsilon": "1"}'
+
+    r = client.post("/v1/sql", headers={**headers, "Content-Type": "application/json"}, content=chunks())
+    assert r.status_code == 413
+
+
+def test_revoked_key_is_refused_at_once(client_for, served):
+    entry, key = served.add_key("revoked-one")
+    client = client_for()
+    headers = {"Authorization": f"Bearer {key}"}
+    assert client.get("/v1/me", headers=headers).status_code == 200
+    served.revoke_key(entry.id)
+    assert client.get("/v1/me", headers=headers).status_code == 401
+
+
+def test_custodian_endpoints(client_for, analyst_key, served):
+    _entry, _key, headers = analyst_key
+    custodian = {"Authorization": f"Bearer {CUSTODIAN_TOKEN}"}
+    client = client_for()
+    for path in ("/v1/audit", "/v1/caps", "/v1/keys"):
+        assert client.get(path, headers=headers).status_code == 401  # an analyst key is not the custodian token
+        assert client.get(path, headers=custodian).status_code == 200
+    added = client.post("/v1/keys", headers=custodian, json={"analyst": "carol", "principal": "employee:3"}).json()
+    assert added["key"].startswith("pmk_") and added["analyst"] == "carol"
+    assert added["key"] not in json.dumps(client.get("/v1/keys", headers=custodian).json())
+    assert client.get("/v1/me", headers={"Authorization": f"Bearer {added['key']}"}).json()["analyst"] == "carol"
+    assert client.delete(f"/v1/keys/{added['id']}", headers=custodian).json()["revoked"]
+    assert client.delete("/v1/keys/nope", headers=custodian).status_code == 400
+    off = client_for(custodian_token_sha256=None)
+    r = off.get("/v1/audit", headers=custodian)
+    assert r.status_code == 403 and "off" in r.json()["error"]["message"]
+
+
+def test_openapi_is_published(client_for):
+    spec = client_for().get("/openapi.json").json()
+    for path in ("/v1/ask", "/v1/ask/preview", "/v1/sql", "/v1/budget", "/v1/history", "/v1/audit", "/v1/keys", "/v1/caps"):
+        assert path in spec["paths"], path
