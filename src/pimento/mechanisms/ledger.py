@@ -284,6 +284,22 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+def _jsonable(value: Any) -> Any:
+    """``value`` as plain JSON for the audit log: Fractions, Decimals, paths and the like as text,
+    non-finite floats as text (the hashed canonical JSON refuses NaN)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+    if value is None or isinstance(value, (str, int)):
+        return value
+    if isinstance(value, Fraction):
+        return format_number(value)
+    return str(value)
+
+
 def _charge_text(row: dict[str, Any]) -> str:
     return _audit.canonical_json({k: row[k] for k in _CHARGE_FIELDS})
 
@@ -804,7 +820,7 @@ class Ledger:
 
     def _append_audit(self, row: dict[str, Any], charge: Charge) -> None:
         eps, dlt = charge.budget.to_text()
-        _audit.append(self._conn, {**row, "charge_id": charge.id, "charge_epsilon": eps, "charge_delta": dlt})
+        _audit.append(self._conn, {**_jsonable(row), "charge_id": charge.id, "charge_epsilon": eps, "charge_delta": dlt})
 
     def cached_answer(self, request_key: str) -> dict[str, Any] | None:
         """The answer stored for an identical earlier request, if the cache is on and has one."""
@@ -894,7 +910,7 @@ class Ledger:
 
     def record_custodian_action(self, database: str, tool: str, details: dict[str, Any]) -> None:
         """Append a custodian-tool use (private diagnostics shown to the custodian) to the audit log."""
-        row = {"time": _now(), "kind": "custodian", "tool": tool, "database": database_key(database), "details": details}
+        row = {"time": _now(), "kind": "custodian", "tool": tool, "database": database_key(database), "details": _jsonable(details)}
         self._write(lambda: _audit.append(self._conn, row))
 
     def charges(self, database: str | None = None) -> list[Charge]:

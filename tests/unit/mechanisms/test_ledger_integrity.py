@@ -390,3 +390,29 @@ def test_a_tampered_cached_answer_is_detected(db):
     assert ledger.verify_audit().ok
     ledger._conn.execute("UPDATE answers SET answer = ?", (json.dumps({"value": 9, "value_exact": "9", "charge_id": charge.id}),))
     assert "answer_unaudited" in problem_kinds(ledger)
+
+
+def test_restoring_an_older_copy_of_the_ledger_is_refused(db, tmp_path):
+    ledger = make(db, epsilon_cap="3")
+    release(ledger, db, 1)
+    backup = tmp_path / "backup.sqlite"
+    with sqlite3.connect(backup) as copy:
+        ledger._conn.backup(copy)
+    release(ledger, db, 2)
+    release(ledger, db, 3)  # the whole cap
+    ledger.close()
+    for suffix in ("-wal", "-shm"):
+        ledger_path(db).with_name(ledger_path(db).name + suffix).unlink(missing_ok=True)
+    ledger_path(db).write_bytes(backup.read_bytes())  # roll back to 1 charge
+    with pytest.raises(LedgerIntegrityError, match="witness"):
+        release(make(db, epsilon_cap="3"), db, 4)
+
+
+def test_custodian_details_of_any_type_are_recorded(db):
+    from fractions import Fraction
+
+    ledger = make(db)
+    ledger.record_custodian_action(db, "sensitivity", {"rs": Fraction(1, 3), "ratio": float("nan"), "path": ledger.path, "k": (1, 2)})
+    details = ledger.audit_rows()[0]["details"]
+    assert details == {"rs": "1/3", "ratio": "nan", "path": str(ledger.path), "k": [1, 2]}
+    assert ledger.verify_audit().ok
