@@ -1,10 +1,11 @@
-"""Opening the budget ledger of a database from the CLI (shared by budget, audit and sql)."""
+"""Opening the budget ledger of a database from the CLI (shared by budget and audit)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from pimento.config import Settings, find_settings_file, load_settings
+from pimento.engines.database import _locate  # the resolution load_database uses (folder, pimento.toml, links)
 from pimento.mechanisms import Ledger, ledger_path
 from pimento.mechanisms.ledger import check_witness
 
@@ -19,14 +20,18 @@ def settings_for(db: str, config: str | None) -> Settings:
     return load_settings(found)
 
 
-def ledger_for(db: str, config: str | None, *, create: bool = True) -> tuple[Ledger, Path, bool]:
-    """(ledger, its path, whether the file existed). With ``create=False`` a missing ledger is
-    opened in memory, so that looking at a budget never creates files -- unless the witness beside
-    it says budget was spent: then the missing ledger is an error (LedgerIntegrityError)."""
-    settings = settings_for(db, config)
-    path = ledger_path(db, settings)
+def ledger_for(db: str, config: str | None, *, create: bool = True) -> tuple[Ledger, Path, bool, str]:
+    """(ledger, its path, whether the file existed, the resolved database location).
+
+    ``db`` is resolved as every release resolves it (a folder or pimento.toml names its database
+    file; a link is followed), so that this is the ledger the releases and ``pimento synth``
+    charge. With ``create=False`` a missing ledger is opened in memory, so that looking at a
+    budget never creates files -- unless the witness beside it says budget was spent: then the
+    missing ledger is an error (LedgerIntegrityError)."""
+    location, settings, _source = _locate(db, config)
+    path = ledger_path(location, settings)
     check_witness(path)
     existed = path.exists()
     if existed or create:
-        return Ledger(path, settings.ledger), path, existed
-    return Ledger(":memory:", settings.ledger), path, False
+        return Ledger(path, settings.ledger), path, existed, location
+    return Ledger(":memory:", settings.ledger), path, False, location

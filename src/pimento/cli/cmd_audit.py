@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         """
         from pimento.cli._ledger_common import ledger_for
 
-        ledger, _path, _existed = ledger_for(db, config, create=False)
+        ledger, _path, _existed, _location = ledger_for(db, config, create=False)
         try:
             closed = ledger.close_abandoned() if ledger.verify_audit().ok else 0
             report = ledger.verify_audit(expect_head=expect_head)
@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
         from pimento.cli._ledger_common import ledger_for
 
         err_console.print("[bold yellow]warning[/]: pimento audit show is a custodian tool: the log holds private data, not for analysts", highlight=False)
-        ledger, _path, _existed = ledger_for(db, config, create=False)
+        ledger, _path, _existed, _location = ledger_for(db, config, create=False)
         try:
             rows = ledger.audit_rows(limit=limit or None)
         finally:

@@ -21,9 +21,9 @@ def register(app: typer.Typer) -> None:
         """Show the privacy-budget ledger of a database: caps, spent and left per analyst."""
         from pimento.cli._ledger_common import ledger_for
 
-        ledger, path, existed = ledger_for(db, config, create=False)
+        ledger, path, existed, location = ledger_for(db, config, create=False)
         try:
-            summary = ledger.summary(db)
+            summary = ledger.summary(location)
         finally:
             ledger.close()
         summary["ledger"] = str(path)

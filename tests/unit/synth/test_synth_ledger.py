@@ -66,6 +66,16 @@ def test_synth_on_a_folder_charges_the_ledger_of_the_resolved_database(folder, t
     assert report["public_inputs"] == notes
 
 
+def test_budget_and_audit_on_a_folder_read_the_ledger_the_synth_charged(folder, tmp_path):
+    assert run_synth(folder, tmp_path / "syn.duckdb").exit_code == 0
+    budget = CliRunner().invoke(app, ["budget", "--db", str(folder), "--json"])
+    assert budget.exit_code == 0, budget.output
+    data = json.loads(budget.stdout)
+    assert data["spent"]["epsilon"] == "1" and data["database"] == str(load_database(folder).location)
+    verify = CliRunner().invoke(app, ["audit", "verify", "--db", str(folder), "--json"])
+    assert verify.exit_code == 0 and json.loads(verify.stdout)["charges"] == 1
+
+
 def test_no_ledger_flag_is_gone(folder, tmp_path):
     result = run_synth(folder, tmp_path / "syn.duckdb", "--no-ledger")
     assert result.exit_code == 2 and "no-ledger" in result.output
