@@ -143,7 +143,15 @@ def _read_witness(path: Path) -> dict[str, Any] | None:
         return None
     except (OSError, ValueError):
         return {"charges": -1, "unreadable": True}
-    return data if isinstance(data, dict) else {"charges": -1, "unreadable": True}
+    if not isinstance(data, dict):
+        return {"charges": -1, "unreadable": True}
+    for name in ("charges", "audit_rows"):
+        if not isinstance(data.get(name, 0), int):
+            return {"charges": -1, "unreadable": True}
+    for name in ("charge_hash", "audit_hash"):
+        if not isinstance(data.get(name, ""), str):
+            return {"charges": -1, "unreadable": True}
+    return data
 
 
 def _recovery_hint(ledger_file: Path) -> str:

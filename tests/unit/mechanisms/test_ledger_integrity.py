@@ -416,3 +416,13 @@ def test_custodian_details_of_any_type_are_recorded(db):
     details = ledger.audit_rows()[0]["details"]
     assert details == {"rs": "1/3", "ratio": "nan", "path": str(ledger.path), "k": [1, 2]}
     assert ledger.verify_audit().ok
+
+
+@pytest.mark.parametrize("text", ["not json", '{"charges": "many"}', "[1, 2]"])
+def test_an_unreadable_witness_fails_closed(db, text):
+    ledger = make(db)
+    release(ledger, db, 1)
+    ledger.close()
+    witness_path(ledger_path(db)).write_text(text)
+    with pytest.raises(LedgerIntegrityError, match="unreadable"):
+        make(db)
