@@ -1,0 +1,316 @@
+"""Contextual residual sensitivity (CRS): the paper's Section 4.3 and appendix, read as issue 16 says.
+
+A context ``c`` authorizes cells ``A_c`` (relation, tuple id, attribute) by provenance. Two
+databases are *contextual neighbours* when they are neighbours (add/remove by default) and agree
+on ``A_c`` cell by cell. For each private relation ``R_i`` of a counting query the inference
+rules bound how much one contextual edit of ``R_i`` can change the count (``ell_i``); CRS is
+
+    CRS = min( RS,  max( min(GS, max_{i in P_c} ell_i),                              k = 0
+                         max_{k >= 1} e^{-beta k} min(GS, LS_hat_c^(k)) ) )            k >= 1
+
+where ``P_c`` are the *contextually editable* private relations (all private relations but
+those the rule Pub fixes) and ``LS_hat_c^(k)`` is the residual-sensitivity envelope with its
+distance vectors restricted to ``P_c`` (the same T_E as RS, the same beta as the mechanism).
+
+Multiplicities (see CONTEXTUAL.md beside this file for the proofs):
+
+* the *boundary* ``B_i`` of ``R_i``: its join attributes **and the attributes its query
+  selection reads** (a tuple failing the selection has multiplicity 0);
+* ``m(t)``: the number of join results of the query that use tuple ``t`` of ``R_i``;
+* a tuple is *public* when every cell of ``B_i`` in it is authorized in the context (cell
+  provenance); all other tuples are *unauthorized*;
+* ``mu_free_1`` / ``mu_free_min``: the largest / smallest ``m(t)`` over unauthorized tuples;
+* ``M_unocc``: the largest multiplicity, in the residual join, of a boundary value that no
+  tuple of ``R_i`` occupies. It is read from the instance, so a foreign key *into* ``R_i``
+  covering ``B_i`` makes it 0 (the FK rule in the direction that holds);
+* ``LS_i = T_{E_i}``.
+
+Rules (add/remove is the default neighbourhood; change and both are options):
+
+* **Pub** (the whole relation is public in the context, for every tuple it could hold): 0, and
+  ``R_i`` leaves ``P_c``;
+* **Sel-Unique** (a declared key of ``R_i`` lies within its join attributes): deletion or change
+  of an unauthorized tuple is at most ``mu_free_1``; an insertion (or a changed tuple's new
+  value) lands on an unoccupied boundary value: ``max(mu_free_1, M_unocc)``;
+* **Sel-Del** + **Ins** (add/remove): ``max(mu_free_1, LS_i) = LS_i``;
+* **Prj-Chg** / **PrjSel-Chg** / **Sel** (change): 0 when no tuple is unauthorized, else
+  ``max(LS_i - mu_free_min, mu_free_1)``;
+* **Base**: ``LS_i``. Every ``ell_i`` is capped by ``LS_i`` explicitly.
+
+Everything here is exact (integers and Fractions); the k >= 1 maximum is computed exactly by
+enumerating the box ``[0, floor(1/beta) + 1]^d`` (which holds a maximiser, PROOF.md section 3)
+when it is small, and otherwise replaced by the paper-free upper bound ``RS`` restricted to
+``P_c`` (still a beta-smooth upper bound; CONTEXTUAL.md section 4).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, Decimal, localcontext
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from pimento.errors import InternalError
+from pimento.sensitivity.envelope import check_beta, exp_neg_upper, maximize_envelope, round_up_float
+
+__all__ = [
+    "NEIGHBOURHOODS",
+    "ContextualSensitivity",
+    "RelationFacts",
+    "RuleBound",
+    "apply_rule",
+    "contextual_rs",
+]
+
+#: The neighbourhood models: add/remove (the default), change, and both.
+NEIGHBOURHOODS = ("add_remove", "change", "both")
+
+#: Box points above which the exact k >= 1 enumeration gives way to RS restricted to P_c.
+MAX_BOX_POINTS = 2_000_000
+
+_PREC = 60
+_MARGIN = 1e-9
+
+
+@dataclass(frozen=True)
+class RelationFacts:
+    """What the rules read about one private relation on one instance (all private quantities).
+
+    ``public``: ``"none"`` (no tuple of the relation is public), ``"tuples"`` (some are:
+    sigma_phi, pi_B or pi_B sigma_phi in the paper's grammar, compared by cell provenance) or
+    ``"whole"`` (the context authorizes the relation's boundary cells for every tuple it could
+    hold: Pub). ``unauthorized``: how many tuples are not public. ``mu_free_1`` /
+    ``mu_free_min``: the largest / smallest multiplicity over those tuples (0 when none).
+    ``m_unocc``: the largest residual multiplicity of an unoccupied boundary value when the
+    boundary is unique (a declared key within the join attributes), else ``None``.
+    """
+
+    alias: str
+    ls: int
+    public: str = "none"
+    unauthorized: int = 0
+    mu_free_1: int = 0
+    mu_free_min: int = 0
+    m_unocc: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.public not in ("none", "tuples", "whole"):
+            raise InternalError(f"public must be none, tuples or whole, got {self.public!r}")
+        for name in ("ls", "unauthorized", "mu_free_1", "mu_free_min"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InternalError(f"{name} must be a non-negative int, got {value!r}")
+
+
+@dataclass(frozen=True)
+class RuleBound:
+    """The rule that bounds one relation's contextual edits, and its bound ``ell`` (<= ``ls``)."""
+
+    alias: str
+    rule: str
+    ell: int
+    ls: int
+
+
+def apply_rule(facts: RelationFacts, neighbourhood: str = "add_remove") -> RuleBound:
+    """The inference rule for one relation under ``neighbourhood`` (module docstring)."""
+    if neighbourhood not in NEIGHBOURHOODS:
+        raise InternalError(f"neighbourhood must be one of {NEIGHBOURHOODS}, got {neighbourhood!r}")
+    f = facts
+    if f.public == "whole":
+        return RuleBound(f.alias, "Pub", 0, f.ls)
+    free_1 = f.mu_free_1 if f.unauthorized else 0
+    free_min = f.mu_free_min if f.unauthorized else 0
+    if f.m_unocc is not None:
+        # Sel-Unique: an insertion (or a change's new value) lands on an unoccupied boundary value.
+        ell = max(free_1, f.m_unocc)
+        rule = "Sel-Unique"
+    elif neighbourhood == "add_remove":
+        ell, rule = f.ls, ("Ins" if f.public == "tuples" else "Base")
+    else:
+        # change: the changed tuple is unauthorized (its boundary cells may move);
+        # none unauthorized: every boundary cell is fixed (Prj-Chg)
+        change = max(f.ls - free_min, free_1) if f.unauthorized else 0
+        if neighbourhood == "change":
+            ell = change
+            rule = {"none": "Base", "tuples": "PrjSel-Chg" if f.unauthorized else "Prj-Chg"}[f.public]
+            if f.public == "none":
+                ell = f.ls
+        else:  # both: insertions are unrestricted
+            ell, rule = max(change, f.ls), ("Ins" if f.public == "tuples" else "Base")
+    return RuleBound(f.alias, rule, min(ell, f.ls), f.ls)
+
+
+@dataclass(frozen=True)
+class ContextualSensitivity:
+    """CRS of a query in one context on one database: private (custodian-only) quantities.
+
+    ``crs`` is an exact rational upper bound of the paper's CRS (never rounded down) and never
+    above ``rs``; ``k1_exact`` says whether the k >= 1 part was computed exactly (else RS over
+    the contextually editable relations stands in for it).
+    """
+
+    crs: Fraction
+    rs: Fraction
+    beta: float
+    neighbourhood: str
+    editable: tuple[str, ...]
+    rules: tuple[RuleBound, ...]
+    k0: int
+    k1: Fraction
+    k1_exact: bool
+    gs: int | None = None
+    facts: tuple[RelationFacts, ...] = field(default=(), repr=False)
+
+    @property
+    def crs_float(self) -> float:
+        return round_up_float(self.crs)
+
+    def custodian_dict(self) -> dict[str, Any]:
+        """For the custodian's audit row only: exact CRS, RS, rules and multiplicities."""
+        return {
+            "crs": str(self.crs),
+            "rs": str(self.rs),
+            "neighbourhood": self.neighbourhood,
+            "editable": list(self.editable),
+            "rules": [{"alias": r.alias, "rule": r.rule, "ell": r.ell, "ls": r.ls} for r in self.rules],
+            "k0": self.k0,
+            "k1": str(self.k1),
+            "k1_exact": self.k1_exact,
+        }
+
+
+def _coefficients(relations: Sequence[str], i: str, others: Sequence[str], te: Mapping[frozenset[str], int]) -> list[int]:
+    """f_i(s) = sum over A within ``others`` of T_{E_i minus A} prod_{j in A} s_j, by bit mask of A."""
+    e_i = frozenset(relations) - {i}
+    out = []
+    for mask in range(1 << len(others)):
+        removed = {others[j] for j in range(len(others)) if (mask >> j) & 1}
+        key = e_i - removed
+        if key not in te:
+            raise InternalError(f"T_E for {sorted(key)} is missing")
+        out.append(int(te[key]))
+    return out
+
+
+def _exact(coeffs: Sequence[int], s: Sequence[int]) -> int:
+    total = 0
+    for mask, c in enumerate(coeffs):
+        if c == 0:
+            continue
+        prod = c
+        for j, x in enumerate(s):
+            if (mask >> j) & 1:
+                prod *= x
+        total += prod
+    return total
+
+
+def _upper(beta: float, k: int, inner: int) -> Decimal:
+    with localcontext() as ctx:
+        ctx.prec = _PREC
+        ctx.rounding = ROUND_CEILING
+        return exp_neg_upper(beta, k) * inner
+
+
+def _k1(
+    relations: Sequence[str], editable: Sequence[str], te: Mapping[frozenset[str], int], beta: float, gs: int | None
+) -> Fraction | None:
+    """max over k >= 1 of e^{-beta k} min(GS, LS_hat_c^(k)), exactly; None when the box is too big.
+
+    For problem i the distance vector has a coordinate per editable relation, i's own included
+    (mass on s_i leaves f_i unchanged: s = e_i gives e^{-beta} T_{E_i}). The other coordinates
+    range over the box [0, floor(1/beta) + 1]^d: lowering a coordinate above 1/beta never lowers
+    e^{-beta k} min(GS, f_i) and keeps |s| >= 1.
+    """
+    d = len(editable) - 1
+    top = math.floor(1 / beta) + 1
+    if (top + 1) ** d * len(editable) > MAX_BOX_POINTS:
+        return None
+    best: Decimal | None = None
+    grid = np.array(list(itertools.product(range(top + 1), repeat=d)), dtype=float).reshape(-1, d) if d else np.zeros((1, 0))
+    ks = grid.sum(axis=1)
+    for i in editable:
+        others = [a for a in editable if a != i]
+        coeffs = _coefficients(relations, i, others, te)
+        candidates: list[tuple[int, tuple[int, ...]]] = []
+        # s = e_i: k = 1, f_i = T_{E_i}
+        candidates.append((1, tuple([0] * d)))
+        if d:
+            f = np.zeros(len(grid))
+            for mask, c in enumerate(coeffs):
+                if c == 0:
+                    continue
+                term = np.full(len(grid), float(c))
+                for j in range(d):
+                    if (mask >> j) & 1:
+                        term = term * grid[:, j]
+                f = f + term
+            if gs is not None:
+                f = np.minimum(f, float(gs))
+            with np.errstate(divide="ignore"):
+                logv = np.where(f > 0, np.log(np.where(f > 0, f, 1.0)) - beta * ks, -np.inf)
+            logv[ks == 0] = -np.inf  # k = 0 is the other term
+            if np.isfinite(logv).any():
+                peak = logv.max()
+                for idx in np.nonzero(logv >= peak + math.log1p(-_MARGIN))[0]:
+                    candidates.append((int(ks[idx]), tuple(int(x) for x in grid[idx])))
+        for k, s in candidates:
+            inner = _exact(coeffs, s)
+            if gs is not None:
+                inner = min(inner, gs)
+            value = _upper(beta, k, inner)
+            if best is None or value > best:
+                best = value
+    return Fraction(best) if best is not None else Fraction(0)
+
+
+def contextual_rs(
+    relations: Sequence[str],
+    private: Sequence[str],
+    te: Mapping[frozenset[str], int],
+    beta: float,
+    facts: Mapping[str, RelationFacts],
+    *,
+    neighbourhood: str = "add_remove",
+    gs: int | None = None,
+    rs: Fraction | None = None,
+) -> ContextualSensitivity:
+    """CRS from T_E (the same values RS reads) and the per-relation facts of the context.
+
+    ``facts`` needs an entry for every private alias; ``rs`` (RS at the same beta over all
+    private relations) is computed when not given, and CRS is never above it.
+    """
+    beta = check_beta(beta)
+    values = dict(te)
+    values.setdefault(frozenset(), 1)
+    priv = [a for a in relations if a in set(private)]
+    missing = [a for a in priv if a not in facts]
+    if missing:
+        raise InternalError(f"no contextual facts for {missing}")
+    if rs is None:
+        rs = maximize_envelope(relations, priv, values, beta, gs=gs).rs
+    rules = tuple(apply_rule(facts[a], neighbourhood) for a in priv)
+    editable = tuple(r.alias for r in rules if r.rule != "Pub")
+    if not editable:
+        return ContextualSensitivity(Fraction(0), rs, beta, neighbourhood, (), rules, 0, Fraction(0), True, gs,
+                                     tuple(facts[a] for a in priv))
+    k0 = max(r.ell for r in rules if r.alias in editable)
+    if gs is not None:
+        k0 = min(k0, gs)
+    k1 = _k1(relations, editable, values, beta, gs)
+    exact = k1 is not None
+    if k1 is None:
+        # RS over P_c: max(min(GS, LS_c), k1) >= max(k0, k1), and beta-smooth under contextual neighbours
+        crs = maximize_envelope(relations, editable, values, beta, gs=gs).rs
+        k1 = crs
+    else:
+        crs = max(Fraction(k0), k1)
+    crs = min(crs, rs)
+    return ContextualSensitivity(crs, rs, beta, neighbourhood, editable, rules, k0, k1, exact, gs,
+                                 tuple(facts[a] for a in priv))
