@@ -1,0 +1,367 @@
+"""Benchmark and fault harness for ``pimento serve``: concurrent clients on loopback, SIGKILL restarts.
+
+    python -m pimento.bench.service_load                           # build a demo deployment, measure
+    python -m pimento.bench.service_load --clients 32 --seconds 60 --kills 0
+    python -m pimento.bench.service_load --kills 5 --seconds 30    # SIGKILL the server 5 times meanwhile
+
+A deployment (the demo hospital, ``--patients``, and a real ``pimento synth`` copy) is built in a
+temporary folder unless ``--db`` names one that has a synthetic copy. The server runs as a child
+process (``pimento serve`` on 127.0.0.1, a free port), and ``--clients`` threads send requests for
+``--seconds`` (every loop is bounded by that deadline and stops by itself) against ONE analyst's
+budget (``--cap``). Request kinds: ``sql_cached`` (one fixed query: the answer cache answers after
+the first), ``sql_uncached`` (a query with a fresh literal each time), ``ask_cached`` (one fixed
+question) and ``ask_uncached`` (a question with a fresh year). With ``--kills K`` the server is
+killed with SIGKILL K times at random moments (and ``PIMENTO_TEST_PAUSE`` stretches the window
+between charge and answer) and restarted.
+
+Afterwards the ledger is checked (:func:`check_ledger`): no overspend (the analyst's charges sum
+to at most the cap), every answer a client received with ``cached: false`` has exactly one charge
+and exactly one ``released`` audit row, every charge has exactly one audit row, the audit chain
+verifies. Prints p50/p99 latency and throughput per kind (JSON with ``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+__all__ = ["LoadResult", "ServerProcess", "build_deployment", "check_ledger", "free_port", "run_load", "summarize"]
+
+KINDS = ("sql_cached", "sql_uncached", "ask_cached", "ask_uncached")
+CACHED_SQL = "SELECT COUNT(*) FROM Patient"
+CACHED_QUESTION = "How many patients were prescribed warfarin by cardiologists?"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ServerProcess:
+    """``pimento serve`` as a child process on 127.0.0.1; :meth:`kill` sends SIGKILL."""
+
+    def __init__(self, db: str | Path, *, port: int | None = None, args: tuple[str, ...] = (), env: dict[str, str] | None = None) -> None:
+        self.db = str(db)
+        self.port = port or free_port()
+        self.args = args
+        self.env = {**os.environ, **(env or {})}
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = tempfile.NamedTemporaryFile(prefix="pimento-serve-", suffix=".log", delete=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> ServerProcess:
+        code = "import sys; from pimento.cli.app import main; sys.argv[0] = 'pimento'; main()"
+        command = [sys.executable, "-c", code, "serve", "--db", self.db, "--port", str(self.port), *self.args]
+        self.proc = subprocess.Popen(command, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"pimento serve exited with {self.proc.returncode}: {self.output()[-2000:]}")
+            try:
+                if httpx.get(self.url + "/v1/health", timeout=1.0).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"pimento serve did not answer within {timeout:g} s: {self.output()[-2000:]}")
+
+    def output(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@dataclass
+class Outcome:
+    kind: str
+    status: int  # 0: no response (connection refused or reset: the server was down)
+    seconds: float
+    charge_id: int | None = None
+    cached: bool | None = None
+    epsilon: str | None = None
+    error_type: str | None = None
+
+
+@dataclass
+class LoadResult:
+    outcomes: list[Outcome] = field(default_factory=list)
+    wall_seconds: float = 0.0
+    kills: int = 0
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self._n = 0
+        self._lock = threading.Lock()
+
+    def next(self) -> int:
+        with self._lock:
+            self._n += 1
+            return self._n
+
+
+def _request(kind: str, n: int, epsilon: str) -> tuple[str, dict[str, Any]]:
+    if kind == "sql_cached":
+        return "/v1/sql", {"sql": CACHED_SQL, "epsilon": epsilon}
+    if kind == "sql_uncached":
+        return "/v1/sql", {"sql": f"SELECT COUNT(*) FROM Patient WHERE birth_year <> {100000 + n}", "epsilon": epsilon}
+    if kind == "ask_cached":
+        return "/v1/ask", {"question": CACHED_QUESTION, "epsilon": epsilon, "delta": "1e-6"}
+    return "/v1/ask", {"question": f"How many patients were born after {1000 + n}?", "epsilon": epsilon, "delta": "1e-6"}
+
+
+def run_load(
+    url: str,
+    key: str,
+    *,
+    clients: int,
+    seconds: float,
+    kinds: tuple[str, ...] = KINDS,
+    weights: tuple[float, ...] | None = None,
+    epsilon: str = "0.01",
+    seed: int = 0,
+    result: LoadResult | None = None,
+    stop: threading.Event | None = None,
+) -> LoadResult:
+    """``clients`` threads sending requests until ``seconds`` have passed (or ``stop`` is set)."""
+    result = result or LoadResult()
+    counter = _Counter()
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+    stop = stop or threading.Event()
+
+    def client(index: int) -> None:
+        rng = random.Random(seed * 1000 + index)
+        headers = {"Authorization": f"Bearer {key}"}
+        with httpx.Client(base_url=url, headers=headers, timeout=120.0) as http:
+            while time.monotonic() < deadline and not stop.is_set():
+                kind = rng.choices(kinds, weights=weights)[0]
+                path, body = _request(kind, counter.next(), epsilon)
+                start = time.perf_counter()
+                try:
+                    response = http.post(path, json=body)
+                except httpx.HTTPError:
+                    outcome = Outcome(kind, 0, time.perf_counter() - start)
+                    time.sleep(0.05)
+                else:
+                    elapsed = time.perf_counter() - start
+                    data = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
+                    if response.status_code == 200:
+                        outcome = Outcome(kind, 200, elapsed, data.get("charge_id"), data.get("cached"), data.get("epsilon"))
+                    else:
+                        outcome = Outcome(kind, response.status_code, elapsed, error_type=(data.get("error") or {}).get("type"))
+                with lock:
+                    result.outcomes.append(outcome)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=seconds + 180)
+    result.wall_seconds += time.perf_counter() - started
+    return result
+
+
+def check_ledger(db: str | Path, analyst: str, outcomes: list[Outcome]) -> dict[str, Any]:
+    """The invariants after a run (raises AssertionError naming the first that fails)."""
+    from pimento.engines.database import load_database
+    from pimento.mechanisms import Ledger
+    from pimento.mechanisms.budget import format_number
+
+    database = load_database(str(db), read_only=True)
+    location, settings = str(database.location), database.settings
+    database.close()
+    with Ledger.for_database(location, settings) as ledger:
+        closed = ledger.close_abandoned()
+        report = ledger.verify_audit()
+        charges = [c for c in ledger.charges() if c.analyst == analyst]
+        rows = ledger.audit_rows()
+        cap = ledger.analyst_cap(analyst)
+    assert report.ok, f"the audit log does not verify: {[p.to_dict() for p in report.problems][:5]}"
+    spent = sum((c.budget.epsilon for c in charges), Fraction(0))
+    assert spent <= cap.epsilon, f"overspend: {analyst} charged epsilon {spent} > cap {cap.epsilon}"
+    rows_per_charge = Counter(r.get("charge_id") for r in rows if r.get("charge_id") is not None)
+    released = Counter(r.get("charge_id") for r in rows if r.get("outcome") == "released")
+    ids = {c.id for c in charges}
+    for c in charges:
+        assert rows_per_charge[c.id] == 1, f"charge {c.id} has {rows_per_charge[c.id]} audit rows"
+    fresh = [o.charge_id for o in outcomes if o.status == 200 and o.cached is False]
+    assert len(fresh) == len(set(fresh)), "two fresh answers carry the same charge"
+    for charge_id in fresh:
+        assert charge_id in ids, f"answer with charge {charge_id} has no charge of {analyst}"
+        assert released[charge_id] == 1, f"answer with charge {charge_id} has {released[charge_id]} 'released' audit rows"
+    for o in outcomes:
+        if o.status == 200:
+            assert o.charge_id in ids, f"a cached answer points at charge {o.charge_id}, not one of {analyst}'s"
+    return {
+        "charges": len(charges),
+        "spent_epsilon": format_number(spent),
+        "cap_epsilon": format_number(cap.epsilon),
+        "fresh_answers": len(fresh),
+        "audit_rows": report.rows,
+        "closed_abandoned": closed,
+        "outcomes": dict(Counter(r.get("outcome") for r in rows if r.get("analyst") == analyst)),
+    }
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(q * (len(ordered) - 1)))))]
+
+
+def summarize(result: LoadResult) -> dict[str, Any]:
+    """p50/p99 latency (ms) and throughput per kind, for 200 answers split cached / fresh."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    statuses: Counter[str] = Counter()
+    for o in result.outcomes:
+        statuses[f"{o.kind}:{o.status}{'/' + o.error_type if o.error_type else ''}"] += 1
+        if o.status == 200:
+            groups[f"{o.kind.split('_')[0]}_{'cached' if o.cached else 'fresh'}"].append(o.seconds)
+    wall = result.wall_seconds or 1.0
+    table = {
+        name: {
+            "n": len(v),
+            "p50_ms": round(1000 * statistics.median(v), 1),
+            "p99_ms": round(1000 * _quantile(v, 0.99), 1),
+            "per_s": round(len(v) / wall, 2),
+        }
+        for name, v in sorted(groups.items())
+    }
+    ok = sum(len(v) for v in groups.values())
+    return {"wall_s": round(wall, 2), "answers": ok, "answers_per_s": round(ok / wall, 2), "by_kind": table, "statuses": dict(statuses), "kills": result.kills}
+
+
+def build_deployment(folder: Path, *, patients: int, cap: str, analyst: str) -> tuple[Path, str]:
+    """The demo hospital with a real synthetic copy, an analyst cap and one key: (db, key)."""
+    from pimento.demo.hospital import create_demo
+    from pimento.service.deployment import Deployment
+
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / "hospital.duckdb"
+    create_demo(db, patients=patients, seed=5)
+    with open(folder / "pimento.toml", "a", encoding="utf-8") as fh:
+        fh.write(f'\n[ledger]\nepsilon_cap = "1000"\nanalyst_epsilon_cap = "{cap}"\ndelta_cap = "0.01"\n')
+    code = "import sys; from pimento.cli.app import main; sys.argv[0] = 'pimento'; main()"
+    subprocess.run(
+        [sys.executable, "-c", code, "synth", "--db", str(db), "--out", str(folder / "hospital.synthetic.duckdb"), "--epsilon", "1.6", "--delta", "1e-6"],
+        check=True, stdout=subprocess.DEVNULL,
+    )
+    _entry, key = Deployment(db).add_key(analyst)
+    return db, key
+
+
+def run_with_kills(server: ServerProcess, key: str, *, clients: int, seconds: float, kills: int, seed: int, **load: Any) -> LoadResult:
+    """Load for ``seconds`` while the server is SIGKILLed ``kills`` times at random moments and restarted."""
+    result = LoadResult()
+    stop = threading.Event()
+    loader = threading.Thread(target=run_load, args=(server.url, key), kwargs={"clients": clients, "seconds": seconds, "seed": seed, "result": result, "stop": stop, **load})
+    loader.start()
+    rng = random.Random(seed)
+    slot = seconds / (kills + 1)
+    try:
+        for _ in range(kills):
+            time.sleep(rng.uniform(0.3, 1.0) * slot)
+            server.kill()
+            result.kills += 1
+            server.start()
+    finally:
+        loader.join(timeout=seconds + 240)
+        stop.set()
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pimento.bench.service_load", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", help="an existing deployment (with a synthetic copy charged to its ledger); default: build one")
+    parser.add_argument("--key", help="the analyst key for --db")
+    parser.add_argument("--analyst", default="loadtest")
+    parser.add_argument("--patients", type=int, default=300)
+    parser.add_argument("--cap", default="1000", help="the analyst's epsilon cap (built deployment)")
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--kills", type=int, default=0)
+    parser.add_argument("--epsilon", default="0.01")
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--rollouts", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    folder = Path(tempfile.mkdtemp(prefix="pimento-service-load-"))
+    if args.db:
+        db, key = Path(args.db), args.key
+        if not key:
+            parser.error("--db needs --key")
+    else:
+        db, key = build_deployment(folder, patients=args.patients, cap=args.cap, analyst=args.analyst)
+    kinds = tuple(k for k in args.kinds.split(",") if k)
+    env = {"PIMENTO_TEST_PAUSE": "after_charge:0.02"} if args.kills else {}
+    server = ServerProcess(db, args=("--rate", "100000", "--burst", "100000", "--rollouts", str(args.rollouts)), env=env).start()
+    try:
+        # Warm the caches once (the first answers of the cached kinds are fresh ones).
+        run_load(server.url, key, clients=1, seconds=0.1, kinds=("sql_cached",), epsilon=args.epsilon)
+        if args.kills:
+            result = run_with_kills(server, key, clients=args.clients, seconds=args.seconds, kills=args.kills, seed=args.seed, kinds=kinds, epsilon=args.epsilon)
+        else:
+            result = run_load(server.url, key, clients=args.clients, seconds=args.seconds, kinds=kinds, epsilon=args.epsilon, seed=args.seed)
+    finally:
+        server.stop()
+    summary = summarize(result)
+    summary["ledger"] = check_ledger(db, args.analyst, result.outcomes)
+    summary["setup"] = {
+        "clients": args.clients, "seconds": args.seconds, "kills": args.kills, "epsilon": args.epsilon, "patients": args.patients,
+        "rollouts": args.rollouts, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"{summary['answers']} answers in {summary['wall_s']} s ({summary['answers_per_s']}/s), {args.kills} SIGKILL(s)")
+        for name, row in summary["by_kind"].items():
+            print(f"  {name:14s} n={row['n']:6d}  p50 {row['p50_ms']:8.1f} ms  p99 {row['p99_ms']:8.1f} ms  {row['per_s']:7.2f}/s")
+        print(f"  statuses: {summary['statuses']}")
+        print(f"  ledger: {summary['ledger']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

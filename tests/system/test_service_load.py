@@ -1,0 +1,63 @@
+"""Load and SIGKILL tests of `pimento serve` (light versions of `python -m pimento.bench.service_load`).
+
+Concurrent clients on loopback against ONE analyst's small budget, for a few seconds (every loop
+is bounded and stops by itself): no overspend, every answer received has exactly one charge and
+one 'released' audit row, every charge one audit row, the chain verifies -- also while the server
+is killed with SIGKILL and restarted.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pimento.bench.service_load import ServerProcess, check_ledger, run_load, run_with_kills, summarize
+
+ANALYST = "loadtest"
+FAST = ("--rate", "100000", "--burst", "100000", "--rollouts", "1")
+
+
+@pytest.fixture
+def deployment(tmp_path, standin_synthetic):
+    from pimento.demo.hospital import create_demo
+    from pimento.service.deployment import Deployment
+
+    db = tmp_path / "hospital.duckdb"
+    create_demo(db, patients=150, seed=5)
+    with open(tmp_path / "pimento.toml", "a", encoding="utf-8") as fh:
+        # 25 fresh releases at epsilon 0.01 exhaust the analyst: the clients race for the last ones.
+        fh.write('\n[ledger]\nepsilon_cap = "100"\nanalyst_epsilon_cap = "0.25"\ndelta_cap = "0.01"\n')
+    (tmp_path / "made").mkdir()
+    standin_synthetic(tmp_path / "made" / "hospital.duckdb", patients=150, seed=6, for_database=db).rename(tmp_path / "hospital.synthetic.duckdb")
+    _entry, key = Deployment(db).add_key(ANALYST)
+    return db, key
+
+
+@pytest.mark.slow
+def test_concurrent_clients_never_overspend_and_every_answer_is_charged_and_audited_once(deployment):
+    db, key = deployment
+    with ServerProcess(db, args=FAST) as server:
+        result = run_load(server.url, key, clients=16, seconds=4.0, kinds=("sql_cached", "sql_uncached", "ask_cached"), weights=(2, 6, 1))
+    summary = summarize(result)
+    ledger = check_ledger(db, ANALYST, result.outcomes)
+    statuses = summary["statuses"]
+    assert ledger["spent_epsilon"] == "0.25", ledger  # the budget was used up exactly, not exceeded
+    assert any(k.endswith(":409/BudgetError") for k in statuses), statuses  # and then refused
+    assert ledger["fresh_answers"] == ledger["charges"], ledger  # nothing failed: one answer per charge
+    assert not [k for k in statuses if ":500" in k or ":0" in k], statuses
+
+
+@pytest.mark.slow
+def test_sigkill_and_restart_under_load_keeps_the_ledger_whole(deployment):
+    db, key = deployment
+    server = ServerProcess(db, args=FAST, env={"PIMENTO_TEST_PAUSE": "after_charge:0.05"}).start()
+    try:
+        result = run_with_kills(server, key, clients=8, seconds=6.0, kills=3, seed=1, kinds=("sql_cached", "sql_uncached"), weights=(1, 3))
+        assert result.kills == 3
+        # After the last restart the service still answers (and reaps what the killed ones left pending).
+        after = run_load(server.url, key, clients=2, seconds=0.5, kinds=("sql_cached",))
+    finally:
+        server.stop()
+    assert any(o.status == 200 for o in after.outcomes)
+    ledger = check_ledger(db, ANALYST, result.outcomes + after.outcomes)
+    assert ledger["fresh_answers"] >= 1, ledger
+    assert sum(1 for o in result.outcomes if o.status == 0) >= 1  # the kills were felt by the clients
