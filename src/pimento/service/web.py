@@ -283,7 +283,7 @@ def install_web(app: FastAPI, deployment, guard, options) -> None:  # type: igno
     async def custodian_home(request: Request) -> Response:
         session = custodian_session(request)
         if session is None:
-            return to_login()
+            return root(request)  # an analyst goes back to their own page, anyone else to sign-in
         return await custodian_page(session)
 
     @app.post("/custodian/keys", include_in_schema=False)

@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 
-# starlette's TestClient warns that it will move to another HTTP client; not our code's warning.
-TESTCLIENT_WARNING = "ignore:Using `httpx` with `starlette.testclient`"
-CUSTODIAN_TOKEN = "custodian-token-for-tests-" + "c" * 20
+from service_support import CUSTODIAN_TOKEN
 
 
 def build_deployment(folder: Path, standin_synthetic, *, ledger: str = "", patients: int = 200) -> Path:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import CUSTODIAN_TOKEN, TESTCLIENT_WARNING
+from service_support import CUSTODIAN_TOKEN, TESTCLIENT_WARNING
 from pimento.demo.hospital import DEMO_QUESTION
 from pimento.service.deployment import HISTORY_FIELDS
 

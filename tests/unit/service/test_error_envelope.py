@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fastapi.routing import APIRoute
 
-from conftest import CUSTODIAN_TOKEN, TESTCLIENT_WARNING
+from service_support import CUSTODIAN_TOKEN, TESTCLIENT_WARNING
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
 

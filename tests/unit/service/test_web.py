@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import CUSTODIAN_TOKEN, TESTCLIENT_WARNING
+from service_support import CUSTODIAN_TOKEN, TESTCLIENT_WARNING
 from pimento.demo.hospital import DEMO_QUESTION
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
