@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pimento.config import LedgerSettings, Settings
-from pimento.errors import BudgetError, ConfigError, DataSourceError
+from pimento.errors import BudgetError, ConfigError, DataSourceError, InternalError
 from pimento.mechanisms import audit as _audit
 from pimento.mechanisms.budget import Budget, format_number, parse_number
 
@@ -351,6 +351,7 @@ class Ledger:
             check_witness(self.path)
         self._owner = _owner_token()
         self._verified: _State | None = None
+        self._mine: set[int] = set()  # pending charges made through this object
         try:
             if not self._memory:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -406,8 +407,9 @@ class Ledger:
         """Format 1 (running totals, no chain over charges) -> 2, inside the open transaction.
 
         The charges are chained in id order, every charge without an audit row gets one
-        ("unrecorded before format 2": its answer, if any, was not audited), the running
-        totals are dropped (the budget is the sum of the charges)."""
+        (``released`` with the cached answer's value when its answer was stored, else
+        "unrecorded before format 2"), the running totals are dropped (the budget is the sum
+        of the charges)."""
         conn = self._conn
         conn.execute("DROP TRIGGER IF EXISTS charges_no_update")
         conn.execute("DROP TRIGGER IF EXISTS audit_no_update")
@@ -719,6 +721,7 @@ class Ledger:
             self._conn.execute(
                 "INSERT INTO pending (charge_id, request_key, started, owner) VALUES (?, ?, ?, ?)", (cid, request_key, time.time(), self._owner)
             )
+            self._mine.add(cid)
         return Charge(cid, now, key, analyst, kind, budget, request_key)
 
     def _write(self, body: Callable[[], _T]) -> _T:
@@ -860,7 +863,13 @@ class Ledger:
                 row = self._conn.execute("SELECT answer FROM answers WHERE request_key = ?", (request_key,)).fetchone()
                 if row is not None:
                     return json.loads(row[0])
-                if self._conn.execute("SELECT 1 FROM pending WHERE request_key = ?", (request_key,)).fetchone():
+                waiting = self._conn.execute("SELECT charge_id FROM pending WHERE request_key = ?", (request_key,)).fetchone()
+                if waiting is not None:
+                    if waiting[0] in self._mine:
+                        raise InternalError(
+                            f"an identical request was charged (charge {waiting[0]}) through this ledger object and its answer or failure was "
+                            "never recorded: waiting for it would never end"
+                        )
                     return None  # an identical request is paying: wait for its answer
             return self._charge_in_txn(state, analyst, key, budget, request_key, "release", None)
 
@@ -873,6 +882,7 @@ class Ledger:
 
     def _close_pending(self, charge: Charge) -> bool:
         """Remove the pending entry of ``charge``; False if there was none (it was closed as aborted)."""
+        self._mine.discard(charge.id)
         return self._conn.execute("DELETE FROM pending WHERE charge_id = ?", (charge.id,)).rowcount == 1
 
     def record_release(self, request_key: str, charge: Charge, answer: dict[str, Any], audit_row: dict[str, Any]) -> dict[str, Any]:

@@ -426,3 +426,13 @@ def test_an_unreadable_witness_fails_closed(db, text):
     witness_path(ledger_path(db)).write_text(text)
     with pytest.raises(LedgerIntegrityError, match="unreadable"):
         make(db)
+
+
+def test_an_identical_request_through_the_same_ledger_object_does_not_hang(db):
+    from pimento.errors import InternalError
+
+    ledger = make(db)
+    k = key(db, 1)
+    ledger.charge_release("ann", db, Budget.spend("1"), k)
+    with pytest.raises(InternalError, match="never recorded"):
+        ledger.charge_release("ann", db, Budget.spend("1"), k)
