@@ -29,9 +29,11 @@ Rules (add/remove is the default neighbourhood; change and both are options):
 
 * **Pub** (the whole relation is public in the context, for every tuple it could hold): 0, and
   ``R_i`` leaves ``P_c``;
-* **Sel-Unique** (a declared key of ``R_i`` lies within its join attributes): deletion or change
-  of an unauthorized tuple is at most ``mu_free_1``; an insertion (or a changed tuple's new
-  value) lands on an unoccupied boundary value: ``max(mu_free_1, M_unocc)``;
+* **Sel-Unique** (add/remove only; a declared key of ``R_i`` lies within its join attributes):
+  deleting an unauthorized tuple is at most ``mu_free_1``; an insertion lands on an unoccupied
+  boundary value: ``max(mu_free_1, M_unocc)``. Under change it is *not* used (the brute force
+  found it unsound there: a changed tuple keeps its own vacated boundary value and flips its
+  query selection); the change rules apply instead;
 * **Sel-Del** + **Ins** (add/remove): ``max(mu_free_1, LS_i) = LS_i``;
 * **Prj-Chg** / **PrjSel-Chg** / **Sel** (change): 0 when no tuple is unauthorized, else
   ``max(LS_i - mu_free_min, mu_free_1)``;
@@ -59,6 +61,9 @@ from pimento.errors import InternalError
 from pimento.sensitivity.envelope import check_beta, exp_neg_upper, maximize_envelope, round_up_float
 
 __all__ = [
+    "AuthorizationView",
+    "boundary_columns",
+    "contextual_sensitivity",
     "NEIGHBOURHOODS",
     "ContextualSensitivity",
     "RelationFacts",
@@ -126,12 +131,14 @@ def apply_rule(facts: RelationFacts, neighbourhood: str = "add_remove") -> RuleB
         return RuleBound(f.alias, "Pub", 0, f.ls)
     free_1 = f.mu_free_1 if f.unauthorized else 0
     free_min = f.mu_free_min if f.unauthorized else 0
-    if f.m_unocc is not None:
-        # Sel-Unique: an insertion (or a change's new value) lands on an unoccupied boundary value.
-        ell = max(free_1, f.m_unocc)
-        rule = "Sel-Unique"
-    elif neighbourhood == "add_remove":
-        ell, rule = f.ls, ("Ins" if f.public == "tuples" else "Base")
+    if neighbourhood == "add_remove":
+        if f.m_unocc is not None:
+            # Sel-Unique: an insertion lands on an unoccupied boundary value, a deletion removes an
+            # unauthorized tuple. Not under change: a changed tuple may keep its own (vacated)
+            # boundary value and flip its selection (CONTEXTUAL.md, counterexample 5).
+            ell, rule = max(free_1, f.m_unocc), "Sel-Unique"
+        else:
+            ell, rule = f.ls, ("Ins" if f.public == "tuples" else "Base")
     else:
         # change: the changed tuple is unauthorized (its boundary cells may move);
         # none unauthorized: every boundary cell is fixed (Prj-Chg)
@@ -314,3 +321,179 @@ def contextual_rs(
     crs = min(crs, rs)
     return ContextualSensitivity(crs, rs, beta, neighbourhood, editable, rules, k0, k1, exact, gs,
                                  tuple(facts[a] for a in priv))
+
+
+# --------------------------------------------------------------------------- on the engine
+
+
+@dataclass(frozen=True)
+class AuthorizationView:
+    """The public information of a context, as SQL the engine evaluates (built by
+    :func:`pimento.policy.authorized_tuples.authorization_view`).
+
+    ``with_sql``: a ``WITH ...`` clause (or ``""``) whose CTEs the predicates read, with bound
+    parameters ``params`` (``$1``, ``$2``, ...). ``public``: alias -> a SQL boolean over that
+    alias's columns (qualified by the alias) that holds exactly for the tuples whose boundary
+    cells are all authorized; an alias without an entry has no public tuple. ``whole``: aliases
+    the context makes wholly public (Pub: every tuple the relation could hold).
+    """
+
+    with_sql: str = ""
+    params: tuple[Any, ...] = ()
+    public: Mapping[str, str] = field(default_factory=dict)
+    whole: frozenset[str] = frozenset()
+
+
+def boundary_columns(query: Any, alias: str) -> tuple[str, ...]:
+    """B_i of ``alias``: its join columns, the columns its query selection reads, and the counted
+    column when it is ``alias``'s (``COUNT(col)`` filters on ``col IS NOT NULL``)."""
+    from sqlglot import exp
+
+    cols: list[str] = []
+    for klass in query.equivalence_classes:
+        cols += [a.column for a in klass if a.alias == alias]
+    predicate = query.selection_of(alias)
+    if predicate is not None:
+        for sel in query.selections:
+            if sel.alias == alias:
+                cols += [c.name for c in sel.expression().find_all(exp.Column)]
+    if query.count.column is not None and query.count.column.alias == alias:
+        cols.append(query.count.column.column)
+    return tuple(dict.fromkeys(cols))
+
+
+def _join_columns(query: Any, alias: str) -> dict[int, list[str]]:
+    """Equivalence classes shared with another relation -> ``alias``'s columns in them."""
+    out: dict[int, list[str]] = {}
+    for index, klass in enumerate(query.equivalence_classes):
+        if any(a.alias != alias for a in klass):
+            mine = sorted(a.column for a in klass if a.alias == alias)
+            if mine:
+                out[index] = mine
+    return out
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _with(view: AuthorizationView, *ctes: str) -> str:
+    if not ctes:
+        return view.with_sql
+    if view.with_sql:
+        return view.with_sql + ",\n" + ",\n".join(ctes) + "\n"
+    return "WITH " + ",\n".join(ctes) + "\n"
+
+
+def _engine_facts(engine: Any, query: Any, catalog: Any, alias: str, ls: int, view: AuthorizationView,
+                  timeout_s: float | None) -> RelationFacts:
+    import sqlglot
+    from sqlglot import exp
+
+    dialect = engine.dialect
+    if alias in view.whole:
+        return RelationFacts(alias, ls, "whole")
+    table = query.relation(alias).table
+    pub = view.public.get(alias)
+    # per-tuple multiplicity: the query's join grouped by the tuple of `alias`
+    tree = sqlglot.parse_one(query.to_sql(dialect), read=dialect)
+    counted = tree.expressions[0]
+    counted = counted.this if isinstance(counted, exp.Alias) else counted
+    rid = exp.column("rowid", table=alias, quoted=True)
+    tree.set("expressions", [exp.alias_(rid.copy(), "__c_rid"), exp.alias_(counted.copy(), "__c_m")])
+    tree = tree.group_by(rid.copy())
+    per_tuple = tree.sql(dialect=dialect)
+    a = _q(alias)
+    not_public = f"NOT COALESCE(({pub}), FALSE)" if pub else "TRUE"
+    sql = (
+        _with(view, f"__c_mult AS ({per_tuple})")
+        + f"SELECT COUNT(*), MAX(COALESCE(m.__c_m, 0)), MIN(COALESCE(m.__c_m, 0)) FROM {_q(table)} AS {a} "
+        f"LEFT JOIN __c_mult AS m ON m.__c_rid = {a}.rowid WHERE {not_public}"
+    )
+    row = engine.execute(sql, list(view.params) if view.params else None, timeout_s=timeout_s).rows[0]
+    unauthorized = int(row[0] or 0)
+    free_1 = int(row[1] or 0)
+    free_min = int(row[2] or 0)
+    total = int(engine.execute(f"SELECT COUNT(*) FROM {_q(table)}", timeout_s=timeout_s).scalar() or 0)
+    kind = "tuples" if pub and unauthorized < total else "none"
+    return RelationFacts(alias, ls, kind, unauthorized, free_1, free_min,
+                         _m_unocc(engine, query, catalog, alias, timeout_s))
+
+
+def _m_unocc(engine: Any, query: Any, catalog: Any, alias: str, timeout_s: float | None) -> int | None:
+    """M_unocc when a declared key of ``alias``'s table lies within its join columns, else None.
+
+    Computed when the residual join (the other relations) is one connected component; otherwise
+    None (the rule Sel-Unique is not used: Ins gives LS_i, always sound).
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    shared = _join_columns(query, alias)
+    if not shared:
+        return None
+    table = catalog.table(query.relation(alias).table)
+    mine = {c.lower() for cols in shared.values() for c in cols}
+    keys = [k for k in (table.primary_key, *table.unique) if k]
+    if not any({c.lower() for c in key} <= mine for key in keys):
+        return None
+    others = [x for x in query.aliases if x != alias]
+    if len(query.components(others)) != 1:
+        return None
+    dialect = engine.dialect
+    residual = query.restricted_to(others)
+    tree = sqlglot.parse_one(residual.to_sql(dialect), read=dialect)
+    reps = []
+    for index in sorted(shared):
+        outside = sorted(a for a in query.equivalence_classes[index] if a.alias != alias)
+        reps.append(exp.column(outside[0].column, table=outside[0].alias, quoted=True))
+    tree.set("expressions", [exp.alias_(r.copy(), f"__c_v{n}") for n, r in enumerate(reps)] + [exp.alias_(exp.Count(this=exp.Star()), "__c_m")])
+    tree = tree.group_by(*[r.copy() for r in reps])
+    conds = []
+    not_null = []
+    for n, index in enumerate(sorted(shared)):
+        not_null.append(f"r.__c_v{n} IS NOT NULL")
+        conds += [f"__c_t.{_q(c)} = r.__c_v{n}" for c in shared[index]]
+    sql = (
+        f"SELECT MAX(r.__c_m) FROM ({tree.sql(dialect=dialect)}) AS r WHERE {' AND '.join(not_null)} AND NOT EXISTS "
+        f"(SELECT 1 FROM {_q(table.name)} AS __c_t WHERE {' AND '.join(conds)})"
+    )
+    return int(engine.execute(sql, timeout_s=timeout_s).scalar() or 0)
+
+
+def contextual_sensitivity(
+    engine: Any,
+    query: Any,
+    catalog: Any,
+    beta: float,
+    view: AuthorizationView,
+    *,
+    neighbourhood: str = "add_remove",
+    gs: int | None = None,
+    timeout_s: float | None = None,
+) -> ContextualSensitivity:
+    """CRS of ``query`` on the database behind ``engine`` in the context ``view`` describes.
+
+    T_E and RS as :func:`pimento.sensitivity.rs.residual_sensitivity` computes them (same beta,
+    same GS default); the multiplicities the rules read are computed by the engine. A query the
+    rules do not cover (``COUNT(DISTINCT ...)``, an engine without row ids) gets CRS = RS.
+    """
+    from pimento.sensitivity.residual import compute_te, needed_subsets
+    from pimento.sensitivity.rs import private_relations, rs_from_te
+
+    beta = check_beta(beta)
+    priv = private_relations(query, catalog)
+    counts = compute_te(engine, query, catalog, needed_subsets(query, priv, attribution=False), timeout_s=timeout_s)
+    base = rs_from_te(query, priv, counts, beta, gs=gs, attribution=False)
+    te = dict(counts.values)
+    te.setdefault(frozenset(), 1)
+    names = frozenset(query.aliases)
+    supported = not query.count.distinct and engine.dialect in ("duckdb", "sqlite")
+    facts = {}
+    for alias in priv:
+        ls = int(te[names - {alias}])
+        if supported:
+            facts[alias] = _engine_facts(engine, query, catalog, alias, ls, view, timeout_s)
+        else:
+            facts[alias] = RelationFacts(alias, ls)
+    return contextual_rs(query.aliases, priv, te, beta, facts, neighbourhood=neighbourhood, gs=base.gs, rs=base.rs)

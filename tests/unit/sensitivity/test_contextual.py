@@ -129,3 +129,20 @@ def test_k1_fallback_is_rs_over_editable_relations(monkeypatch):
     assert not fallback.k1_exact and exact.k1_exact
     assert fallback.crs >= exact.crs
     assert fallback.crs == maximize_envelope(rels, rels, te, 0.5).rs
+
+
+def test_sel_unique_is_unsound_under_change_and_not_used_there():
+    """Found by the brute force: R1(a, b) with b unique, sigma_{a=0} R1 = {} from {(1, 0)},
+    R2 = {(0, 0)}. Changing (1, 0) to (0, 0) keeps b (its own value, vacated) and moves the
+    count 0 -> 1, while max(mu_free_1, M_unocc) = max(0, 0) = 0."""
+    schema = m.Schema(**CHAIN, private=("r1",), sel={"r1": ("a", 0)}, keys={"r1": ("b",)})
+    inst = m.make(schema, {"r1": [(1, 0)], "r2": [(0, 0)]})
+    assert m.cls(schema, inst, "change") == 1
+    t = m.all_te(schema, inst)
+    f = m.facts(schema, inst, t)["r1"]
+    assert max(f.mu_free_1, f.m_unocc) == 0  # what Sel-Unique would say
+    for model in ("change", "both"):
+        result = m.crs(schema, inst, 0.1, model)
+        assert result.rules[0].rule != "Sel-Unique"
+        assert result.k0 >= 1
+    assert m.crs(schema, inst, 0.1, "add_remove").rules[0].rule == "Sel-Unique"
