@@ -112,3 +112,50 @@ def test_a_deny_decided_without_the_subject_still_applies_exactly() -> None:
     assert len(got.rows) == 5
     got = enforcer.authorize(enforcer.context("agent:1", "agent:1", "p2"), "SELECT flag FROM Code WHERE flag = 'x'")
     assert got.rows == ()
+
+
+def test_dangling_subject_is_unresolved() -> None:
+    """A subject column without a foreign key can name no subject-principal row: that subject
+    is unresolved, like a NULL one, in the rewrite, the provenance path and the reference."""
+    from pimento.engines.duckdb_engine import DuckDBEngine
+    from pimento.policy.model import policy_from_dict
+    from pimento.policy.reference import RefLocation, ReferencePolicy, RefRole
+
+    engine = DuckDBEngine(":memory:", read_only=False)
+    engine.execute("CREATE TABLE Person (pid INTEGER PRIMARY KEY, grp TEXT)")
+    engine.execute("CREATE TABLE Note (nid INTEGER PRIMARY KEY, who INTEGER, txt TEXT)")  # no foreign key
+    engine.execute("INSERT INTO Person VALUES (100, 'g1'), (101, 'g2')")
+    engine.execute("INSERT INTO Note VALUES (1, 100, 'a'), (2, 101, 'b'), (3, 999, 'c'), (4, NULL, 'd')")
+    norms = [{"id": "P", "sign": "permit", "data": ["note"], "condition": {"not": {"subject_role": "g1"}}}]
+    policy = policy_from_dict({
+        "version": 1, "name": "dangling",
+        "grounding": {
+            "principals": {"person": {"relation": "Person", "key": "pid"}},
+            "subject_principal": "person",
+            "roles": {"g1": {"principal": "person", "where": "grp = 'g1'"}},
+            "data_types": {"note": {"locations": [{"relation": "Note", "attribute": "txt", "subject": "who"}]}},
+            "purposes": {"p": {"values": ["p"]}},
+        },
+        "norms": norms,
+    })
+    catalog = engine.introspect()
+    compiled = compile_policy(policy, catalog, engine)
+    report = run_checks(compiled, catalog, engine, policy=policy)
+    enforcer = Enforcer(compiled, engine, catalog)
+    ctx = enforcer.context("person:100", "person:100", "p")
+    sql = "SELECT txt FROM Note ORDER BY txt"
+    # only note 2 (person 101, not in g1) is permitted; 999 and NULL cannot be evaluated
+    assert enforcer.authorize(ctx, sql).rows == (("b",),)  # two-valued logic also gave c and d
+    assert enforcer.authorized_cells(ctx, sql) == {("Note", "2", "txt")}
+    assert [(u["norm"], u["location"], u["cells"]) for u in report["unresolved_subjects"]] == [("P", "Note.txt", 2)]
+    ref = ReferencePolicy(
+        principals={"person": ("Person", "pid")}, subject_kind="person",
+        roles={"g1": RefRole("person", lambda r: r["grp"] == "g1")}, conditions={},
+        data_types={"note": [RefLocation("Note", "txt", subject="who")]}, purposes={"p": ["p"]},
+        norms=list(policy.norms), keys={"Person": ("pid",), "Note": ("nid",)},
+        columns={"Person": ["pid", "grp"], "Note": ["nid", "who", "txt"]},
+    )
+    rows = {"Person": [{"pid": 100, "grp": "g1"}, {"pid": 101, "grp": "g2"}],
+            "Note": [{"nid": 1, "who": 100, "txt": "a"}, {"nid": 2, "who": 101, "txt": "b"},
+                     {"nid": 3, "who": 999, "txt": "c"}, {"nid": 4, "who": None, "txt": "d"}]}
+    assert ref.authorized_cells(rows, ("person", "100"), ("person", "100"), "p") == {("Note", "2", "txt")}
