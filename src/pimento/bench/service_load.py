@@ -10,7 +10,8 @@ process (``pimento serve`` on 127.0.0.1, a free port), and ``--clients`` threads
 ``--seconds`` (every loop is bounded by that deadline and stops by itself) against ONE analyst's
 budget (``--cap``). Request kinds: ``sql_cached`` (one fixed query: the answer cache answers after
 the first), ``sql_uncached`` (a query with a fresh literal each time), ``ask_cached`` (one fixed
-question) and ``ask_uncached`` (a question with a fresh year). With ``--kills K`` the server is
+question) and ``ask_uncached`` (the same question at a fresh epsilon, epsilon + n/10^9, which the
+answer cache keys on; the search runs for every ask, cached or not). With ``--kills K`` the server is
 killed with SIGKILL K times at random moments (and ``PIMENTO_TEST_PAUSE`` stretches the window
 between charge and answer) and restarted.
 
@@ -147,7 +148,13 @@ def _request(kind: str, n: int, epsilon: str) -> tuple[str, dict[str, Any]]:
         return "/v1/sql", {"sql": f"SELECT COUNT(*) FROM Patient WHERE birth_year <> {100000 + n}", "epsilon": epsilon}
     if kind == "ask_cached":
         return "/v1/ask", {"question": CACHED_QUESTION, "epsilon": epsilon, "delta": "1e-6"}
-    return "/v1/ask", {"question": f"How many patients were born after {1000 + n}?", "epsilon": epsilon, "delta": "1e-6"}
+    # A fresh epsilon (epsilon + n/10^9) makes a fresh request: the answer cache keys on it.
+    return "/v1/ask", {"question": CACHED_QUESTION, "epsilon": _fresh(epsilon, n), "delta": "1e-6"}
+
+
+def _fresh(epsilon: str, n: int) -> str:
+    value = Fraction(epsilon) + Fraction(n, 10**9)
+    return f"{value.numerator}/{value.denominator}"
 
 
 def run_load(

@@ -80,6 +80,7 @@ def register(app: typer.Typer) -> None:
 
         token = custodian_token(custodian_token_file)
         deployment = Deployment(db, search=SearchSettings(rollouts=rollouts, synthetic=synthetic))
+        deployment.hold_open()
         options = ServiceOptions(
             custodian_token_sha256=token_digest(token) if token else None,
             max_body_bytes=max_body, rate=rate, burst=burst, secure_cookies=secure_cookies,

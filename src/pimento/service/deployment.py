@@ -94,6 +94,30 @@ class Deployment:
         self.keys = KeyStore(keys_path(self.ledger_file))
         with self.ledger():  # a ledger that fails its checks (emptied, missing with a witness) stops the start
             pass
+        self._held: list[Any] = []
+
+    def hold_open(self) -> None:
+        """Keep one read-only connection to the database and to the synthetic copy for the process's life.
+
+        DuckDB shares one instance per file within a process; the first connection configures and
+        locks it (memory limit, no file access). Two request threads opening a file for the first
+        time at once raced there ("the configuration has been locked", a 503 under load): with an
+        instance held open from start-up, every later connection finds it configured.
+        """
+        from pimento.engines.database import load_database
+        from pimento.errors import UserError
+        from pimento.release.ask import open_synthetic
+
+        self._held.append(load_database(self.db, read_only=True))
+        try:
+            self._held.append(open_synthetic(self._synthetic_path()))
+        except UserError:
+            pass  # no usable copy yet: ask and preview say so per request
+
+    def close(self) -> None:
+        for held in self._held:
+            held.close()
+        self._held.clear()
 
     # ------------------------------------------------------------------ plumbing
 
