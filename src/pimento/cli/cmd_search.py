@@ -84,7 +84,9 @@ def register(app: typer.Typer) -> None:
         synthetic: str = typer.Option(
             None, "--synthetic", help="The synthetic database (from `pimento synth`); default: [synth] path, else DB.synthetic.duckdb."
         ),
-        mode: str = typer.Option("dp", "--mode", help="Release mode: dp."),
+        mode: str = typer.Option("dp", "--mode", help="Release mode: ci | dp | split | contextual (docs/modes.md)."),
+        context: str = typer.Option(None, "--context", help="sender=KIND:ID,recipient=KIND:ID,purpose=NAME (modes ci, split, contextual)."),
+        policy: str = typer.Option(None, "--policy", help="Compiled policy JSON (modes ci, split, contextual)."),
         epsilon: str = typer.Option(..., "--epsilon", help="Epsilon spent on the release."),
         delta: str = typer.Option(None, "--delta", help="Delta spent on the release (omit for pure epsilon-DP)."),
         analyst: str = typer.Option(None, "--analyst", help="Who is asking (charged in the ledger)."),
@@ -96,30 +98,37 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Random seed of the search."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Answer a counting question with DP, choosing the lowest-sensitivity correct SQL privately."""
-        from pimento.cli.cmd_sql import describe_release
-        from pimento.errors import UserError
+        """Answer a counting question (modes ci, dp, split, contextual), choosing the lowest-sensitivity correct SQL privately."""
+        from pimento.cli.cmd_sql import describe_release, print_ci
         from pimento.release.session import Session
 
-        if mode != "dp":
-            raise UserError(f"--mode {mode!r} is not available yet", hint="use --mode dp")
         with Session(db, analyst=analyst or "default") as session:
             answer = session.ask(
                 question, synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst,
                 seed_sql=tuple(seed_sql), k=k, config=_config(rollouts, seed, variant), llm=llm,
+                mode=mode, context=context, policy=policy,
             )
         data = answer.to_dict()
         if json_out:
             emit_json(data)
             return
+        if mode == "ci":
+            console.print(f"[bold]{question}[/]")
+            console.print(f"SQL: {data['sql']}", highlight=False)
+            print_ci(data)
+            return
         lo, hi = data["interval"]
         console.print(f"[bold]{question}[/]")
+        if mode == "split":
+            console.print(f"authorized part (exact): [bold]{data['authorized_exact']}[/]; remainder ({data['remainder']}):",
+                          highlight=False)
         cached = "  [dim]cached, no new cost[/]" if data["cached"] else ""
         console.print(f"answer: [bold green]{data['value']}[/]  (95% interval {lo} .. {hi}){cached}", highlight=False)
         console.print(describe_release(data), highlight=False)
         g = data["guarantee"]
+        kind = "-contextual DP for this context" if mode == "contextual" else "-DP"
         console.print(
-            f"end-to-end guarantee: ({g['epsilon']}, {g['delta']})-DP = synthetic copy ({g['epsilon_synthetic']}, "
+            f"end-to-end guarantee: ({g['epsilon']}, {g['delta']}){kind} = synthetic copy ({g['epsilon_synthetic']}, "
             f"{g['delta_synthetic']}) + this release ({g['epsilon_release']}, {g['delta_release']})"
             + (f", for neighbours that agree on: {'; '.join(g['public_inputs'])}" if g["public_inputs"] else ""),
             highlight=False,

@@ -1,4 +1,4 @@
-"""``pimento sql``: release a counting SQL query with differential privacy."""
+"""``pimento sql``: answer SQL in one of the four release modes (ci, dp, split, contextual)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,26 @@ import typer
 
 from pimento.cli._common import console, emit_json, handle_errors
 
-__all__ = ["describe_release", "register"]
+__all__ = ["describe_release", "print_ci", "register"]
+
+
+def print_ci(data: dict) -> None:
+    """A CI-mode answer: the authorized result, exact, with its context and guarantee."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    ctx = data["context"]
+    console.print(f"[bold]{ctx['sender']} -> {ctx['recipient']}[/] for {ctx['purpose']} under policy {data['policy']}",
+                  highlight=False)
+    table = Table(title=f"{len(data['rows'])} rows on the authorized data (unauthorized cells are NULL)")
+    for c in data["columns"]:
+        table.add_column(str(c))
+    for row in data["rows"][:50]:
+        table.add_row(*["NULL" if v is None else escape(str(v)) for v in row])
+    console.print(table)
+    if len(data["rows"]) > 50:
+        console.print(f"... {len(data['rows']) - 50} more rows (use --json)")
+    console.print(f"guarantee: {data['guarantee']}", highlight=False)
 
 
 def describe_release(data: dict) -> str:
@@ -29,11 +48,14 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def sql_cmd(
         db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN."),
-        sql: str = typer.Option(..., "--sql", help="One counting query: SELECT COUNT(*) FROM ... [JOIN ...] [WHERE ...]."),
-        epsilon: str = typer.Option(..., "--epsilon", help="Privacy budget of this release, e.g. 0.5 (exact decimal or 1/3)."),
+        sql: str = typer.Option(..., "--sql", help="One counting query: SELECT COUNT(*) FROM ... [JOIN ...] [WHERE ...] (--mode ci: any SELECT)."),
+        epsilon: str = typer.Option(None, "--epsilon", help="Privacy budget of this release, e.g. 0.5 (exact decimal or 1/3); not for --mode ci."),
         delta: str = typer.Option(None, "--delta", help="(eps, delta)-DP with Laplace noise; omit for pure eps-DP."),
         analyst: str = typer.Option("default", "--analyst", help="Who is asking; charged in the ledger."),
         private: str = typer.Option(None, "--private", help="Comma-separated relations to treat as private in addition to pimento.toml's."),
+        mode: str = typer.Option("dp", "--mode", help="Release mode: ci | dp | split | contextual (docs/modes.md)."),
+        context: str = typer.Option(None, "--context", help="sender=KIND:ID,recipient=KIND:ID,purpose=NAME (modes ci, split, contextual)."),
+        policy: str = typer.Option(None, "--policy", help="Compiled policy JSON (modes ci, split, contextual)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Answer a counting query with noise calibrated to its residual sensitivity; the ledger is charged first.
@@ -43,12 +65,22 @@ def register(app: typer.Typer) -> None:
         from pimento.release.session import Session
 
         with Session(db, private=private.split(",") if private else None, analyst=analyst) as session:
-            answer = session.release_sql(sql, epsilon, delta, analyst=analyst)
+            answer = session.release_sql(sql, epsilon, delta, analyst=analyst, mode=mode, context=context, policy=policy)
         data = answer.to_dict()
         if json_out:
             emit_json(data)
             return
+        if mode == "ci":
+            print_ci(data)
+            return
+        if mode == "split":
+            console.print(f"authorized part (exact): [bold]{data['authorized_exact']}[/]", highlight=False)
+            console.print(f"remainder ({data['remainder']}):", highlight=False)
         lo, hi = data["interval"]
         console.print(f"[bold]{data['value']}[/]  (95% interval {lo} .. {hi}){'  [dim]cached, no new cost[/]' if data['cached'] else ''}", highlight=False)
         console.print(describe_release(data), highlight=False)
+        if mode != "dp":
+            ctx = data["context"]
+            console.print(f"guarantee: {data['guarantee_kind']}; context {ctx['sender']} -> {ctx['recipient']} for {ctx['purpose']}",
+                          highlight=False)
         console.print(f"[dim]{data['sql']}[/]", highlight=False)

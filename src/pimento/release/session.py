@@ -54,6 +54,10 @@ class SqlAnswer:
     sql: str
     analyst: str
     mode: str = "dp"
+    #: the context of a split or contextual release (public input)
+    context: Any = None
+    #: split mode: the authorized part, exact (computed from authorized cells only)
+    authorized_exact: int | None = None
 
     @property
     def release(self):  # type: ignore[no-untyped-def]
@@ -64,7 +68,16 @@ class SqlAnswer:
         return self.answer.budget_left
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sql": self.sql, "analyst": self.analyst, "mode": self.mode, **self.answer.to_dict()}
+        from pimento.release.modes import GUARANTEES, REMAINDER
+
+        out = {"sql": self.sql, "analyst": self.analyst, "mode": self.mode, **self.answer.to_dict()}
+        if self.context is not None:
+            out["context"] = self.context.to_dict()
+        if self.mode == "split":
+            out["authorized_exact"] = self.authorized_exact
+            out["remainder"] = REMAINDER
+        out["guarantee_kind"] = GUARANTEES[self.mode]
+        return out
 
 
 @dataclass(frozen=True)
@@ -100,12 +113,12 @@ class AskAnswer:
             "epsilon": format_number(total_eps),
             "delta": format_number(total_delta),
             "public_inputs": list(self.public_inputs),
+            "kind": "contextual DP for this context" if self.release.mode == "contextual" else "DP",
         }
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "question": self.question,
-            "mode": "dp",
             **self.release.to_dict(),
             "chosen_sql": self.search.result.sql,
             "synthetic_rs": self.synthetic_rs,
@@ -161,23 +174,74 @@ class Session:
     def release_sql(
         self,
         sql: str,
-        epsilon: NumberLike,
+        epsilon: NumberLike | None = None,
         delta: NumberLike | None = None,
         *,
         analyst: str | None = None,
         question: str | None = None,
-    ) -> SqlAnswer:
-        """Release a counting SQL query with DP: (epsilon, delta) Laplace, or pure epsilon without delta."""
+        mode: str = "dp",
+        context: Any = None,
+        policy: Any = None,
+    ) -> Any:
+        """Release SQL in one of the four modes (:mod:`pimento.release.modes`).
+
+        ``dp`` (default): a counting query with DP, (epsilon, delta) Laplace or pure epsilon
+        without delta. ``ci``: any SQL the CI runtime supports, answered exactly on the
+        authorized data of ``context`` under ``policy`` (a compiled policy or its JSON path); no
+        budget, an audit row. ``split`` / ``contextual``: a counting query; see the module.
+        ``context``: ``"sender=KIND:ID,recipient=KIND:ID,purpose=NAME"`` or a dict.
+        """
+        from pimento.release import modes
         from pimento.sql import parse_count_query
 
         analyst = analyst or self.analyst
+        spec = modes.parse_context(context)
+        modes.check_mode(mode, spec, policy)
+        if mode == "ci":
+            return self._ci(sql, spec, policy, analyst=analyst, question=question)
+        if epsilon is None:
+            raise modes.ModeError(f"--mode {mode} spends budget: give --epsilon")
         mechanism = self.mechanism(epsilon, delta)
         self.ledger.analyst_cap(analyst)  # unknown analyst -> BudgetError, nothing read
         query = parse_count_query(sql, self.database.catalog)
-        return self._release(query, mechanism, analyst=analyst, question=question)
+        if mode == "dp":
+            return self._release(query, mechanism, analyst=analyst, question=question)
+        return self._release(query, mechanism, analyst=analyst, question=question, mode=mode, spec=spec, policy=policy)
 
-    def _release(self, query: CountQuery, mechanism: Mechanism, *, analyst: str, question: str | None) -> SqlAnswer:
-        """Charge, then count and RS on the private data, then noise (guarded_release)."""
+    def _enforcer(self, policy: Any, spec: Any) -> tuple[Any, Any]:
+        """The enforcer of ``policy`` on this database and the parsed context (no data read)."""
+        from pimento.policy import Enforcer
+        from pimento.release.modes import load_compiled_policy
+
+        compiled = load_compiled_policy(policy)
+        enforcer = Enforcer(compiled, self.database.engine, self.database.catalog)
+        return enforcer, enforcer.context(spec.sender, spec.recipient, spec.purpose)
+
+    def _ci(self, sql: str, spec: Any, policy: Any, *, analyst: str, question: str | None, chosen: bool = False) -> Any:
+        """CI mode: the exact answer on the authorized data; audited (who, what, context; no count)."""
+        from pimento.release.modes import CIAnswer
+
+        self.ledger.analyst_cap(analyst)
+        enforcer, context = self._enforcer(policy, spec)
+        self.ledger.record_custodian_action(
+            self.location, "ci_answer",
+            {"analyst": analyst, "sql": sql, "question": question, "context": spec.to_dict(), "policy": enforcer.compiled.name},
+        )
+        auth = enforcer.authorize(context, sql)
+        return CIAnswer(sql, analyst, spec, enforcer.compiled.name, auth.columns, auth.rows)
+
+    def _release(
+        self,
+        query: CountQuery,
+        mechanism: Mechanism,
+        *,
+        analyst: str,
+        question: str | None,
+        mode: str = "dp",
+        spec: Any = None,
+        policy: Any = None,
+    ) -> SqlAnswer:
+        """Charge, then count and RS (CRS in contextual mode) on the private data, then noise (guarded_release)."""
         from pimento import sensitivity
 
         engine = self.database.engine
@@ -185,13 +249,35 @@ class Session:
         # A single-relation count has global sensitivity 1 (structure, not data): plain Laplace.
         mechanism = mechanism.for_relations(len(query.relations))
         counted_sql = query.to_sql(engine.dialect)
+        enforcer = context = None
+        key_mode = mode
+        if mode in ("split", "contextual"):
+            enforcer, context = self._enforcer(policy, spec)  # schema and policy only: nothing read
+            key_mode = f"{mode}:{enforcer.compiled.name}:{spec.key()}"
+
+        def view() -> Any:
+            from pimento.policy.authorized_tuples import authorization_view
+
+            return authorization_view(enforcer, context, query)
 
         def measure() -> Measured:
             true_value = _as_int(engine.execute(counted_sql).scalar())
+            custodian: dict[str, Any] = {}
+            if mode == "split":
+                from pimento.release.modes import authorized_part
+
+                exact = authorized_part(engine, query, catalog, view())
+                custodian["authorized_part"] = exact
+                true_value -= exact
             if isinstance(mechanism, GlobalLaplace):
-                return Measured(true_value, mechanism.gs)
+                return Measured(true_value, mechanism.gs, custodian)
+            if mode == "contextual":
+                from pimento.sensitivity.contextual import contextual_sensitivity
+
+                crs = contextual_sensitivity(engine, query, catalog, mechanism.beta_float(), view())
+                return Measured(true_value, crs.crs, {**custodian, "crs": crs.custodian_dict()})
             result = sensitivity.residual_sensitivity(engine, query, catalog, mechanism.beta_float(), attribution=False)
-            custodian = {"ls": result.ls, "k_star": result.k_star, "te": {str(k): int(v) for k, v in result.te.items()}}
+            custodian.update({"ls": result.ls, "k_star": result.k_star, "te": {str(k): int(v) for k, v in result.te.items()}})
             return Measured(true_value, result.rs, custodian)
 
         answer = guarded_release(
@@ -201,10 +287,17 @@ class Session:
             database=self.location,
             sql=counted_sql,
             measure=measure,
+            mode=key_mode,
             question=question,
             rng=self._rng,
         )
-        return SqlAnswer(answer, counted_sql, analyst)
+        exact = None
+        if mode == "split":
+            from pimento.release.modes import authorized_part
+
+            # after the charge; authorized cells only (CI), not part of the DP release
+            exact = authorized_part(engine, query, catalog, view())
+        return SqlAnswer(answer, counted_sql, analyst, mode, spec, exact)
 
     def ask(
         self,
@@ -218,8 +311,16 @@ class Session:
         k: int = 10,
         config: Any = None,
         llm: str | None = None,
-    ) -> AskAnswer:
-        """Answer a natural-language counting question with DP (``pimento ask --mode dp``).
+        mode: str = "dp",
+        context: Any = None,
+        policy: Any = None,
+    ) -> Any:
+        """Answer a natural-language counting question (``pimento ask --mode ci|dp|split|contextual``).
+
+        ``mode`` as in :meth:`release_sql`: the search picks the formulation on the synthetic copy
+        (its objective is RS there, for every mode; epsilon and delta set its beta), then the
+        chosen SQL is answered in ``mode``: ``ci`` answers it exactly on the authorized data and
+        spends nothing (returns a :class:`pimento.release.modes.CIAnswer`).
 
         The sensitivity-guided search runs on the DP synthetic copy only (``synthetic``, else
         ``[synth] path`` in pimento.toml, else ``DB.synthetic.duckdb`` beside the database; it
@@ -234,10 +335,16 @@ class Session:
         from pimento.release.synthetic import synthetic_guarantee
         from pimento.sql import parse_count_query
 
+        from pimento.release import modes
+
         start = time.perf_counter()
         analyst = analyst or self.analyst
+        spec = modes.parse_context(context)
+        modes.check_mode(mode, spec, policy)
         mechanism = self.mechanism(epsilon, delta)  # bad parameters fail here: nothing read, nothing spent
         self.ledger.analyst_cap(analyst)
+        if mode != "dp":
+            self._enforcer(policy, spec)  # a bad policy or context fails before the search
         catalog = self.database.catalog
         path = _ask.resolve_synthetic(synthetic, self.location, self.database.settings)
         synthetic_budget, public_inputs = synthetic_guarantee(self.ledger, self.location, path)
@@ -256,7 +363,9 @@ class Session:
         query = parse_count_query(outcome.result.sql, catalog)
         # Time before the release only: how long the private count and RS take depends on the data.
         seconds = time.perf_counter() - start
-        released = self._release(query, mechanism, analyst=analyst, question=question)
+        if mode == "ci":
+            return self._ci(outcome.result.sql, spec, policy, analyst=analyst, question=question)
+        released = self._release(query, mechanism, analyst=analyst, question=question, mode=mode, spec=spec, policy=policy)
         avoided = None
         top1 = outcome.result.zero_shot_top1
         if top1 is not None and top1.canonical() != outcome.result.query:

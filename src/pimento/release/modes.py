@@ -1,0 +1,166 @@
+"""The four release modes of the paper's Table "End-to-end privacy modes", in one path.
+
+* ``ci``: the SQL answered exactly on the authorized data of the context (the policy
+  enforcer's CI rewrite); no budget; an audit row (who asked what, in which context; no count).
+* ``dp``: a noisy count calibrated to residual sensitivity (RS): ``(eps, delta)``-DP.
+* ``split``: the *authorized part* exact and the *remainder* as a DP count. For a counting query
+  q, the authorized part counts the join results of q in which every tuple of a private relation
+  is *public* in the context (all its boundary cells authorized, by provenance; see
+  :mod:`pimento.policy.authorized_tuples`); the remainder counts the other join results (those
+  that use at least one unauthorized tuple), so authorized + remainder = q. The remainder is
+  released with noise calibrated to RS of q: on every add/remove neighbour whose edit does not
+  change the authorization of the tuples it does not touch, the remainder moves by at most what
+  q moves (brute-forced in tests/unit/sensitivity/test_contextual_bruteforce.py), so RS of q is a
+  smooth upper bound of the remainder's local sensitivity and the remainder is ``(eps,
+  delta)``-DP for those neighbours; on contextual neighbours (A_c fixed) the authorized part is
+  constant, so the pair is CI for the exact part plus ``(eps, delta)``-contextual DP.
+* ``contextual``: one noisy count over the whole query, calibrated to contextual residual
+  sensitivity (CRS, :mod:`pimento.sensitivity.contextual`) at the mechanism's beta; charged like
+  a DP release; ``(eps, delta)``-contextual DP for the context (and, end to end with the
+  synthetic copy, ``(eps_syn + eps_rel, delta_syn + delta_rel)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pimento.errors import UserError
+
+__all__ = ["MODES", "CIAnswer", "ContextSpec", "ModeError", "parse_context"]
+
+MODES = ("ci", "dp", "split", "contextual")
+
+#: What each mode's answer guarantees (shown with every answer).
+GUARANTEES = {
+    "ci": "contextual integrity: only cells the policy authorizes in this context, exact; no DP",
+    "dp": "(epsilon, delta)-DP",
+    "split": "authorized part: contextual integrity (exact); remainder: (epsilon, delta)-DP for add/remove neighbours "
+             "that keep the other tuples' authorization, (epsilon, delta)-contextual DP for this context",
+    "contextual": "(epsilon, delta)-contextual DP for this context (authorized cells held fixed)",
+}
+
+#: The split mode's remainder, in words (shown with every split answer).
+REMAINDER = ("join results that use at least one tuple of a private relation whose boundary cells "
+             "are not all authorized in this context")
+
+
+class ModeError(UserError):
+    """A release mode that is unknown or lacks what it needs (policy, context)."""
+
+
+@dataclass(frozen=True)
+class ContextSpec:
+    """A context as the analyst wrote it: sender, recipient, purpose (identities ``KIND:ID``)."""
+
+    sender: str
+    recipient: str
+    purpose: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"sender": self.sender, "recipient": self.recipient, "purpose": self.purpose}
+
+    def key(self) -> str:
+        return f"{self.sender}|{self.recipient}|{self.purpose}"
+
+
+def parse_context(text: str | ContextSpec | dict | None) -> ContextSpec | None:
+    """``sender=KIND:ID,recipient=KIND:ID,purpose=NAME`` (or a dict / ContextSpec) -> ContextSpec."""
+    if text is None or isinstance(text, ContextSpec):
+        return text
+    if isinstance(text, dict):
+        items = dict(text)
+    else:
+        items = {}
+        for part in str(text).split(","):
+            if not part.strip():
+                continue
+            name, sep, value = part.partition("=")
+            if not sep:
+                raise ModeError(f"--context part {part.strip()!r} is not NAME=VALUE",
+                                hint="write sender=KIND:ID,recipient=KIND:ID,purpose=NAME")
+            items[name.strip().lower()] = value.strip()
+    unknown = set(items) - {"sender", "recipient", "purpose"}
+    if unknown:
+        raise ModeError(f"unknown context field(s) {', '.join(sorted(unknown))}",
+                        hint="the context has sender, recipient and purpose")
+    missing = [k for k in ("sender", "recipient", "purpose") if not items.get(k)]
+    if missing:
+        raise ModeError(f"the context lacks {', '.join(missing)}",
+                        hint="write sender=KIND:ID,recipient=KIND:ID,purpose=NAME")
+    return ContextSpec(items["sender"], items["recipient"], items["purpose"])
+
+
+def check_mode(mode: str, context: ContextSpec | None, policy: Any) -> None:
+    """A known mode with what it needs: every mode but dp needs a compiled policy and a context."""
+    if mode not in MODES:
+        raise ModeError(f"unknown mode {mode!r}", hint=f"modes: {', '.join(MODES)}")
+    if mode != "dp":
+        if context is None:
+            raise ModeError(f"--mode {mode} needs a context", hint="add --context sender=KIND:ID,recipient=KIND:ID,purpose=NAME")
+        if policy is None:
+            raise ModeError(f"--mode {mode} needs a compiled policy",
+                            hint="add --policy compiled.json (from `pimento policy compile`)")
+
+
+@dataclass(frozen=True)
+class CIAnswer:
+    """A CI-mode answer: the query's result on the authorized data, exact; nothing about what was withheld."""
+
+    sql: str
+    analyst: str
+    context: ContextSpec
+    policy: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": "ci",
+            "sql": self.sql,
+            "analyst": self.analyst,
+            "context": self.context.to_dict(),
+            "policy": self.policy,
+            "columns": list(self.columns),
+            "rows": [list(r) for r in self.rows],
+            "guarantee": GUARANTEES["ci"],
+        }
+
+
+def load_compiled_policy(policy: Any) -> Any:
+    """A :class:`~pimento.policy.CompiledPolicy`, or the path of one (JSON from ``pimento policy compile``)."""
+    import json
+    from pathlib import Path
+
+    from pimento.errors import PolicyError
+    from pimento.policy import CompiledPolicy
+
+    if isinstance(policy, CompiledPolicy):
+        return policy
+    path = Path(str(policy))
+    if not path.is_file():
+        raise PolicyError(f"compiled policy not found: {policy}",
+                          hint="produce one with `pimento policy compile POLICY --db DB --out compiled.json`")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"{policy}: not a JSON compiled policy ({exc})") from None
+    return CompiledPolicy.from_dict(data)
+
+
+def authorized_part(engine: Any, query: Any, catalog: Any, view: Any) -> int:
+    """The split mode's exact part: join results of ``query`` whose private tuples are all public."""
+    import sqlglot
+
+    from pimento.sensitivity.rs import private_relations
+
+    dialect = engine.dialect
+    tree = sqlglot.parse_one(query.to_sql(dialect), read=dialect)
+    for alias in private_relations(query, catalog):
+        if alias in view.whole:
+            continue
+        pub = view.public.get(alias)
+        tree = tree.where(f"COALESCE(({pub}), FALSE)" if pub else "FALSE", dialect=dialect)
+    sql = (view.with_sql + "\n" if view.with_sql else "") + tree.sql(dialect=dialect)
+    value = engine.execute(sql, list(view.params) if view.params else None).scalar()
+    return int(value or 0)

@@ -1,0 +1,155 @@
+"""The four release modes in one path: Session.release_sql(mode=...), pimento sql --mode, errors."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from pimento.errors import UserError
+from pimento.release.modes import MODES, ModeError, parse_context
+from pimento.release.session import Session
+
+CTX = "sender=employee:1,recipient=employee:1,purpose=treatment"
+JOIN = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE v.diagnosis = 'Heart failure'"
+
+
+@pytest.fixture(scope="module")
+def hospital(tmp_path_factory) -> tuple[Path, Path]:
+    from pimento.demo.hospital import create_demo
+    from pimento.engines.database import load_database
+    from pimento.policy import compile_policy, example_policy_path, load_policy
+
+    folder = tmp_path_factory.mktemp("modes")
+    path = folder / "h.duckdb"
+    create_demo(path, patients=150, seed=4)
+    db = load_database(path)
+    try:
+        compiled = compile_policy(load_policy(example_policy_path()), db.catalog, db.engine)
+    finally:
+        db.close()
+    policy = folder / "compiled.json"
+    policy.write_text(json.dumps(compiled.to_dict()))
+    return path, policy
+
+
+
+def test_parse_context():
+    spec = parse_context(" sender=employee:1, recipient=researcher:2 ,purpose=research")
+    assert spec.to_dict() == {"sender": "employee:1", "recipient": "researcher:2", "purpose": "research"}
+    assert parse_context({"sender": "a:1", "recipient": "b:2", "purpose": "p"}).purpose == "p"
+    for bad in ("sender=employee:1", "who=x,sender=a:1,recipient=b:1,purpose=p", "sender"):
+        with pytest.raises(ModeError):
+            parse_context(bad)
+    assert issubclass(ModeError, UserError)
+    assert MODES == ("ci", "dp", "split", "contextual")
+
+
+@pytest.mark.parametrize("mode,kwargs", [
+    ("everything", {}), ("ci", {}), ("split", {"context": CTX}), ("contextual", {"policy": "x.json"}),
+])
+def test_bad_mode_or_missing_inputs_spend_nothing(hospital, mode, kwargs):
+    path, _ = hospital
+    with Session(path, rng=random.Random(0)) as s:
+        before = s.ledger.remaining(s.location, "default")
+        with pytest.raises(UserError):
+            s.release_sql(JOIN, "1", "1e-6", mode=mode, **kwargs)
+        assert s.ledger.remaining(s.location, "default") == before
+        assert not s.ledger.charges(s.location)
+
+
+def test_ci_answers_exactly_on_authorized_data_spends_nothing_and_is_audited(hospital):
+    from pimento.engines.database import load_database
+    from pimento.policy import Enforcer
+    from pimento.release.modes import load_compiled_policy
+
+    path, policy = hospital
+    sql = "SELECT diagnosis, COUNT(*) AS n FROM Visit GROUP BY diagnosis ORDER BY diagnosis"
+    with Session(path) as s:
+        before = s.ledger.remaining(s.location, "default")
+        answer = s.release_sql(sql, mode="ci", context=CTX, policy=str(policy))
+        assert s.ledger.remaining(s.location, "default") == before
+        audit = s.ledger.audit_rows()[-1]
+    db = load_database(path)
+    try:
+        enforcer = Enforcer(load_compiled_policy(str(policy)), db.engine, db.catalog)
+        want = enforcer.authorize(enforcer.context("employee:1", "employee:1", "treatment"), sql)
+    finally:
+        db.close()
+    data = answer.to_dict()
+    assert data["mode"] == "ci" and data["rows"] == [list(r) for r in want.rows]
+    assert set(data) == {"mode", "sql", "analyst", "context", "policy", "columns", "rows", "guarantee"}
+    assert audit["tool"] == "ci_answer" and audit["details"]["sql"] == sql
+    assert "rows" not in audit["details"]
+
+
+def test_contextual_and_split_are_charged_and_carry_no_private_field(hospital):
+    path, policy = hospital
+    with Session(path, rng=random.Random(3)) as s:
+        dp = s.release_sql(JOIN, "1", "1e-6").to_dict()
+        ctx = s.release_sql(JOIN, "1", "1e-6", mode="contextual", context=CTX, policy=str(policy)).to_dict()
+        split = s.release_sql(JOIN, "1", "1e-6", mode="split", context=CTX, policy=str(policy)).to_dict()
+        assert len(s.ledger.charges(s.location)) == 3
+        rows = [r for r in s.ledger.audit_rows() if r.get("kind") != "custodian"]
+    assert set(ctx) - set(dp) == {"context"}
+    assert set(split) - set(dp) == {"context", "authorized_exact", "remainder"}
+    assert "contextual DP" in ctx["guarantee_kind"] and ctx["mode"] == "contextual"
+    assert split["mode"] == "split" and isinstance(split["authorized_exact"], int)
+    private = json.dumps(rows)
+    assert '"crs"' in private and '"authorized_part"' in private  # the custodian's audit has them
+    for answer in (ctx, split):
+        for word in ("crs", "rs_exact", "authorized_part", "scale\"", "true"):
+            assert word not in json.dumps(answer).lower().replace("noise_scale_upper", "")
+
+
+def test_split_exact_part_counts_join_results_of_public_tuples(hospital):
+    """The authorized part equals a count in Python from the enforcer's A_c (custodian tool)."""
+    from pimento.engines.database import load_database
+    from pimento.policy import Enforcer
+    from pimento.release.modes import load_compiled_policy
+
+    path, policy = hospital
+    db = load_database(path)
+    try:
+        enforcer = Enforcer(load_compiled_policy(str(policy)), db.engine, db.catalog)
+        context = enforcer.context("employee:1", "employee:1", "treatment")
+        cells = enforcer.authorized_cells(context, "SELECT v.pat_id, v.diagnosis, p.pat_id FROM Visit v, Patient p")
+        visits = db.engine.execute("SELECT visit_id, pat_id, diagnosis FROM Visit").rows
+    finally:
+        db.close()
+    public_p = {k for (rel, k, a) in cells if rel == "Patient" and a == "pat_id"}
+    want = sum(
+        1 for vid, pid, dx in visits
+        if dx == "Heart failure"
+        and ("Visit", str(vid), "pat_id") in cells and ("Visit", str(vid), "diagnosis") in cells
+        and str(pid) in public_p
+    )
+    with Session(path, rng=random.Random(0)) as s:
+        got = s.release_sql(JOIN, "1", "1e-6", mode="split", context=CTX, policy=str(policy)).to_dict()
+    assert got["authorized_exact"] == want
+    assert want > 0  # the context authorizes some heart-failure visits of its patients
+
+
+def test_cli_sql_modes(hospital):
+    from typer.testing import CliRunner
+
+    from pimento.cli.app import app
+
+    path, policy = hospital
+    runner = CliRunner()
+    out = runner.invoke(app, ["sql", "--db", str(path), "--sql", JOIN, "--mode", "contextual", "--context", CTX,
+                              "--policy", str(policy), "--epsilon", "1", "--delta", "1e-6", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["mode"] == "contextual"
+    out = runner.invoke(app, ["sql", "--db", str(path), "--sql", "SELECT COUNT(*) FROM Visit", "--mode", "ci",
+                              "--context", CTX, "--policy", str(policy)])
+    assert out.exit_code == 0, out.output
+    assert "contextual integrity" in out.output
+    out = runner.invoke(app, ["sql", "--db", str(path), "--sql", JOIN, "--mode", "split", "--context", CTX,
+                              "--policy", str(policy), "--epsilon", "1", "--delta", "1e-6"])
+    assert out.exit_code == 0, out.output
+    assert "authorized part (exact)" in out.output
+    out = runner.invoke(app, ["sql", "--db", str(path), "--sql", JOIN, "--mode", "bogus", "--epsilon", "1"])
+    assert out.exit_code != 0 and "unknown mode" in out.output
