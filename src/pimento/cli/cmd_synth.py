@@ -33,7 +33,8 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Generate an (epsilon, delta)-DP synthetic database that keeps every declared constraint.
+        """Custodian tool (reads the private database; its output is DP). Generate an (epsilon, delta)-DP
+        synthetic database that keeps every declared constraint.
 
         The spend is charged, before the private data is read, to the same ledger the releases
         charge (that of the resolved database); the copy records the charge's copy id, and
