@@ -73,12 +73,16 @@ def register(app: typer.Typer) -> None:
         custodian), failures, aborts, synthetic-copy charges and custodian-tool uses."""
         from pimento.cli._ledger_common import ledger_for
 
-        err_console.print("[bold yellow]warning[/]: pimento audit show is a custodian tool: the log holds private data, not for analysts", highlight=False)
         ledger, _path, _existed, _location = ledger_for(db, config, create=False)
         try:
             rows = ledger.audit_rows(limit=limit or None)
         finally:
             ledger.close()
+        err_console.print(
+            "[bold yellow]warning[/]: pimento audit show is a custodian tool: the log holds private data, not for analysts",
+            highlight=False,
+            soft_wrap=True,
+        )
         if json_out:
             emit_json(rows)
             return

@@ -49,7 +49,6 @@ def register(app: typer.Typer) -> None:
             except ArithmeticError:
                 raise PrivacyParameterError(f"cannot read epsilon {epsilon!r} / delta {delta!r} as numbers") from None
         text = sys.stdin.read() if sql == "-" else sql
-        err_console.print(f"[bold yellow]warning[/]: pimento sensitivity is a {CUSTODIAN_WARNING}; this run is recorded in the audit log", highlight=False)
         database = open_database(db, private=private)
         location = str(database.location)
         asked = {"sql": text, "beta": beta, "private": private, "gs": gs}
@@ -64,6 +63,12 @@ def register(app: typer.Typer) -> None:
             payload["sql"] = query.to_sql(database.engine.dialect)
             # Recorded before anything is shown: the custodian's log holds what was asked and what was seen.
             ledger.record_custodian_action(location, "sensitivity", {**asked, "result": payload})
+        # One line on stderr before private values are shown (a failed run prints only its error line).
+        err_console.print(
+            f"[bold yellow]warning[/]: pimento sensitivity is a {CUSTODIAN_WARNING}; this run is recorded in the audit log",
+            highlight=False,
+            soft_wrap=True,
+        )
         if show_sql:
             payload["te_sql"] = list(result.sql)
         if json_out:
