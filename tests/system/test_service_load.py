@@ -43,7 +43,7 @@ def test_concurrent_clients_never_overspend_and_every_answer_is_charged_and_audi
     assert ledger["spent_epsilon"] == "0.25", ledger  # the budget was used up exactly, not exceeded
     assert any(k.endswith(":409/BudgetError") for k in statuses), statuses  # and then refused
     assert ledger["fresh_answers"] == ledger["charges"], ledger  # nothing failed: one answer per charge
-    assert not [k for k in statuses if ":500" in k or ":0" in k], statuses
+    assert not [k for k in statuses if ":5" in k or k.endswith(":0")], statuses  # no 5xx, no dropped connection
 
 
 @pytest.mark.slow
