@@ -86,6 +86,7 @@ def test_the_analysts_flow(browser, server, shots):
     assert chosen.startswith("SELECT COUNT") and "Nothing has been spent" in browser.page_source
     assert "±" in text(browser, "#estimate") and "-DP" in text(browser, "#guarantee-preview")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#alternatives tr")) >= 3  # heading + at least two readings
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#planner tr")) >= 6  # what each epsilon buys
     assert epsilon_left(browser) == left_before  # still nothing spent
 
     click(browser, "#confirm")

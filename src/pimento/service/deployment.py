@@ -16,7 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from pimento.mechanisms import Ledger, ledger_path, mechanism_for
+from pimento.mechanisms import GlobalLaplace, Ledger, ledger_path, mechanism_for
 from pimento.mechanisms.budget import format_number
 from pimento.mechanisms.ledger import database_key
 from pimento.service.keys import ApiKey, KeyStore, keys_path
@@ -42,6 +42,19 @@ class SearchSettings:
         from pimento.search import SearchConfig
 
         return SearchConfig(rollouts=self.rollouts, seed=self.seed)
+
+
+#: The epsilons the preview's planner prices (besides the one asked for).
+PLANNER_EPSILONS = ("0.1", "0.25", "0.5", "1", "2", "4")
+
+
+def _half_width(mechanism: Any, rs: Any) -> Fraction:
+    """The 95% half-width of ``mechanism``'s noise at sensitivity ``rs`` (GS for the global mechanism)."""
+    if isinstance(mechanism, GlobalLaplace):
+        return Fraction(mechanism.half_width(mechanism.scale(mechanism.gs)))
+    if not rs or float(rs) <= 0:
+        return Fraction(0)
+    return Fraction(mechanism.half_width(mechanism.scale(rs)))
 
 
 def _num(text: Any) -> Fraction:
@@ -165,12 +178,13 @@ class Deployment:
             outcome = search_question(
                 question, engine, self.catalog, beta=mechanism.beta_float(), k=self.search.k, config=self.search.config()
             )
+            result = outcome.result
+            planner = self._planner(engine, result.query, epsilon, delta)
         finally:
             engine.close()
-        result = outcome.result
         used = mechanism.for_relations(len(result.query.relations))
         cost = used.privacy_cost()
-        half_width = used.half_width(used.scale(result.synthetic_rs)) if result.synthetic_rs > 0 else Fraction(0)
+        half_width = _half_width(used, result.synthetic_rs)
         return {
             "question": question,
             "chosen_sql": result.sql,
@@ -190,11 +204,29 @@ class Deployment:
                 "delta_synthetic": format_number(synthetic_budget.delta),
                 "public_inputs": list(public_inputs),
             },
+            "planner": planner,
             "alternatives": [a.to_dict() for a in result.alternatives[:10]],
             "budget_left": {"epsilon": format_number(left.epsilon), "delta": format_number(left.delta)},
             "spent": {"epsilon": "0", "delta": "0"},
             "search_seconds": round(outcome.seconds, 4),
         }
+
+    def _planner(self, engine: Any, query: Any, epsilon: str, delta: str | None) -> list[dict[str, Any]]:
+        """What each epsilon buys: the 95% half-width of the noise at the synthetic copy's RS (recomputed at
+        each epsilon's beta) for the chosen query -- an epsilon planner computed on the synthetic copy only."""
+        from pimento import sensitivity
+
+        wanted = sorted({Fraction(e) for e in PLANNER_EPSILONS} | {Fraction(str(epsilon))})
+        rows = []
+        for eps in wanted:
+            text = format_number(eps)
+            mechanism = mechanism_for(text, delta, share=self.settings.release.rs_bound_share).for_relations(len(query.relations))
+            if isinstance(mechanism, GlobalLaplace):
+                rs: Any = mechanism.gs
+            else:
+                rs = sensitivity.residual_sensitivity(engine, query, self.catalog, mechanism.beta_float(), attribution=False).rs
+            rows.append({"epsilon": text, "estimated_half_width_95": _plain(Fraction(_half_width(mechanism, rs)))})
+        return rows
 
     def _synthetic_path(self) -> Path:
         from pimento.release.ask import resolve_synthetic

@@ -93,6 +93,11 @@ def test_preview_spends_nothing_never_opens_the_private_database_and_matches_ask
     assert preview["spent"] == {"epsilon": "0", "delta": "0"} and _charges(served, entry.analyst) == []
     assert preview["chosen_sql"].startswith("SELECT COUNT") and preview["alternatives"]
     assert preview["estimated_half_width_95"] >= 0 and preview["guarantee_if_confirmed"]["epsilon"] == "2.6"
+    # The epsilon planner: the requested epsilon's row is the estimate; more epsilon buys a narrower interval.
+    planner = {row["epsilon"]: row["estimated_half_width_95"] for row in preview["planner"]}
+    assert planner["1"] == preview["estimated_half_width_95"] and set(planner) >= {"0.1", "0.5", "2"}
+    widths = [row["estimated_half_width_95"] for row in preview["planner"]]
+    assert widths == sorted(widths, reverse=True) and widths[0] > widths[-1]
     answer = client.post("/v1/ask", headers=headers, json={"question": DEMO_QUESTION, "epsilon": "1", "delta": "1e-6"}).json()
     assert answer["chosen_sql"] == preview["chosen_sql"]  # confirming answers what was previewed
     assert answer["guarantee"]["epsilon"] == "2.6" and "clamped" in answer
