@@ -65,6 +65,7 @@ def register(app: typer.Typer) -> None:
             None, "--custodian-token-file", help=f"File holding the custodian token (else ${CUSTODIAN_TOKEN_ENV}; neither: custodian endpoints off)."
         ),
         secure_cookies: bool = typer.Option(False, "--secure-cookies", help="Mark the web page's cookies Secure (behind a TLS proxy)."),
+        policy: str = typer.Option(None, "--policy", help="Compiled policy (JSON from `pimento policy compile`): serves the modes ci, split, contextual."),
     ) -> None:
         """Serve the analysts' API (/v1/...) and web page for one deployment; bound to loopback by default."""
         if not is_loopback(host) and not allow_remote:
@@ -79,7 +80,7 @@ def register(app: typer.Typer) -> None:
         from pimento.service.deployment import Deployment, SearchSettings
 
         token = custodian_token(custodian_token_file)
-        deployment = Deployment(db, search=SearchSettings(rollouts=rollouts, synthetic=synthetic))
+        deployment = Deployment(db, search=SearchSettings(rollouts=rollouts, synthetic=synthetic), policy=policy)
         deployment.hold_open()
         options = ServiceOptions(
             custodian_token_sha256=token_digest(token) if token else None,
@@ -89,7 +90,7 @@ def register(app: typer.Typer) -> None:
         active = sum(1 for k in deployment.keys.keys() if k.active)
         err_console.print(
             f"pimento serve: {deployment.location} on http://{host}:{port} ({active} active key(s); custodian endpoints "
-            f"{'on' if token else 'off'}); API at /v1, OpenAPI at /openapi.json, web page at /",
+            f"{'on' if token else 'off'}; modes {', '.join(deployment.modes)}); API at /v1, OpenAPI at /openapi.json, web page at /",
             highlight=False, soft_wrap=True,
         )
         if not active:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
@@ -51,13 +51,25 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class SqlRequest(_Body):
-    sql: str = Field(..., min_length=1, description="one counting query: SELECT COUNT(*) FROM ... [JOIN ...] [WHERE ...]")
-    epsilon: str | float = Field(..., description="epsilon of this release, e.g. \"0.5\" (exact decimal or 1/3)")
+class _Mode(_Body):
+    mode: Literal["dp", "ci", "split", "contextual"] = Field("dp", description="release mode (ci, split, contextual need the deployment's policy)")
+    sender: str | None = Field(None, max_length=200, description="ci/split/contextual: the sender of the context, KIND:ID")
+    purpose: str | None = Field(None, max_length=200, description="ci/split/contextual: the purpose, one the policy lists")
+
+
+class SqlRequest(_Mode):
+    sql: str = Field(..., min_length=1, description="a counting query: SELECT COUNT(*) FROM ... [JOIN ...] [WHERE ...] (mode ci: any SELECT)")
+    epsilon: str | float | None = Field(None, description="epsilon of this release, e.g. \"0.5\" (exact decimal or 1/3); not for mode ci")
     delta: str | float | None = Field(None, description="(eps, delta)-DP with Laplace noise; omit for pure epsilon-DP")
 
 
-class AskRequest(_Body):
+class AskRequest(_Mode):
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS, description="a counting question in English")
+    epsilon: str | float = Field(..., description="epsilon of the release (sets the search's beta in every mode)")
+    delta: str | float | None = Field(None, description="delta of the release; omit for pure epsilon-DP")
+
+
+class PreviewRequest(_Body):
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS, description="a counting question in English")
     epsilon: str | float = Field(..., description="epsilon of the release")
     delta: str | float | None = Field(None, description="delta of the release; omit for pure epsilon-DP")
@@ -182,24 +194,26 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
     @app.get("/v1/me", tags=["analyst"], responses=_ERRORS)
     def me(key: ApiKey = Depends(analyst)) -> dict[str, Any]:
         """Who the key says you are: the analyst charged and the principal you stand for."""
-        return {"analyst": key.analyst, "principal": key.principal, "key_id": key.id}
+        return {"analyst": key.analyst, "principal": key.principal, "key_id": key.id, "modes": list(deployment.modes)}
 
     @app.post("/v1/sql", tags=["analyst"], responses=_ERRORS)
     def sql(body: SqlRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
         """Release a counting SQL query with DP; the ledger is charged first (an identical request is free)."""
         if len(body.sql) > max_sql:
             raise ServiceError(413, f"the SQL is longer than {max_sql} characters", type_="PayloadTooLarge")
-        return deployment.sql(key, body.sql, _text(body.epsilon), _text(body.delta))  # type: ignore[arg-type]
+        return deployment.sql(key, body.sql, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender, purpose=body.purpose)
 
     @app.post("/v1/ask/preview", tags=["analyst"], responses=_ERRORS)
-    def preview(body: AskRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
+    def preview(body: PreviewRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
         """The interpretation of a question, found on the synthetic copy only: spends nothing."""
         return deployment.preview(key, body.question, _text(body.epsilon), _text(body.delta))  # type: ignore[arg-type]
 
     @app.post("/v1/ask", tags=["analyst"], responses=_ERRORS)
     def ask(body: AskRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
         """A DP answer to a question: the search on the synthetic copy, then the private release (charged first)."""
-        return deployment.ask(key, body.question, _text(body.epsilon), _text(body.delta))  # type: ignore[arg-type]
+        return deployment.ask(
+            key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender, purpose=body.purpose  # type: ignore[arg-type]
+        )
 
     @app.get("/v1/budget", tags=["analyst"], responses=_ERRORS)
     def budget(key: ApiKey = Depends(analyst)) -> dict[str, Any]:

@@ -57,6 +57,11 @@ def _half_width(mechanism: Any, rs: Any) -> Fraction:
     return Fraction(mechanism.half_width(mechanism.scale(rs)))
 
 
+def _finish(data: dict[str, Any]) -> dict[str, Any]:
+    """A released count clamped at zero; a CI answer (rows, exact) as it is."""
+    return clamp_count(data) if "value" in data and "interval" in data else data
+
+
 def _num(text: Any) -> Fraction:
     return Fraction(str(text))
 
@@ -91,7 +96,7 @@ def clamp_count(data: dict[str, Any]) -> dict[str, Any]:
 class Deployment:
     """The custodian's deployment: ``db`` (file, DSN or folder) under the pimento.toml beside it."""
 
-    def __init__(self, db: str | Path, *, search: SearchSettings | None = None) -> None:
+    def __init__(self, db: str | Path, *, search: SearchSettings | None = None, policy: str | Path | None = None) -> None:
         from pimento.engines.database import load_database
 
         self.db = str(db)
@@ -103,6 +108,11 @@ class Deployment:
         finally:
             database.close()
         self.search = search or SearchSettings()
+        self.policy = str(policy) if policy else None
+        if self.policy:
+            from pimento.release.modes import load_compiled_policy
+
+            load_compiled_policy(self.policy)  # a policy that cannot be read stops the start
         self.ledger_file = ledger_path(self.location, self.settings)
         self.keys = KeyStore(keys_path(self.ledger_file))
         with self.ledger():  # a ledger that fails its checks (emptied, missing with a witness) stops the start
@@ -144,18 +154,47 @@ class Deployment:
 
     # ------------------------------------------------------------------ analyst
 
-    def sql(self, key: ApiKey, sql: str, epsilon: str, delta: str | None) -> dict[str, Any]:
-        with self.session(key.analyst) as session:
-            answer = session.release_sql(sql, epsilon, delta, analyst=key.analyst)
-        return clamp_count(answer.to_dict())
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The release modes this deployment serves: dp always; ci, split, contextual with a policy."""
+        return ("dp", "ci", "split", "contextual") if self.policy else ("dp",)
 
-    def ask(self, key: ApiKey, question: str, epsilon: str, delta: str | None) -> dict[str, Any]:
+    def mode_arguments(self, key: ApiKey, mode: str, sender: str | None, purpose: str | None) -> dict[str, Any]:
+        """``mode``, ``context`` and ``policy`` for :mod:`pimento.release`: the recipient is the key's
+        principal, never the request's; the policy is the custodian's."""
+        from pimento.release.modes import MODES, ModeError
+
+        if mode not in MODES:
+            raise ModeError(f"unknown mode {mode!r}", hint=f"one of {', '.join(MODES)}")
+        if mode == "dp":
+            if sender or purpose:
+                raise ModeError("sender and purpose are for the modes ci, split and contextual", hint="leave them out in mode dp")
+            return {}
+        if self.policy is None:
+            raise ModeError(f"mode {mode} is not served here: this deployment has no policy", hint="ask the custodian (`pimento serve --policy`)")
+        if key.principal is None:
+            raise ModeError(f"mode {mode} needs a principal, and this key stands for none",
+                            hint="ask the custodian for a key issued with --principal KIND:ID")
+        if not sender or not purpose:
+            raise ModeError(f"mode {mode} needs sender and purpose", hint=f"the recipient is your key's principal, {key.principal}")
+        return {"mode": mode, "context": {"sender": sender, "recipient": key.principal, "purpose": purpose}, "policy": self.policy}
+
+    def sql(self, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = "dp",
+            sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
+        extra = self.mode_arguments(key, mode, sender, purpose)
+        with self.session(key.analyst) as session:
+            answer = session.release_sql(sql, epsilon, delta, analyst=key.analyst, **extra)
+        return _finish(answer.to_dict())
+
+    def ask(self, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = "dp",
+            sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
+        extra = self.mode_arguments(key, mode, sender, purpose)
         with self.session(key.analyst) as session:
             answer = session.ask(
                 question, synthetic=self.search.synthetic, epsilon=epsilon, delta=delta, analyst=key.analyst,
-                k=self.search.k, config=self.search.config(),
+                k=self.search.k, config=self.search.config(), **extra,
             )
-        return clamp_count(answer.to_dict())
+        return _finish(answer.to_dict())
 
     def preview(self, key: ApiKey, question: str, epsilon: str, delta: str | None) -> dict[str, Any]:
         """The interpretation of ``question``, found on the synthetic copy only; spends nothing.

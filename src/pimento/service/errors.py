@@ -23,6 +23,7 @@ from pimento.errors import (
     DataSourceError,
     InternalError,
     LLMError,
+    PolicyError,
     PrivacyParameterError,
     ReleaseFailedError,
     SearchError,
@@ -30,6 +31,7 @@ from pimento.errors import (
     UserError,
 )
 from pimento.mechanisms.ledger import LedgerIntegrityError, ReleaseAbortedError
+from pimento.release.modes import ModeError
 
 __all__ = ["ServiceError", "envelope", "install_error_handlers", "status_for"]
 
@@ -77,7 +79,7 @@ def status_for(exc: UserError) -> int:
         return 503
     if isinstance(exc, BudgetError):
         return 409
-    if isinstance(exc, PrivacyParameterError | SqlError | SearchError | CatalogError):
+    if isinstance(exc, PrivacyParameterError | SqlError | SearchError | CatalogError | ModeError | PolicyError):
         return 422
     if isinstance(exc, DataSourceError | ConfigError):
         return 503
