@@ -76,7 +76,8 @@ class SqlAnswer:
         if self.mode == "split":
             out["authorized_exact"] = self.authorized_exact
             out["remainder"] = REMAINDER
-        out["guarantee_kind"] = GUARANTEES[self.mode]
+        if self.mode != "dp":
+            out["guarantee_kind"] = GUARANTEES[self.mode]
         return out
 
 
@@ -293,11 +294,25 @@ class Session:
         )
         exact = None
         if mode == "split":
-            from pimento.release.modes import authorized_part
-
-            # after the charge; authorized cells only (CI), not part of the DP release
-            exact = authorized_part(engine, query, catalog, view())
+            exact = self._authorized_part(query, view, answer)
         return SqlAnswer(answer, counted_sql, analyst, mode, spec, exact)
+
+    def _authorized_part(self, query: CountQuery, view: Any, answer: GuardedAnswer) -> int:
+        """Split mode, after the charge: the authorized part (authorized cells only: a CI release).
+
+        A failure here reads one fixed message (its reason goes to the custodian's audit log);
+        the DP part stays charged and cached, so asking again returns it and retries this part.
+        """
+        from pimento.errors import ReleaseFailedError
+        from pimento.release.modes import authorized_part
+
+        try:
+            return authorized_part(self.database.engine, query, self.database.catalog, view())
+        except Exception as exc:  # noqa: BLE001 - engine text may carry private values
+            self.ledger.record_custodian_action(
+                self.location, "split_authorized_part_failed", {"sql": query.to_sql(), "error": f"{type(exc).__name__}: {exc}"}
+            )
+            raise ReleaseFailedError(charge_id=answer.charge_id) from None
 
     def ask(
         self,

@@ -88,13 +88,14 @@ def test_ci_answers_exactly_on_authorized_data_spends_nothing_and_is_audited(hos
 def test_contextual_and_split_are_charged_and_carry_no_private_field(hospital):
     path, policy = hospital
     with Session(path, rng=random.Random(3)) as s:
+        before = len(s.ledger.charges(s.location))
         dp = s.release_sql(JOIN, "1", "1e-6").to_dict()
         ctx = s.release_sql(JOIN, "1", "1e-6", mode="contextual", context=CTX, policy=str(policy)).to_dict()
         split = s.release_sql(JOIN, "1", "1e-6", mode="split", context=CTX, policy=str(policy)).to_dict()
-        assert len(s.ledger.charges(s.location)) == 3
+        assert len(s.ledger.charges(s.location)) == before + 3
         rows = [r for r in s.ledger.audit_rows() if r.get("kind") != "custodian"]
-    assert set(ctx) - set(dp) == {"context"}
-    assert set(split) - set(dp) == {"context", "authorized_exact", "remainder"}
+    assert set(ctx) - set(dp) == {"context", "guarantee_kind"}
+    assert set(split) - set(dp) == {"context", "guarantee_kind", "authorized_exact", "remainder"}
     assert "contextual DP" in ctx["guarantee_kind"] and ctx["mode"] == "contextual"
     assert split["mode"] == "split" and isinstance(split["authorized_exact"], int)
     private = json.dumps(rows)
@@ -153,3 +154,24 @@ def test_cli_sql_modes(hospital):
     assert "authorized part (exact)" in out.output
     out = runner.invoke(app, ["sql", "--db", str(path), "--sql", JOIN, "--mode", "bogus", "--epsilon", "1"])
     assert out.exit_code != 0 and "unknown mode" in out.output
+
+
+def test_split_failure_of_the_authorized_part_is_one_fixed_message(hospital, monkeypatch):
+    """Engine text (which may carry private values) never reaches the analyst; the charge stands."""
+    from pimento.errors import EngineError, ReleaseFailedError
+    from pimento.release import modes
+
+    path, policy = hospital
+
+    def broken(*_a, **_k):
+        raise EngineError("Conversion Error: could not convert 'Jane Doe HIV' to INT")
+
+    with Session(path, rng=random.Random(0)) as s:
+        s.release_sql(JOIN, "3", "1e-6", mode="split", context=CTX, policy=str(policy))  # works
+        before = len(s.ledger.charges(s.location))
+        monkeypatch.setattr(modes, "authorized_part", broken)
+        with pytest.raises(ReleaseFailedError) as info:
+            s.release_sql(JOIN, "2", "1e-6", mode="split", context=CTX, policy=str(policy))
+        assert "Jane" not in str(info.value) and "Conversion" not in str(info.value)
+        assert len(s.ledger.charges(s.location)) == before + 1
+        assert any("Jane Doe" in json.dumps(r) for r in s.ledger.audit_rows())
