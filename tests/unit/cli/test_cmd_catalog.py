@@ -10,7 +10,13 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from pimento.cli import cmd_catalog
+from pimento.cli import _common, cmd_catalog
+
+
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Rich console is created at import time: its width, not COLUMNS, decides the wrapping."""
+    monkeypatch.setattr(_common.console, "width", 200)
 
 
 @pytest.fixture
@@ -79,7 +85,7 @@ def test_json_and_text_say_why_each_relation_is_private_or_public(app: typer.Typ
         "Visit": "not in privacy.public (private by default)",
         "Ward": "listed in privacy.public",
     }
-    text = CliRunner().invoke(app, ["catalog", "--db", str(db)], env={"COLUMNS": "200"}).stdout
+    text = CliRunner().invoke(app, ["catalog", "--db", str(db)]).stdout
     assert "listed in privacy.public" in text and "private by default" in text
 
 
