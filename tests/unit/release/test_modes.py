@@ -175,3 +175,44 @@ def test_split_failure_of_the_authorized_part_is_one_fixed_message(hospital, mon
         assert "Jane" not in str(info.value) and "Conversion" not in str(info.value)
         assert len(s.ledger.charges(s.location)) == before + 1
         assert any("Jane Doe" in json.dumps(r) for r in s.ledger.audit_rows())
+
+
+def test_cli_ask_in_the_new_modes(tmp_path, standin_synthetic):
+    """pimento ask --mode contextual|split|ci on the demo hospital with a synthetic copy beside it."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from pimento.cli.app import app
+    from pimento.demo.hospital import DEMO_QUESTION, create_demo
+    from pimento.engines.database import load_database
+    from pimento.policy import compile_policy, example_policy_path, load_policy
+
+    db = tmp_path / "hospital.duckdb"
+    create_demo(db, patients=300, seed=5)
+    (tmp_path / "other").mkdir()
+    made = standin_synthetic(tmp_path / "other" / "hospital.duckdb", seed=6, for_database=db)
+    shutil.copy(made, tmp_path / "hospital.synthetic.duckdb")
+    database = load_database(db)
+    try:
+        compiled = compile_policy(load_policy(example_policy_path()), database.catalog, database.engine)
+    finally:
+        database.close()
+    policy = tmp_path / "compiled.json"
+    policy.write_text(json.dumps(compiled.to_dict()))
+    base = ["ask", DEMO_QUESTION, "--db", str(db), "--epsilon", "1", "--delta", "1e-6", "--rollouts", "2",
+            "--context", CTX, "--policy", str(policy)]
+    out = CliRunner().invoke(app, [*base, "--mode", "contextual", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["mode"] == "contextual" and data["guarantee"]["kind"] == "contextual DP for this context"
+    assert data["context"]["purpose"] == "treatment"
+    out = CliRunner().invoke(app, [*base, "--mode", "contextual"])
+    assert out.exit_code == 0 and "contextual DP for this context" in " ".join(out.stdout.split())
+    out = CliRunner().invoke(app, [*base, "--mode", "split", "--json"])
+    assert out.exit_code == 0, out.output
+    assert isinstance(json.loads(out.stdout)["authorized_exact"], int)
+    out = CliRunner().invoke(app, [*base, "--mode", "ci", "--json"])
+    assert out.exit_code == 0, out.output
+    ci = json.loads(out.stdout)
+    assert ci["mode"] == "ci" and ci["sql"].upper().startswith("SELECT COUNT")
