@@ -161,6 +161,15 @@ class SynthSettings(_Section):
     )
 
 
+class PolicySettings(_Section):
+    """``[policy]``: the deployment's contextual-integrity policy (custodian setting; an analyst cannot choose it)."""
+
+    compiled: str | None = Field(
+        None,
+        description="compiled policy (JSON from `pimento policy compile`) that CI answers enforce (relative to this file)",
+    )
+
+
 class ReleaseSettings(_Section):
     """``[release]``: how DP answers are released (custodian settings; an analyst cannot change them)."""
 
@@ -180,6 +189,7 @@ class Settings(_Section):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     synth: SynthSettings = Field(default_factory=SynthSettings)
     release: ReleaseSettings = Field(default_factory=ReleaseSettings)
+    policy: PolicySettings = Field(default_factory=PolicySettings)
     extra: dict[str, Any] = Field(default_factory=dict, description="free-form tables of later features")
     #: Directory of the file the settings came from (paths are relative to it).
     base_dir: str = Field(".", exclude=True)

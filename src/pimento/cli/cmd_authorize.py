@@ -13,7 +13,20 @@ from rich.table import Table
 
 from pimento.cli._common import console, emit_json, handle_errors
 
-__all__ = ["register"]
+__all__ = ["configured_policy_path", "register"]
+
+
+def configured_policy_path(settings) -> str:  # type: ignore[no-untyped-def]
+    """The custodian's compiled policy (``[policy] compiled``), or a clear error: the caller never names one."""
+    from pimento.errors import PolicyError
+
+    if not settings.policy.compiled:
+        raise PolicyError(
+            "no contextual-integrity policy is configured for this database",
+            hint="the custodian sets compiled = \"FILE\" under [policy] in the pimento.toml beside the database "
+            "(FILE from `pimento policy compile ... --out FILE`)",
+        )
+    return settings.resolve(settings.policy.compiled)
 
 
 def register(app: typer.Typer) -> None:
@@ -21,26 +34,25 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def authorize_cmd(
         db: str = typer.Option(..., "--db", help="Database (the one the policy was compiled against)."),
-        policy: str = typer.Option(..., "--policy", help="Compiled policy (JSON from `pimento policy compile`)."),
         sender: str = typer.Option(..., "--sender", help="Sender identity, KIND:ID (e.g. employee:10)."),
         recipient: str = typer.Option(..., "--recipient", help="Recipient (querier) identity, KIND:ID."),
         purpose: str = typer.Option(..., "--purpose", help="Declared purpose (a value listed in the policy)."),
         sql: str = typer.Option(..., "--sql", help="The analyst query (any single SELECT the engine runs)."),
-        config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Answer SQL with only the cells the policy authorizes for (sender, recipient, purpose).
 
         Prints the authorized result only; unauthorized cells read NULL, rows without an
-        authorized cell are absent. Diagnostics are a custodian tool: `pimento policy explain`.
+        authorized cell are absent. The policy is the custodian's ([policy] compiled in the
+        pimento.toml beside the database). Diagnostics are a custodian tool: `pimento policy explain`.
         """
         from pimento.cli.cmd_policy import load_compiled
         from pimento.engines.database import load_database
         from pimento.policy import Enforcer
 
-        compiled = load_compiled(policy)
-        database = load_database(db, config=config)
+        database = load_database(db)
         try:
+            compiled = load_compiled(configured_policy_path(database.settings))
             enforcer = Enforcer(compiled, database.engine, database.catalog)
             context = enforcer.context(sender, recipient, purpose)
             payload = enforcer.authorize(context, sql).to_dict()

@@ -32,9 +32,34 @@ def compiled_path(hospital_path, tmp_path_factory) -> tuple[Path, dict]:
     return out, json.loads(res.stdout)
 
 
+def _configure_policy(db: Path, compiled: Path) -> None:
+    """The custodian's step: name the compiled policy under [policy] in the pimento.toml beside ``db``."""
+    toml = db.parent / "pimento.toml"
+    text = toml.read_text(encoding="utf-8") if toml.exists() else f'[database]\npath = "{db.name}"\n'
+    text = text.split("\n[policy]\n")[0].rstrip("\n")
+    toml.write_text(f'{text}\n\n[policy]\ncompiled = "{compiled}"\n', encoding="utf-8")
+
+
 def _authorize(db: Path, compiled: Path, sender: str, recipient: str, purpose: str, sql: str, *extra: str):
-    return runner.invoke(app, ["authorize", "--db", str(db), "--policy", str(compiled), "--sender", sender,
+    _configure_policy(db, compiled)
+    return runner.invoke(app, ["authorize", "--db", str(db), "--sender", sender,
                                "--recipient", recipient, "--purpose", purpose, "--sql", sql, *extra])
+
+
+def test_authorize_takes_no_policy_of_the_callers(hospital_path, compiled_path, tmp_path) -> None:
+    """The policy is the custodian's: --policy and --config are gone, and without [policy] compiled it refuses."""
+    out, _ = compiled_path
+    for flag in ("--policy", "--config"):
+        res = runner.invoke(app, ["authorize", "--db", str(hospital_path), flag, str(out), "--sender", "employee:1",
+                                  "--recipient", "employee:2", "--purpose", "treatment", "--sql", "SELECT 1"])
+        assert res.exit_code == 2 and "No such option" in res.output
+    copy = tmp_path / "h"
+    shutil.copytree(hospital_path.parent, copy)
+    toml = copy / "pimento.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").split("\n[policy]\n")[0], encoding="utf-8")
+    res = runner.invoke(app, ["authorize", "--db", str(copy / hospital_path.name), "--sender", "employee:1",
+                              "--recipient", "employee:2", "--purpose", "treatment", "--sql", "SELECT 1"])
+    assert res.exit_code == 2 and "no contextual-integrity policy is configured" in res.output
 
 
 def test_compile_show_authorize(hospital_path, compiled_path) -> None:
