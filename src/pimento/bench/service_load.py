@@ -66,7 +66,9 @@ class ServerProcess:
         self.args = args
         self.env = {**os.environ, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
-        self.log = tempfile.NamedTemporaryFile(prefix="pimento-serve-", suffix=".log", delete=False)
+        fd, name = tempfile.mkstemp(prefix="pimento-serve-", suffix=".log")
+        os.close(fd)
+        self.log_path = Path(name)
 
     @property
     def url(self) -> str:
@@ -75,7 +77,9 @@ class ServerProcess:
     def start(self, timeout: float = 60.0) -> ServerProcess:
         code = "import sys; from pimento.cli.app import main; sys.argv[0] = 'pimento'; main()"
         command = [sys.executable, "-c", code, "serve", "--db", self.db, "--port", str(self.port), *self.args]
-        self.proc = subprocess.Popen(command, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        log = open(self.log_path, "ab")  # noqa: SIM115 - the child holds it; reopened after a stop
+        self.proc = subprocess.Popen(command, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -90,7 +94,10 @@ class ServerProcess:
         raise RuntimeError(f"pimento serve did not answer within {timeout:g} s: {self.output()[-2000:]}")
 
     def output(self) -> str:
-        return Path(self.log.name).read_text(errors="replace")
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -98,12 +105,14 @@ class ServerProcess:
             self.proc.wait(timeout=30)
 
     def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 20 s) and remove its log file."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.kill()
+        self.log_path.unlink(missing_ok=True)
 
     def __enter__(self) -> ServerProcess:
         return self.start()
