@@ -208,14 +208,14 @@ def install_web(app: FastAPI, deployment, guard, options) -> None:  # type: igno
 
     async def analyst_context(session: WebSession, key: Any) -> dict[str, Any]:
         budget = await run_in_threadpool(deployment.budget, key)
-        return {"key": key, "csrf": session.csrf, "meter": _meter(budget), "budget": budget, "role": "analyst"}
+        return {"key": key, "csrf": session.csrf, "meter": _meter(budget), "budget": budget, "role": "analyst", "modes": deployment.modes}
 
     @app.get("/ask", include_in_schema=False)
     async def ask_page(request: Request) -> Response:
         session, key = current(request)
         if key is None:
             return to_login()
-        return page("ask.html", **await analyst_context(session, key), form={"question": "", "epsilon": "0.5", "delta": "1e-6"}, error=None)
+        return page("ask.html", **await analyst_context(session, key), form=_request_form({"epsilon": "0.5", "delta": "1e-6"}), error=None)
 
     async def analyst_post(request: Request) -> tuple[WebSession, Any, dict[str, str]] | Response:
         session, key = current(request)
@@ -227,7 +227,10 @@ def install_web(app: FastAPI, deployment, guard, options) -> None:  # type: igno
         return session, key, data  # type: ignore[return-value]
 
     def _request_form(data: dict[str, str]) -> dict[str, str]:
-        return {"question": data.get("question", "")[:2000], "epsilon": data.get("epsilon", "").strip(), "delta": data.get("delta", "").strip()}
+        return {
+            "question": data.get("question", "")[:2000], "epsilon": data.get("epsilon", "").strip(), "delta": data.get("delta", "").strip(),
+            "mode": data.get("mode", "dp").strip() or "dp", "sender": data.get("sender", "").strip()[:200], "purpose": data.get("purpose", "").strip()[:200],
+        }
 
     @app.post("/ask/preview", include_in_schema=False)
     async def preview_page(request: Request) -> Response:
@@ -237,6 +240,7 @@ def install_web(app: FastAPI, deployment, guard, options) -> None:  # type: igno
         session, key, data = got
         f = _request_form(data)
         try:
+            deployment.mode_arguments(key, f["mode"], f["sender"] or None, f["purpose"] or None)  # refuse a bad mode before the search
             preview = await run_in_threadpool(deployment.preview, key, f["question"], f["epsilon"], f["delta"] or None)
         except (UserError, ServiceError) as exc:
             status, err = error_text(exc)
@@ -252,12 +256,14 @@ def install_web(app: FastAPI, deployment, guard, options) -> None:  # type: igno
         f = _request_form(data)
         previewed = data.get("previewed_sql", "")
         try:
-            answer = await run_in_threadpool(deployment.ask, key, f["question"], f["epsilon"], f["delta"] or None)
+            answer = await run_in_threadpool(
+                lambda: deployment.ask(key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None, purpose=f["purpose"] or None)
+            )
         except (UserError, ServiceError) as exc:
             status, err = error_text(exc)
             return page("ask.html", status=status, **await analyst_context(session, key), form=f, error=err)
         return page("answer.html", **await analyst_context(session, key), form=f, answer=answer,
-                    changed=bool(previewed) and previewed != answer.get("chosen_sql"))
+                    changed=bool(previewed) and previewed != (answer.get("chosen_sql") or answer.get("sql")))
 
     @app.get("/history", include_in_schema=False)
     async def history_page(request: Request) -> Response:

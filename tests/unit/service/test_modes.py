@@ -85,3 +85,34 @@ def test_what_each_mode_needs_is_refused_before_anything_is_spent(with_policy):
         r = http.post("/v1/sql", headers={"Authorization": f"Bearer {k}"}, json={"sql": JOIN, **body})
         assert r.status_code == 422 and r.json()["error"]["type"] == "ModeError" and words in r.json()["error"]["message"], r.text
     assert _charges(deployment, nobody.analyst) == [] and _charges(deployment, entry.analyst) == []
+
+
+def test_the_web_page_asks_in_the_modes_the_deployment_serves(with_policy):
+    import html
+    import re
+
+    from pimento.demo.hospital import DEMO_QUESTION
+
+    deployment, client, plain = with_policy
+    _entry, key = deployment.add_key("web-modes", "employee:1")
+    login = client.get("/login")
+    client.post("/login", data={"csrf": re.search(r'name="csrf" value="([^"]+)"', login.text).group(1), "key": key})
+    page = client.get("/ask").text
+    assert 'id="mode"' in page and "you are the recipient, employee:1" in page
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    form = {"csrf": csrf, "question": DEMO_QUESTION, "epsilon": "1", "delta": "1e-6", "mode": "ci", "sender": "employee:1", "purpose": "treatment"}
+    preview = client.post("/ask/preview", data=form)
+    assert preview.status_code == 200 and "no budget" in preview.text
+    previewed = html.unescape(re.search(r'name="previewed_sql" value="([^"]+)"', preview.text).group(1))
+    answer = client.post("/ask/confirm", data={**form, "previewed_sql": previewed})
+    assert answer.status_code == 200 and 'id="rows"' in answer.text and "employee:1" in answer.text
+    assert 'id="changed"' not in answer.text
+    split = client.post("/ask/confirm", data={**form, "mode": "split", "previewed_sql": previewed})
+    assert split.status_code == 200 and 'id="split"' in split.text and 'id="value"' in split.text
+    bad = client.post("/ask/preview", data={**form, "mode": "contextual", "sender": ""})
+    assert bad.status_code == 422 and "needs sender and purpose" in bad.text
+    # A deployment without a policy offers no mode choice.
+    _e, plain_key = deployment.add_key("web-plain", "employee:1")  # the same key file serves both
+    login = plain.get("/login")
+    plain.post("/login", data={"csrf": re.search(r'name="csrf" value="([^"]+)"', login.text).group(1), "key": plain_key})
+    assert 'id="mode"' not in plain.get("/ask").text
