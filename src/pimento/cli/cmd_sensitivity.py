@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
         db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN."),
         sql: str = typer.Option(..., "--sql", help="The counting query; '-' reads it from standard input."),
         beta: float = typer.Option(None, "--beta", help="Smoothing parameter beta > 0."),
-        epsilon: str = typer.Option(None, "--epsilon", help="Derive beta from epsilon (eps/10, or with --delta eps/(2 ln(2/delta)))."),
+        epsilon: str = typer.Option(None, "--epsilon", help="Use the beta a release at this epsilon (and --delta) uses: the mechanism's, after the custodian's [release] rs_bound_share."),
         delta: str = typer.Option(None, "--delta", help="Delta for (eps, delta)-DP; needs --epsilon."),
         private: str = typer.Option(None, "--private", help="Comma-separated private relations (default: pimento.toml, else all)."),
         gs: int = typer.Option(None, "--gs", help="Global sensitivity cap (default: 1 for one relation, else none)."),
@@ -36,20 +36,28 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from pimento.errors import PimentoError, PrivacyParameterError
         from pimento.mechanisms.ledger import Ledger
-        from pimento.sensitivity import beta_from_epsilon, residual_sensitivity
+        from pimento.sensitivity import residual_sensitivity
         from pimento.sql import parse_count_query
 
         if (beta is None) == (epsilon is None):
             raise PrivacyParameterError("give exactly one of --beta or --epsilon", hint="e.g. --beta 0.1 or --epsilon 1 --delta 1e-6")
         if delta is not None and epsilon is None:
             raise PrivacyParameterError("--delta needs --epsilon")
-        if epsilon is not None:
-            try:
-                beta = beta_from_epsilon(epsilon, delta)
-            except ArithmeticError:
-                raise PrivacyParameterError(f"cannot read epsilon {epsilon!r} / delta {delta!r} as numbers") from None
         text = sys.stdin.read() if sql == "-" else sql
         database = open_database(db, private=private)
+        if epsilon is not None:
+            # The beta a release at (epsilon, delta) uses: the mechanism's, after the custodian's
+            # share of epsilon for the DP bound of RS ([release] rs_bound_share).
+            from pimento.mechanisms import mechanism_for
+
+            try:
+                beta = mechanism_for(epsilon, delta, share=database.settings.release.rs_bound_share).beta_float()
+            except ArithmeticError:
+                database.close()
+                raise PrivacyParameterError(f"cannot read epsilon {epsilon!r} / delta {delta!r} as numbers") from None
+            except PimentoError:
+                database.close()
+                raise
         location = str(database.location)
         asked = {"sql": text, "beta": beta, "private": private, "gs": gs}
         with Ledger.for_database(location, database.settings) as ledger:

@@ -80,3 +80,18 @@ def test_budget_and_audit_refuse_a_deleted_ledger(clinic):
         assert result.exit_code == 2, (args, result.output)
         assert "witness" in result.output
     assert not ledger_path(str(clinic)).exists()  # looking created nothing
+
+
+def test_sensitivity_epsilon_gives_the_beta_a_release_uses(clinic):
+    """--epsilon E --delta D computes RS at the beta of a release at (E, D), after the RS-bound share."""
+    from fractions import Fraction
+
+    from pimento.mechanisms import mechanism_for
+
+    result = runner().invoke(app, ["sensitivity", "--db", str(clinic), "--epsilon", "1", "--delta", "1e-6", "--sql", SQL, "--json"])
+    assert result.exit_code == 0, result.output
+    beta = json.loads(result.stdout)["beta"]
+    release_beta = mechanism_for("1", "1e-6", share="0.1").beta_float()
+    assert beta == release_beta
+    # The full-epsilon beta (the old derivation) is larger by the share: not what a release uses.
+    assert beta < float(Fraction(1) / (2 * 15.201804919084164))
