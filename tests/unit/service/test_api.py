@@ -223,3 +223,24 @@ def test_openapi_is_published(client_for):
     spec = client_for().get("/openapi.json").json()
     for path in ("/v1/ask", "/v1/ask/preview", "/v1/sql", "/v1/budget", "/v1/history", "/v1/audit", "/v1/keys", "/v1/caps"):
         assert path in spec["paths"], path
+
+
+def test_the_docs_name_every_field_an_analyst_receives(client_for, analyst_key):
+    """docs/service-api.md (with the sql/ask pages and analyst-learns it points to) names every top-level field."""
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[3] / "docs"
+    text = "".join((docs / name).read_text(encoding="utf-8") for name in ("service-api.md", "analyst-learns.md", "sql.md", "ask.md"))
+    _entry, _key, headers = analyst_key
+    client = client_for()
+    body = {"question": DEMO_QUESTION, "epsilon": "1", "delta": "1e-6"}
+    responses = {
+        "me": client.get("/v1/me", headers=headers).json(),
+        "sql": client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "1", "delta": "1e-6"}).json(),
+        "preview": client.post("/v1/ask/preview", headers=headers, json=body).json(),
+        "ask": client.post("/v1/ask", headers=headers, json=body).json(),
+        "budget": client.get("/v1/budget", headers=headers).json(),
+    }
+    responses["history"] = client.get("/v1/history", headers=headers).json()["answers"][0]
+    missing = sorted({f"{where}.{k}" for where, data in responses.items() for k in data if f"`{k}`" not in text})
+    assert not missing, f"fields not named in the docs: {missing}"
