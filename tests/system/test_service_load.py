@@ -57,7 +57,8 @@ def test_sigkill_and_restart_under_load_keeps_the_ledger_whole(deployment):
         after = run_load(server.url, key, clients=2, seconds=0.5, kinds=("sql_cached",))
     finally:
         server.stop()
-    assert any(o.status == 200 for o in after.outcomes)
+    # It answers (200, or 409 once the small budget is spent), never a 5xx.
+    assert after.outcomes and all(o.status in (200, 409) for o in after.outcomes), summarize(after)["statuses"]
     ledger = check_ledger(db, ANALYST, result.outcomes + after.outcomes)
     assert ledger["fresh_answers"] >= 1, ledger
     assert sum(1 for o in result.outcomes if o.status == 0) >= 1  # the kills were felt by the clients
