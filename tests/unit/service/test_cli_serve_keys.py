@@ -59,3 +59,20 @@ def test_serve_refuses_a_short_custodian_token(db, monkeypatch):
     monkeypatch.setenv("PIMENTO_CUSTODIAN_TOKEN", "short")
     result = CliRunner().invoke(app, ["serve", "--db", str(db)])
     assert result.exit_code == 2 and "shorter than 32" in result.stderr
+
+
+def test_serve_refuses_to_start_on_an_emptied_ledger_of_a_deployment_that_has_spent(tmp_path):
+    from pimento.demo.hospital import create_demo
+    from pimento.release.session import Session
+
+    db = tmp_path / "hospital.duckdb"
+    create_demo(db, patients=30, seed=2)
+    with Session(db, analyst="ann") as session:
+        session.release_sql("SELECT COUNT(*) FROM Patient", "0.5")
+    ledger = tmp_path / "hospital.duckdb.ledger.sqlite"
+    ledger.unlink()  # deleting the ledger must not give the budget back
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / f"hospital.duckdb.ledger.sqlite{suffix}").unlink(missing_ok=True)
+    result = CliRunner().invoke(app, ["serve", "--db", str(db), "--port", "0"])
+    assert result.exit_code == 2, result.output
+    assert "missing or empty" in " ".join(result.stderr.split())
