@@ -54,6 +54,17 @@ def wait_for_path(driver, path: str) -> None:
     WebDriverWait(driver, 30).until(lambda d: d.current_url.split("?")[0].endswith(path))
 
 
+def wait_for_text(driver, css: str, needle: str) -> None:
+    """Wait until the element ``css`` of the (re)loaded page holds ``needle`` (a click's page may still be loading)."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 30, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(
+        lambda d: needle in d.find_element(By.CSS_SELECTOR, css).text
+    )
+
+
 def test_the_analysts_flow(browser, server, shots):
     from selenium.webdriver.common.by import By
 
@@ -126,6 +137,7 @@ def test_the_custodians_pages(browser, server, shots):
     fill(browser, "#analyst", "bea")
     fill(browser, "#principal", "employee:5")
     click(browser, "#add-key")
+    wait_for_text(browser, "#new-key-value", "pmk_")
     shoot(browser, shots, "7-new-key")
     new_key = text(browser, "#new-key-value")
     assert new_key.startswith("pmk_") and "bea" in text(browser, "#keys")
@@ -133,7 +145,7 @@ def test_the_custodians_pages(browser, server, shots):
     assert new_key not in browser.page_source  # shown once
     revoke = [e for e in browser.find_elements(By.CSS_SELECTOR, "#keys button") if e.get_attribute("id").startswith("revoke-")]
     revoke[-1].click()
-    assert "revoked" in text(browser, "#keys")
+    wait_for_text(browser, "#keys", "revoked")
     click(browser, "#nav-audit")
     wait_for_path(browser, "/custodian/audit")
     shoot(browser, shots, "8-audit")
