@@ -275,7 +275,8 @@ class Session:
             if mode == "contextual":
                 from pimento.sensitivity.contextual import contextual_sensitivity
 
-                crs = contextual_sensitivity(engine, query, catalog, mechanism.beta_float(), view())
+                # the tight variant (authorization at every distance; CONTEXTUAL.md section 6)
+                crs = contextual_sensitivity(engine, query, catalog, mechanism.beta_float(), view(), variant="tight")
                 return Measured(true_value, crs.crs, {**custodian, "crs": crs.custodian_dict()})
             result = sensitivity.residual_sensitivity(engine, query, catalog, mechanism.beta_float(), attribution=False)
             custodian.update({"ls": result.ls, "k_star": result.k_star, "te": {str(k): int(v) for k, v in result.te.items()}})

@@ -61,6 +61,7 @@ from pimento.errors import InternalError
 from pimento.sensitivity.envelope import check_beta, exp_neg_upper, maximize_envelope, round_up_float
 
 __all__ = [
+    "VARIANTS",
     "AuthorizationView",
     "boundary_columns",
     "contextual_sensitivity",
@@ -74,6 +75,10 @@ __all__ = [
 
 #: The neighbourhood models: add/remove (the default), change, and both.
 NEIGHBOURHOODS = ("add_remove", "change", "both")
+
+#: ``paper``: the appendix's CRS. ``tight``: authorization used at every distance for relations
+#: with a unique boundary (T^c_{E_i} in place of T_{E_i}; add/remove only; CONTEXTUAL.md s. 6).
+VARIANTS = ("paper", "tight")
 
 #: Box points above which the exact k >= 1 enumeration gives way to RS restricted to P_c.
 MAX_BOX_POINTS = 2_000_000
@@ -102,6 +107,9 @@ class RelationFacts:
     mu_free_1: int = 0
     mu_free_min: int = 0
     m_unocc: int | None = None
+    #: T^c_{E_i}: the largest residual multiplicity of a boundary value no public tuple occupies,
+    #: when the boundary is unique (else None). Used by the ``tight`` variant (CONTEXTUAL.md s. 6).
+    t_free: int | None = None
 
     def __post_init__(self) -> None:
         if self.public not in ("none", "tuples", "whole"):
@@ -173,6 +181,7 @@ class ContextualSensitivity:
     k1_exact: bool
     gs: int | None = None
     facts: tuple[RelationFacts, ...] = field(default=(), repr=False)
+    variant: str = "paper"
 
     @property
     def crs_float(self) -> float:
@@ -189,6 +198,7 @@ class ContextualSensitivity:
             "k0": self.k0,
             "k1": str(self.k1),
             "k1_exact": self.k1_exact,
+            "variant": self.variant,
         }
 
 
@@ -226,7 +236,8 @@ def _upper(beta: float, k: int, inner: int) -> Decimal:
 
 
 def _k1(
-    relations: Sequence[str], editable: Sequence[str], te: Mapping[frozenset[str], int], beta: float, gs: int | None
+    relations: Sequence[str], editable: Sequence[str], te: Mapping[frozenset[str], int], beta: float, gs: int | None,
+    t_free: Mapping[str, int] | None = None,
 ) -> Fraction | None:
     """max over k >= 1 of e^{-beta k} min(GS, LS_hat_c^(k)), exactly; None when the box is too big.
 
@@ -245,6 +256,8 @@ def _k1(
     for i in editable:
         others = [a for a in editable if a != i]
         coeffs = _coefficients(relations, i, others, te)
+        if t_free and i in t_free:
+            coeffs[0] = min(coeffs[0], t_free[i])  # tight variant: T^c_{E_i} in place of T_{E_i}
         candidates: list[tuple[int, tuple[int, ...]]] = []
         # s = e_i: k = 1, f_i = T_{E_i}
         candidates.append((1, tuple([0] * d)))
@@ -287,6 +300,7 @@ def contextual_rs(
     neighbourhood: str = "add_remove",
     gs: int | None = None,
     rs: Fraction | None = None,
+    variant: str = "paper",
 ) -> ContextualSensitivity:
     """CRS from T_E (the same values RS reads) and the per-relation facts of the context.
 
@@ -302,15 +316,21 @@ def contextual_rs(
         raise InternalError(f"no contextual facts for {missing}")
     if rs is None:
         rs = maximize_envelope(relations, priv, values, beta, gs=gs).rs
+    if variant not in VARIANTS:
+        raise InternalError(f"variant must be one of {VARIANTS}, got {variant!r}")
     rules = tuple(apply_rule(facts[a], neighbourhood) for a in priv)
+    t_free: dict[str, int] = {}
+    if variant == "tight" and neighbourhood == "add_remove":
+        t_free = {a: facts[a].t_free for a in priv if facts[a].t_free is not None}  # type: ignore[misc]
+        rules = tuple(RuleBound(r.alias, r.rule, min(r.ell, t_free[r.alias]), r.ls) if r.alias in t_free else r for r in rules)
     editable = tuple(r.alias for r in rules if r.rule != "Pub")
     if not editable:
         return ContextualSensitivity(Fraction(0), rs, beta, neighbourhood, (), rules, 0, Fraction(0), True, gs,
-                                     tuple(facts[a] for a in priv))
+                                     tuple(facts[a] for a in priv), variant)
     k0 = max(r.ell for r in rules if r.alias in editable)
     if gs is not None:
         k0 = min(k0, gs)
-    k1 = _k1(relations, editable, values, beta, gs)
+    k1 = _k1(relations, editable, values, beta, gs, t_free)
     exact = k1 is not None
     if k1 is None:
         # RS over P_c: max(min(GS, LS_c), k1) >= max(k0, k1), and beta-smooth under contextual neighbours
@@ -320,7 +340,7 @@ def contextual_rs(
         crs = max(Fraction(k0), k1)
     crs = min(crs, rs)
     return ContextualSensitivity(crs, rs, beta, neighbourhood, editable, rules, k0, k1, exact, gs,
-                                 tuple(facts[a] for a in priv))
+                                 tuple(facts[a] for a in priv), variant)
 
 
 # --------------------------------------------------------------------------- on the engine
@@ -416,15 +436,22 @@ def _engine_facts(engine: Any, query: Any, catalog: Any, alias: str, ls: int, vi
     free_min = int(row[2] or 0)
     total = int(engine.execute(f"SELECT COUNT(*) FROM {_q(table)}", timeout_s=timeout_s).scalar() or 0)
     kind = "tuples" if pub and unauthorized < total else "none"
-    return RelationFacts(alias, ls, kind, unauthorized, free_1, free_min,
-                         _m_unocc(engine, query, catalog, alias, timeout_s))
+    m_unocc = _unique_residual_max(engine, query, catalog, alias, None, timeout_s)
+    t_free = _unique_residual_max(engine, query, catalog, alias, view, timeout_s) if m_unocc is not None else None
+    if m_unocc is not None and t_free is None:
+        t_free = ls  # no public tuple: every join value is free
+    return RelationFacts(alias, ls, kind, unauthorized, free_1, free_min, m_unocc, t_free)
 
 
-def _m_unocc(engine: Any, query: Any, catalog: Any, alias: str, timeout_s: float | None) -> int | None:
-    """M_unocc when a declared key of ``alias``'s table lies within its join columns, else None.
+def _unique_residual_max(engine: Any, query: Any, catalog: Any, alias: str, view: AuthorizationView | None,
+                         timeout_s: float | None) -> int | None:
+    """Max residual multiplicity over join values of ``alias`` that no tuple (``view`` None) or no
+    public tuple (``view`` given) occupies, when a declared key of ``alias``'s table lies within
+    its join columns; else None.
 
     Computed when the residual join (the other relations) is one connected component; otherwise
-    None (the rule Sel-Unique is not used: Ins gives LS_i, always sound).
+    None (the rules that need it are not used: Ins gives LS_i, always sound). ``alias``'s own
+    selection is ignored (an upper bound).
     """
     import sqlglot
     from sqlglot import exp
@@ -449,16 +476,26 @@ def _m_unocc(engine: Any, query: Any, catalog: Any, alias: str, timeout_s: float
         reps.append(exp.column(outside[0].column, table=outside[0].alias, quoted=True))
     tree.set("expressions", [exp.alias_(r.copy(), f"__c_v{n}") for n, r in enumerate(reps)] + [exp.alias_(exp.Count(this=exp.Star()), "__c_m")])
     tree = tree.group_by(*[r.copy() for r in reps])
+    a = _q(alias)
     conds = []
     not_null = []
     for n, index in enumerate(sorted(shared)):
         not_null.append(f"r.__c_v{n} IS NOT NULL")
-        conds += [f"__c_t.{_q(c)} = r.__c_v{n}" for c in shared[index]]
+        conds += [f"{a}.{_q(c)} = r.__c_v{n}" for c in shared[index]]
+    params: list[Any] | None = None
+    prefix = ""
+    if view is not None:
+        pub = view.public.get(alias)
+        if not pub:
+            return None  # no public tuple: T^c = T_{E_i}, nothing to gain
+        conds.append(f"COALESCE(({pub}), FALSE)")
+        prefix = view.with_sql + "\n" if view.with_sql else ""
+        params = list(view.params) if view.params else None
     sql = (
-        f"SELECT MAX(r.__c_m) FROM ({tree.sql(dialect=dialect)}) AS r WHERE {' AND '.join(not_null)} AND NOT EXISTS "
-        f"(SELECT 1 FROM {_q(table.name)} AS __c_t WHERE {' AND '.join(conds)})"
+        f"{prefix}SELECT MAX(r.__c_m) FROM ({tree.sql(dialect=dialect)}) AS r WHERE {' AND '.join(not_null)} AND NOT EXISTS "
+        f"(SELECT 1 FROM {_q(table.name)} AS {a} WHERE {' AND '.join(conds)})"
     )
-    return int(engine.execute(sql, timeout_s=timeout_s).scalar() or 0)
+    return int(engine.execute(sql, params, timeout_s=timeout_s).scalar() or 0)
 
 
 def contextual_sensitivity(
@@ -471,6 +508,7 @@ def contextual_sensitivity(
     neighbourhood: str = "add_remove",
     gs: int | None = None,
     timeout_s: float | None = None,
+    variant: str = "paper",
 ) -> ContextualSensitivity:
     """CRS of ``query`` on the database behind ``engine`` in the context ``view`` describes.
 
@@ -496,4 +534,5 @@ def contextual_sensitivity(
             facts[alias] = _engine_facts(engine, query, catalog, alias, ls, view, timeout_s)
         else:
             facts[alias] = RelationFacts(alias, ls)
-    return contextual_rs(query.aliases, priv, te, beta, facts, neighbourhood=neighbourhood, gs=base.gs, rs=base.rs)
+    return contextual_rs(query.aliases, priv, te, beta, facts, neighbourhood=neighbourhood, gs=base.gs, rs=base.rs,
+                         variant=variant)

@@ -195,6 +195,24 @@ def m_unocc(schema: Schema, inst: Instance, alias: str) -> int:
     return best
 
 
+def t_free(schema: Schema, inst: Instance, alias: str) -> int:
+    """Largest residual multiplicity (own selection ignored) of a join value no public tuple occupies."""
+    cols = schema.join_cols(alias)
+    idx = [schema.rels[alias].index(c) for c in cols]
+    public = {tuple(r[i] for i in idx) for _, r in inst[alias] if is_public(schema, alias, r)}
+    width = len(schema.rels[alias])
+    s2 = replace(schema, sel={k: v for k, v in schema.sel.items() if k != alias})
+    best = 0
+    for values in itertools.product(schema.domain, repeat=len(cols)):
+        if values in public:
+            continue
+        row = [schema.domain[0]] * width
+        for i, v in zip(idx, values):
+            row[i] = v
+        best = max(best, multiplicity(s2, inst, alias, tuple(row)))
+    return best
+
+
 def facts(schema: Schema, inst: Instance, t: dict[frozenset[str], int]) -> dict[str, RelationFacts]:
     out = {}
     names = frozenset(schema.aliases)
@@ -209,14 +227,16 @@ def facts(schema: Schema, inst: Instance, t: dict[frozenset[str], int]) -> dict[
         out[a] = RelationFacts(
             a, ls, "tuples" if anypub else "none", len(free), max(free, default=0), min(free, default=0),
             m_unocc(schema, inst, a) if unique_boundary(schema, a) else None,
+            t_free(schema, inst, a) if unique_boundary(schema, a) else None,
         )
     return out
 
 
-def crs(schema: Schema, inst: Instance, beta: float, neighbourhood: str = "add_remove"):
+def crs(schema: Schema, inst: Instance, beta: float, neighbourhood: str = "add_remove", variant: str = "paper"):
     t = all_te(schema, inst)
     rs = maximize_envelope(schema.aliases, schema.private, t, beta).rs
-    return contextual_rs(schema.aliases, schema.private, t, beta, facts(schema, inst, t), neighbourhood=neighbourhood, rs=rs)
+    return contextual_rs(schema.aliases, schema.private, t, beta, facts(schema, inst, t), neighbourhood=neighbourhood,
+                         rs=rs, variant=variant)
 
 
 # ---------------------------------------------------------------- constraints and neighbours

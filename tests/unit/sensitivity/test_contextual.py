@@ -146,3 +146,22 @@ def test_sel_unique_is_unsound_under_change_and_not_used_there():
         assert result.rules[0].rule != "Sel-Unique"
         assert result.k0 >= 1
     assert m.crs(schema, inst, 0.1, "add_remove").rules[0].rule == "Sel-Unique"
+
+
+def test_tight_variant_uses_authorization_at_every_distance():
+    """Two private relations, R2 unique on b with its heaviest value public: the paper's CRS keeps
+    T_{E_2} at distance >= 1, the tight variant T^c (the free values only); never above the paper's."""
+    rows = {"r1": [(a, 0) for a in range(3)] + [(0, 1)], "r2": [(0, 0), (1, 0)]}
+    schema = m.Schema(**CHAIN, private=("r1", "r2"), keys={"r2": ("b",)},
+                      auth={"r2": m.Auth(frozenset({(0, 0)}), ("b", "c"))})
+    inst = m.make(schema, rows)
+    t = m.all_te(schema, inst)
+    f = m.facts(schema, inst, t)["r2"]
+    assert f.ls == 3 and f.t_free == 1  # b = 0 (3 results) is public; b = 1 has 1
+    for beta in (0.1, 1.0):
+        paper = m.crs(schema, inst, beta)
+        tight = m.crs(schema, inst, beta, variant="tight")
+        assert tight.crs < paper.crs <= paper.rs
+        assert tight.crs >= m.cls(schema, inst)
+    with pytest.raises(InternalError):
+        contextual_rs(("a",), ("a",), {frozenset(): 1}, 0.5, {"a": RelationFacts("a", 1)}, variant="loose")

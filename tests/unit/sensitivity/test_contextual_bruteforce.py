@@ -8,6 +8,9 @@ foreign keys; add/remove, change and both; beta 0.1, 0.5, 1) and every contextua
 (ii)  CRS(I) <= e^beta CRS(I')                 (smoothness under contextual neighbours)
 (iii) CRS(I) <= RS(I)
 
+for the paper's CRS and for the ``tight`` variant (T^c_{E_i} at every distance, add/remove), which
+must also stay at or below the paper's,
+
 and, for the split mode under add/remove: the remainder moves by at most what the whole count
 moves on every (ordinary) neighbour, and the exact part does not move on contextual neighbours.
 
@@ -87,19 +90,39 @@ def scenarios(draw, shape: str):
     inst = m.make(schema, rows)
     assert m.valid(schema, inst)
     model = draw(st.sampled_from(["add_remove", "change", "both"]))
-    beta = draw(st.sampled_from([0.1, 0.5, 1.0]))
-    return schema, inst, model, beta
+    beta = draw(st.sampled_from([0.1, 0.5, 1.0, 3.0]))
+    variant = draw(st.sampled_from(["paper", "tight"]))
+    return schema, inst, model, beta, variant
 
 
-def _check(schema, inst, model, beta):
-    here = m.crs(schema, inst, beta, model)
+def _check(schema, inst, model, beta, variant="paper"):
+    here = m.crs(schema, inst, beta, model, variant)
     assert here.crs <= here.rs, "(iii) CRS above RS"
     q = m.count(schema, inst)
     bound = math.exp(beta) * (1 + 1e-12)
+    ell = {r.alias: r.ell for r in here.rules}
+    t = m.all_te(schema, inst)
+    names = frozenset(schema.aliases)
+    tfree = {f.alias: f.t_free for f in here.facts}
     for other in m.neighbours(schema, inst, model):
         CHECKED["neighbours"] += 1
-        assert abs(q - m.count(schema, other)) <= here.crs, "(i) CRS below CLS"
-        there = m.crs(schema, other, beta, model)
+        moved = abs(q - m.count(schema, other))
+        assert moved <= here.crs, "(i) CRS below CLS"
+        (edited,) = [a for a in schema.aliases if other[a] != inst[a]]
+        assert moved <= ell[edited], f"rule of {edited} below the change an edit of it makes"
+        if variant == "tight" and model == "add_remove":
+            # the lemma behind the tight variant: T^c_{E_i} moves by at most T_{E_i - j} per edit of R_j
+            t2 = m.all_te(schema, other)
+            for a, value in tfree.items():
+                if value is None:
+                    continue
+                assert value >= 0 and ell[a] <= value
+                moved_tc = m.t_free(schema, other, a) - value
+                if edited == a:
+                    assert moved_tc == 0, "T^c of R_i moved under an edit of R_i"
+                else:
+                    assert abs(moved_tc) <= t[names - {a, edited}] and abs(moved_tc) <= t2[names - {a, edited}]
+        there = m.crs(schema, other, beta, model, variant)
         assert float(here.crs) <= bound * float(there.crs), "(ii) CRS not beta-smooth"
         assert float(there.crs) <= bound * float(here.crs), "(ii) CRS not beta-smooth"
     if model == "add_remove":
@@ -109,7 +132,10 @@ def _check(schema, inst, model, beta):
             assert abs(rest - r2) <= abs((exact + rest) - (e2 + r2)), "split remainder moves more than the count"
         for other in m.neighbours(schema, inst, "add_remove"):
             assert m.split_parts(schema, other)[0] == exact, "split exact part moved on a contextual neighbour"
+    if variant == "tight":
+        assert here.crs <= m.crs(schema, inst, beta, model, "paper").crs, "tight above the paper's CRS"
     CHECKED["instances"] += 1
+    CHECKED[f"{variant}/{model}"] = CHECKED.get(f"{variant}/{model}", 0) + 1
 
 
 @SETTINGS
@@ -138,6 +164,7 @@ def test_triangle(case):
 
 def test_report_counts():
     """Runs last in this module: the brute force checked something (printed with -s)."""
-    print(f"contextual brute force: {CHECKED['instances']} instances, {CHECKED['neighbours']} contextual neighbours")
+    print(f"contextual brute force: {CHECKED['instances']} instances, {CHECKED['neighbours']} contextual neighbours; "
+          + ", ".join(f"{k}: {v}" for k, v in sorted(CHECKED.items()) if "/" in k))
     if CHECKED["instances"]:
         assert CHECKED["neighbours"] > 0

@@ -50,13 +50,13 @@ def build(schema: m.Schema, inst: m.Instance):
 
 
 def _engine_matches_model(case):
-    schema, inst, model, beta = case
+    schema, inst, model, beta, variant = case
     engine, catalog, query, view = build(schema, inst)
     try:
-        got = contextual_sensitivity(engine, query, catalog, beta, view, neighbourhood=model)
+        got = contextual_sensitivity(engine, query, catalog, beta, view, neighbourhood=model, variant=variant)
     finally:
         engine.close()
-    want = m.crs(schema, inst, beta, model)
+    want = m.crs(schema, inst, beta, model, variant)
     got_f = {f.alias: f for f in got.facts}
     for f in want.facts:
         g = got_f[f.alias]
@@ -66,6 +66,10 @@ def _engine_matches_model(case):
             assert g.m_unocc is None
         elif g.m_unocc is not None:
             assert g.m_unocc >= f.m_unocc  # the engine may only be more conservative
+        if f.t_free is None:
+            assert g.t_free is None
+        elif g.t_free is not None:
+            assert g.t_free >= f.t_free
     assert got.crs >= want.crs
     assert got.rs == want.rs
 
