@@ -173,7 +173,8 @@ def install_web(app: FastAPI, deployment, guard, options) -> None:  # type: igno
     @app.post("/login", include_in_schema=False)
     async def login(request: Request) -> Response:
         data = await form(request)
-        if not hmac.compare_digest(data.get("csrf", ""), request.cookies.get(LOGIN_COOKIE, "") or "x"):
+        expected = request.cookies.get(LOGIN_COOKIE, "")
+        if not expected or not hmac.compare_digest(data.get("csrf", ""), expected):
             raise ServiceError(403, "the sign-in form's CSRF token is missing or wrong", hint="reload /login and sign in again", type_="CsrfError")
         presented = data.get("key", "").strip()
         key = await run_in_threadpool(deployment.keys.verify, presented)

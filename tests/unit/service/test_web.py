@@ -48,6 +48,11 @@ def test_sign_in_without_the_forms_csrf_token_is_refused(client_for, analyst_key
     client.get("/login")
     r = client.post("/login", data={"csrf": "forged", "key": key}, follow_redirects=False)
     assert r.status_code == 403 and r.json()["error"]["type"] == "CsrfError"
+    # Without the sign-in cookie no token matches (an earlier version compared against "x").
+    fresh = client_for()
+    for token in ("", "x"):
+        r = fresh.post("/login", data={"csrf": token, "key": key}, follow_redirects=False)
+        assert r.status_code == 403 and r.json()["error"]["type"] == "CsrfError", token
 
 
 def test_preview_then_confirm_and_csrf_on_every_post(client_for, analyst_key, served):
