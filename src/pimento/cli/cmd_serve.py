@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
         host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback unless --allow-remote)."),
         port: int = typer.Option(8000, "--port", min=0, max=65535, help="TCP port."),
         allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a non-loopback --host (put a TLS proxy in front)."),
-        synthetic: str = typer.Option(None, "--synthetic", help="The synthetic copy ask and preview search; default: [synth] path, else DB.synthetic.duckdb."),
+        synthetic: str = typer.Option(None, "--synthetic", help="The synthetic copy ask and preview search; default: path under synth in pimento.toml, else DB.synthetic.duckdb."),
         rollouts: int = typer.Option(10, "--rollouts", min=0, help="MCTS rollouts of the search behind ask and preview."),
         rate: float = typer.Option(2.0, "--rate", min=0.001, help="Requests per second per key (token bucket)."),
         burst: int = typer.Option(20, "--burst", min=1, help="Requests a key may make at once before --rate applies."),
