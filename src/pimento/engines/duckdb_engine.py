@@ -24,6 +24,10 @@ from pimento.schema import Catalog, Column, ForeignKey, Table, normalize_type
 __all__ = ["DuckDBEngine"]
 
 
+#: Serialises the configuration of new connections (see DuckDBEngine._configure).
+_CONFIGURE_LOCK = threading.Lock()
+
+
 class DuckDBEngine:
     """A DuckDB database file (or ``:memory:``) behind the Engine protocol."""
 
@@ -58,7 +62,16 @@ class DuckDBEngine:
         self._watchdog = _Watchdog(self._con.interrupt)
 
     def _configure(self, memory_limit: int, threads: int | None) -> None:
-        """Memory limit and threads; on a read-only connection also the hardening, then the lock."""
+        """Memory limit and threads; on a read-only connection also the hardening, then the lock.
+
+        Connections to one file in one process share a DuckDB instance: the check of the lock
+        and the settings are one step under a process-wide lock, or two threads opening the same
+        file at once would both see it unlocked and the second SET would fail.
+        """
+        with _CONFIGURE_LOCK:
+            self._configure_unlocked(memory_limit, threads)
+
+    def _configure_unlocked(self, memory_limit: int, threads: int | None) -> None:
         con = self._con
         locked = con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]
         if locked:
