@@ -101,6 +101,10 @@ class AskAnswer:
     seconds: float
     synthetic_budget: Budget
     public_inputs: tuple[str, ...] = ()
+    #: contextual mode: the SQL of the chosen cluster with the lowest CRS on the synthetic copy
+    #: (the context's authorization evaluated there) and that CRS; synthetic copy only
+    contextual_sql: str | None = None
+    synthetic_crs: float | None = None
 
     def guarantee(self) -> dict[str, Any]:
         rel = self.release.release
@@ -121,8 +125,9 @@ class AskAnswer:
         return {
             "question": self.question,
             **self.release.to_dict(),
-            "chosen_sql": self.search.result.sql,
+            "chosen_sql": self.contextual_sql or self.search.result.sql,
             "synthetic_rs": self.synthetic_rs,
+            **({"synthetic_crs": self.synthetic_crs} if self.synthetic_crs is not None else {}),
             "synthetic_shapley": dict(self.synthetic_shapley),
             "avoided_sql": self.avoided_sql,
             "guarantee": self.guarantee(),
@@ -208,6 +213,34 @@ class Session:
         if mode == "dp":
             return self._release(query, mechanism, analyst=analyst, question=question)
         return self._release(query, mechanism, analyst=analyst, question=question, mode=mode, spec=spec, policy=policy)
+
+    def _lowest_crs(self, outcome: SearchOutcome, synthetic: Any, beta: float, policy: Any, spec: Any) -> tuple[str | None, float | None]:
+        """Contextual mode's search objective: among the formulations of the chosen cluster, the one
+        with the lowest CRS (tight variant) on the synthetic copy, the context's authorization
+        evaluated there. Reads the synthetic copy only; ties keep the search's choice."""
+        from pimento.policy import Enforcer
+        from pimento.policy.authorized_tuples import authorization_view
+        from pimento.release.modes import load_compiled_policy
+        from pimento.sensitivity.contextual import contextual_sensitivity
+        from pimento.sql import parse_count_query
+
+        catalog = self.database.catalog
+        result = outcome.result
+        cluster = next((a.cluster for a in result.alternatives if a.sql == result.sql), None)
+        candidates = [result.sql] + [a.sql for a in result.alternatives if cluster is not None and a.cluster == cluster and a.sql != result.sql]
+        enforcer = Enforcer(load_compiled_policy(policy), synthetic, catalog)
+        context = enforcer.context(spec.sender, spec.recipient, spec.purpose)
+        best: tuple[Any, str] | None = None
+        for sql in candidates:
+            query = parse_count_query(sql, catalog)
+            if len(query.relations) < 2:
+                continue
+            crs = contextual_sensitivity(synthetic, query, catalog, beta, authorization_view(enforcer, context, query), variant="tight").crs
+            if best is None or crs < best[0]:
+                best = (crs, sql)
+        if best is None:
+            return None, None
+        return best[1], float(best[0])
 
     def _enforcer(self, policy: Any, spec: Any) -> tuple[Any, Any]:
         """The enforcer of ``policy`` on this database and the parsed context (no data read)."""
@@ -370,13 +403,18 @@ class Session:
                 question, engine, catalog, beta=mechanism.beta_float(), seed_sql=tuple(seed_sql), k=k, config=config, llm=llm
             )
             chosen = outcome.result.query
+            contextual_sql = synthetic_crs = None
+            if mode == "contextual":
+                contextual_sql, synthetic_crs = self._lowest_crs(outcome, engine, mechanism.beta_float(), policy, spec)
+                if contextual_sql is not None:
+                    chosen = parse_count_query(contextual_sql, catalog)
             shapley: dict[str, float] = {}
             if len(chosen.relations) > 1:
                 on_copy = sensitivity.residual_sensitivity(engine, chosen, catalog, mechanism.beta_float(), attribution=True)
                 shapley = {name: round(float(v), 4) for name, v in on_copy.shapley.items()}
         finally:
             engine.close()
-        query = parse_count_query(outcome.result.sql, catalog)
+        query = parse_count_query(contextual_sql or outcome.result.sql, catalog)
         # Time before the release only: how long the private count and RS take depends on the data.
         seconds = time.perf_counter() - start
         if mode == "ci":
@@ -396,6 +434,8 @@ class Session:
             seconds,
             synthetic_budget,
             tuple(public_inputs),
+            contextual_sql,
+            synthetic_crs,
         )
 
 

@@ -206,6 +206,7 @@ def test_cli_ask_in_the_new_modes(tmp_path, standin_synthetic):
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert data["mode"] == "contextual" and data["guarantee"]["kind"] == "contextual DP for this context"
+    assert data["synthetic_crs"] <= data["synthetic_rs"] + 1e-9  # the search objective, on the copy
     assert data["context"]["purpose"] == "treatment"
     out = CliRunner().invoke(app, [*base, "--mode", "contextual"])
     assert out.exit_code == 0 and "contextual DP for this context" in " ".join(out.stdout.split())
