@@ -1,4 +1,8 @@
-"""``pimento translate``: question(s) -> ranked counting SQL candidates (offline parser or LLM)."""
+"""``pimento translate``: question(s) -> ranked SQL candidates (offline parser or LLM).
+
+``--kind count`` (default): DP-compatible counting SQL; ``--kind select``: any select-project-join
+(projection and filter over joined relations, or a count) for CI mode.
+"""
 
 from __future__ import annotations
 
@@ -36,12 +40,22 @@ def register(app: typer.Typer) -> None:
         ),
         max_values: int = typer.Option(2000, "--max-values", help="Distinct values read per text column."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        kind: str = typer.Option(
+            "count", "--kind", help="count: DP-compatible counting SQL; select: projection/filter over joins (CI mode)."
+        ),
     ) -> None:
-        """Translate counting questions to ranked DP-compatible SQL candidates with scores."""
+        """Translate questions to ranked SQL candidates with scores (counts, or any select-project-join)."""
         from pimento.errors import UserError
 
         if (question is None) == (questions is None):
             raise UserError("give either a QUESTION or --questions FILE (exactly one)")
+        if kind not in ("count", "select"):
+            raise UserError(f"--kind must be 'count' or 'select', not {kind!r}")
+        if kind == "select" and llm:
+            raise UserError(
+                "--llm is not available with --kind select yet: the LLM path generates counting SQL only",
+                hint="drop --llm (the offline parser answers select questions) or use --kind count",
+            )
         database = open_database(db)
         catalog = database.catalog
         dialect = database.engine.dialect
@@ -55,13 +69,13 @@ def register(app: typer.Typer) -> None:
                 raise UserError(f"cannot read {questions}: {exc.strerror}") from None
             for text in lines:
                 try:
-                    payload = _answer(text, catalog, values, values_from, dialect, k, backend, syn_engine)
+                    payload = _answer(text, catalog, values, values_from, dialect, k, backend, syn_engine, kind)
                 except UserError as exc:
                     payload = {"question": text, "error": _error(exc)}
                 sys.stdout.write(json.dumps(payload, default=str) + "\n")
                 sys.stdout.flush()
             return
-        payload = _answer(question, catalog, values, values_from, dialect, k, backend, syn_engine)
+        payload = _answer(question, catalog, values, values_from, dialect, k, backend, syn_engine, kind)
         if json_out:
             emit_json(payload)
             return
@@ -108,8 +122,23 @@ def _backend(url: str):
         return None
 
 
-def _answer(question, catalog, values, values_from, dialect, k, backend, syn_engine) -> dict[str, Any]:
-    from pimento.nl import detect_intent, translate
+def _answer(question, catalog, values, values_from, dialect, k, backend, syn_engine, kind="count") -> dict[str, Any]:
+    from pimento.nl import detect_intent, translate, translate_select
+
+    if kind == "select":
+        found = translate_select(question, catalog, values, k=k)
+        return {
+            "question": question,
+            "kind": "select",
+            "source": "offline",
+            "values_from": values_from,
+            "fallback": None,
+            "candidates": [
+                {"rank": i + 1, "sql": c.query.to_sql(dialect), "score": round(c.score, 4), "explanation": list(c.explanation)}
+                for i, c in enumerate(found)
+            ],
+            "usage": _usage_zero(),
+        }
 
     detect_intent(question)  # refuse non-counting questions before spending LLM calls
     fallback = None
@@ -165,6 +194,10 @@ def _zero_shot(question, catalog, backend, k, dialect, syn_engine):
         for i, (q, n) in enumerate(votes.most_common())
     ]
     return ranked, _usage(usage), None
+
+
+def _usage_zero() -> dict[str, int]:
+    return {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
 
 
 def _usage(usage: Any) -> dict[str, int]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pimento.nl.intent import CountIntent, NotACountingQuestion, detect_intent
 from pimento.nl.joins import JoinEdge, JoinTree, join_edges, join_trees
+from pimento.nl.select import NotASelectQuestion, SelectCandidate, SelectQuery, translate_select
 from pimento.nl.translate import Candidate, translate
 from pimento.nl.values import NumericRange, ValueHit, ValueIndex
 
@@ -23,11 +24,15 @@ __all__ = [
     "JoinEdge",
     "JoinTree",
     "NotACountingQuestion",
+    "NotASelectQuestion",
     "NumericRange",
+    "SelectCandidate",
+    "SelectQuery",
     "ValueHit",
     "ValueIndex",
     "detect_intent",
     "join_edges",
     "join_trees",
     "translate",
+    "translate_select",
 ]

@@ -292,7 +292,7 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             continue
         hits = ctx.values.lookup(t.text)
         like = _phrase_before(tokens, t.index, 4)
-        wants_like = any(w in like.split() for w in ("contain", "contains", "containing", "include", "includes", "including", "like"))
+        wants_like = any(w in like.split() for w in ("contain", "contains", "containing", "include", "includes", "including", "like", "substring", "word", "letter", "phrase"))
         neg = _negated(tokens, t.index)
         options = []
         if wants_like:
@@ -478,6 +478,7 @@ def _number_options(ctx: _Context, t: Token, num: float) -> list[_Option]:
     year_like = isinstance(num, int) and 1800 <= num <= 2100
     out = []
     ranges = {(r.table, r.column): r for r in ctx.values.numeric}
+    entity = _entity_before(ctx, t.index) if isinstance(num, int) else frozenset()
     for element in ctx.columns:
         column = ctx.catalog.table(element.table).column(element.column or "")
         key = (element.table, element.column or "")
@@ -494,6 +495,13 @@ def _number_options(ctx: _Context, t: Token, num: float) -> list[_Option]:
             and (hint >= 0.5 and _names_column_itself(element) or year_like and {"year", "date"} & set(element.words))
             and numeric_placeholder(ctx.values, ctx.catalog, *key)
         )
+        if year_like and column.type in ("date", "timestamp") and between is None:
+            # "seen in 2023" on a date column: the year's range
+            date_preds = _year_range(element.table, element.column or "", int(num), op)
+            if date_preds:
+                score = 0.6 + 0.6 * hint
+                out.append(_Option(date_preds, score, f"year {t.text} -> {' AND '.join(p.describe() for p in date_preds)}"))
+            continue
         if not text_numbers and not unseen:
             continue
         score = 0.25 + 0.6 * hint - (0.1 if unseen else 0.0)
@@ -505,7 +513,11 @@ def _number_options(ctx: _Context, t: Token, num: float) -> list[_Option]:
                 score -= 0.3
         if year_like and ({"year", "date"} & set(element.words)):
             score += 0.35
-        if _is_key_column(ctx.catalog, element.table, element.column or "") and not _asks_for_identifier(tokens, t.index):
+        if op == "=" and _identifies(ctx.catalog, element.table, element.column or "", entity):
+            # "patient 17": the key of the table named right before the number (or a foreign key
+            # to it, preferably in a table the question names: "visits did patient 17 have")
+            score += 0.6 + 0.1 * ctx.table_hint(element.table, exclude=frozenset({t.index}))
+        elif _is_key_column(ctx.catalog, element.table, element.column or "") and not _asks_for_identifier(tokens, t.index):
             score -= 0.45  # keys and foreign keys are identifiers, rarely compared with a number
         if score < 0.3:
             continue
@@ -544,6 +556,44 @@ def _key_columns(catalog: Catalog) -> frozenset[tuple[str, str]]:
 
 def _is_key_column(catalog: Catalog, table: str, column: str) -> bool:
     return (table.lower(), column.lower()) in _key_columns(catalog)
+
+
+def _year_range(table: str, column: str, year: int, op: str) -> tuple[_Pred, ...]:
+    """Predicates placing a date column in (or before/after) a calendar year."""
+    start, end = f"{year:04d}-01-01", f"{year + 1:04d}-01-01"
+    if op == "=":
+        return (_Pred(table, column, ">=", (start,)), _Pred(table, column, "<", (end,)))
+    if op == "<>":
+        return ()
+    return ({">": (_Pred(table, column, ">=", (end,)),), ">=": (_Pred(table, column, ">=", (start,)),),
+             "<": (_Pred(table, column, "<", (start,)),), "<=": (_Pred(table, column, "<", (end,)),)}[op])  # fmt: skip
+
+
+def _entity_before(ctx: _Context, i: int) -> frozenset[str]:
+    """Tables named by the word right before position ``i`` ("patient 17", "order #12")."""
+    j = i - 1
+    if j >= 0 and ctx.tokens[j].text in ("#", "no", "No", "number", "id", "ID"):
+        j -= 1
+    if j < 0 or ctx.tokens[j].kind != "word" or ctx.tokens[j].is_stop:
+        return frozenset()
+    tok = ctx.tokens[j]
+    return frozenset(
+        e.table for e in ctx.tables if any(_strength(tok, w) >= 0.85 for w in e.words if w not in _GENERIC)
+    )
+
+
+def _identifies(catalog: Catalog, table: str, column: str, entities: frozenset[str]) -> bool:
+    """``table.column`` is the single-column key of one of ``entities`` or a foreign key to it."""
+    if not entities:
+        return False
+    for name in entities:
+        if catalog.table(name).primary_key == (column,) and name == table:
+            return True
+    return any(
+        fk.table == table and fk.columns == (column,) and fk.ref_table in entities
+        and catalog.table(fk.ref_table).primary_key == fk.ref_columns
+        for fk in catalog.foreign_keys
+    )  # fmt: skip
 
 
 def _asks_for_identifier(tokens: list[Token], i: int) -> bool:

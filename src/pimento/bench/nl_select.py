@@ -1,0 +1,207 @@
+"""Execution accuracy of the offline SELECT parser on Spider select-project-join questions.
+
+Run: ``python -m pimento.bench.nl_select [--split dev|train] [--values real|placeholder] [--k 5] [--json]``
+
+Questions kept (:func:`is_plain_spj`): the gold SQL parses (SQLite dialect for dev, MySQL for
+train) as ONE SELECT with no GROUP BY, HAVING, ORDER BY, LIMIT, no aggregate function (COUNT
+included: counts are measured by ``pimento.bench.nl_spider``), no set operation (UNION,
+INTERSECT, EXCEPT), no subquery (nested SELECT anywhere, IN (SELECT ...) included) and no CTE;
+joins and WHERE (any predicate) are allowed, and so is DISTINCT.
+
+A candidate is correct when its SQL, rendered for SQLite, returns the same multiset of rows as
+the gold SQL on the Spider SQLite database (row order ignored, duplicates counted, column order
+significant). Top-1: the first candidate is correct; top-k: any of the first k is. Values: as in
+``nl_spider``, the value index is built from the Spider database itself (``real``, standing in for
+the synthetic copy) or with every text value a placeholder (``placeholder``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+from pimento.bench.nl_spider import _db_path, _to_sqlite, placeholder_index
+from pimento.engines import open_engine
+from pimento.errors import UserError
+from pimento.nl import ValueIndex, translate_select
+
+__all__ = ["SelectReport", "is_plain_spj", "load_questions", "run"]
+
+
+def is_plain_spj(sql: str, dialect: str = "sqlite") -> bool:
+    """True when ``sql`` is one plain select-project-join (see the module docstring)."""
+    try:
+        trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
+    except sqlglot.errors.SqlglotError:
+        return False
+    if len(trees) != 1 or not isinstance(trees[0], exp.Select):
+        return False
+    tree = trees[0]
+    for key in ("group", "having", "order", "limit", "offset", "with"):
+        if tree.args.get(key) is not None:
+            return False
+    if any(isinstance(n, exp.AggFunc) for n in tree.walk()):
+        return False
+    if any(isinstance(n, (exp.Union, exp.Intersect, exp.Except)) for n in tree.walk()):
+        return False
+    if any(isinstance(n, exp.Select) for n in tree.walk() if n is not tree):
+        return False
+    return not any(isinstance(n, exp.Subquery) for n in tree.walk())
+
+
+@dataclass
+class _Item:
+    db: str
+    question: str
+    gold: str
+
+
+def load_questions(spider: Path, split: str) -> list[_Item]:
+    import csv
+
+    if split == "dev":
+        rows = [_Item(i["db_id"], i["question"], i["query"]) for i in json.loads((spider / "dev" / "dev.json").read_text())]
+        dialect = "sqlite"
+    else:
+        with open(spider / "train" / "train_queries.csv", newline="") as fh:
+            rows = [_Item(r["database"], r["question"], r["sql"]) for r in csv.DictReader(fh)]
+        dialect = "mysql"
+    return [r for r in rows if is_plain_spj(r.gold, dialect)]
+
+
+@dataclass
+class SelectReport:
+    split: str
+    values: str
+    k: int
+    total: int = 0
+    top1: int = 0
+    topk: int = 0
+    no_candidate: int = 0
+    refused: int = 0
+    gold_errors: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    failures: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        pct = lambda n: round(100 * n / self.total, 1) if self.total else 0.0  # noqa: E731
+        lat = sorted(self.latencies_ms)
+        return {
+            "split": self.split,
+            "values": self.values,
+            "k": self.k,
+            "questions": self.total,
+            "top1": self.top1,
+            "topk": self.topk,
+            "top1_pct": pct(self.top1),
+            "topk_pct": pct(self.topk),
+            "no_candidate": self.no_candidate,
+            "refused": self.refused,
+            "gold_not_runnable": self.gold_errors,
+            "latency_ms_median": round(lat[len(lat) // 2], 1) if lat else None,
+            "latency_ms_p95": round(lat[int(0.95 * (len(lat) - 1))], 1) if lat else None,
+            "failures": self.failures,
+        }
+
+
+def run(spider: Path, split: str = "dev", *, k: int = 5, values: str = "real", max_values: int = 2000, only_db: str | None = None) -> SelectReport:
+    dialect = "sqlite" if split == "dev" else "mysql"
+    report = SelectReport(split, values, k)
+    catalogs: dict[str, object] = {}
+    indexes: dict[str, ValueIndex] = {}
+    for item in load_questions(spider, split):
+        if only_db and item.db != only_db:
+            continue
+        path = _db_path(spider, split, item.db)
+        if item.db not in catalogs:
+            engine = open_engine(str(path))
+            catalogs[item.db] = engine.introspect()
+            index = ValueIndex.from_engine(engine, catalogs[item.db], max_values_per_column=max_values)
+            indexes[item.db] = placeholder_index(index) if values == "placeholder" else index
+            engine.close()
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con.text_factory = lambda b: b.decode("utf-8", "replace")
+        try:
+            try:
+                gold = Counter(con.execute(_to_sqlite(item.gold, dialect)).fetchall())
+            except sqlite3.Error:
+                report.gold_errors += 1
+                continue
+            report.total += 1
+            t0 = time.perf_counter()
+            try:
+                candidates = translate_select(item.question, catalogs[item.db], indexes[item.db], k=k)  # type: ignore[arg-type]
+            except UserError:
+                candidates = []
+                report.refused += 1
+            report.latencies_ms.append(1000 * (time.perf_counter() - t0))
+            if not candidates:
+                report.no_candidate += 1
+            hits = []
+            for c in candidates:
+                try:
+                    hits.append(Counter(con.execute(c.query.to_sql("sqlite")).fetchall()) == gold)
+                except sqlite3.Error:
+                    hits.append(False)
+            if hits and hits[0]:
+                report.top1 += 1
+            if any(hits):
+                report.topk += 1
+            if not (hits and hits[0]):
+                report.failures.append(
+                    {
+                        "db": item.db,
+                        "question": item.question,
+                        "gold": item.gold,
+                        "top": candidates[0].sql if candidates else None,
+                        "rank_of_correct": (hits.index(True) + 1) if any(hits) else None,
+                    }
+                )
+        finally:
+            con.close()
+    return report
+
+
+def markdown(report: SelectReport) -> str:
+    d = report.to_dict()
+    return "\n".join(
+        [
+            f"- split: {d['split']}; values: {d['values']}; questions (gold SQL a plain select-project-join): {d['questions']}",
+            f"- top-1: {d['top1']} ({d['top1_pct']}%); top-{d['k']}: {d['topk']} ({d['topk_pct']}%)",
+            f"- no candidate: {d['no_candidate']} (refused: {d['refused']}); gold SQL that does not run: {d['gold_not_runnable']}",
+            f"- latency per question (ms): median {d['latency_ms_median']}, p95 {d['latency_ms_p95']}",
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "spider"
+    parser.add_argument("--spider", type=Path, default=default)
+    parser.add_argument("--split", choices=("dev", "train"), default="dev")
+    parser.add_argument("--values", choices=("real", "placeholder"), default="real")
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--db", default=None, help="only this database")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--failures", action="store_true", help="print the questions whose top-1 is wrong")
+    args = parser.parse_args()
+    report = run(args.spider, args.split, k=args.k, values=args.values, only_db=args.db)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+        return
+    print(markdown(report))
+    if args.failures:
+        for f in report.failures:
+            print(f"\n[{f['db']}] {f['question']}\n  gold: {f['gold']}\n  top:  {f['top']}\n  correct at rank: {f['rank_of_correct']}")
+
+
+if __name__ == "__main__":
+    main()

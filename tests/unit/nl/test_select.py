@@ -1,0 +1,138 @@
+"""translate_select: projection and filter questions over joined relations (CI mode), offline."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from typer.testing import CliRunner
+
+from pimento.bench.nl_select import is_plain_spj
+from pimento.bench.nl_spider import DP_BENCHMARK_DBS, train_partition
+from pimento.engines import open_engine
+from pimento.nl import NotASelectQuestion, ValueIndex, translate, translate_select
+
+DATED = """
+CREATE TABLE patient (pat_id INTEGER PRIMARY KEY, name TEXT, birth_year INTEGER);
+CREATE TABLE visit (visit_id INTEGER PRIMARY KEY, pat_id INTEGER REFERENCES patient(pat_id), visit_date DATE, diagnosis TEXT);
+CREATE TABLE medication_order (order_id INTEGER PRIMARY KEY, pat_id INTEGER REFERENCES patient(pat_id), medication TEXT);
+INSERT INTO patient VALUES (17, 'Ann', 1970), (18, 'Bo', 1980);
+INSERT INTO visit VALUES (1, 17, DATE '2023-03-01', 'flu'), (2, 18, DATE '2022-05-01', 'asthma'), (3, 18, DATE '2023-12-31', 'gout');
+INSERT INTO medication_order VALUES (1, 17, 'warfarin'), (2, 17, 'aspirin'), (3, 18, 'insulin');
+"""
+
+
+@pytest.fixture(scope="module")
+def clinic(tmp_path_factory):
+    path = tmp_path_factory.mktemp("nlsel") / "clinic.duckdb"
+    engine = open_engine(str(path), read_only=False)
+    for statement in DATED.strip().split(";"):
+        if statement.strip():
+            engine.execute(statement)
+    engine.close()
+    engine = open_engine(str(path))
+    catalog = engine.introspect()
+    yield engine, catalog, ValueIndex.from_engine(engine, catalog), path
+    engine.close()
+
+
+def _rows(engine, sql):
+    return Counter(tuple(r) for r in engine.execute(sql).rows)
+
+
+def test_projection_with_join_and_value_filter(school):
+    engine, catalog, values = school
+    top = translate_select("What are the names of the students who have a dog?", catalog, values)[0]
+    assert _rows(engine, top.query.to_sql("duckdb")) == Counter({("Kyle",): 1, ("Bo",): 1})
+    assert "JOIN" in top.sql and "'dog'" in top.sql
+
+
+def test_several_columns_and_numeric_filter(school):
+    engine, catalog, values = school
+    top = translate_select("List the name and age of students older than 20.", catalog, values)[0]
+    assert top.query.columns == (("student", "name"), ("student", "age"))
+    assert _rows(engine, top.sql) == Counter({("Ann", 22): 1, ("Bo", 25): 1})
+
+
+def test_number_after_a_table_noun_is_its_key(clinic):
+    """'patient 17' filters on the patient's key (or a foreign key to it), not on a measurement."""
+    engine, catalog, values, _ = clinic
+    top = translate_select("Which medications did patient 17 get?", catalog, values)[0]
+    assert _rows(engine, top.sql) == Counter({("warfarin",): 1, ("aspirin",): 1})
+    # the counting parser reads it the same way
+    count = translate("How many visits did patient 18 have?", catalog, values=values)[0]
+    assert engine.execute(count.sql).scalar() == 2
+
+
+def test_year_on_a_date_column_is_a_range(clinic):
+    engine, catalog, values, _ = clinic
+    top = translate_select("List the diagnoses of visits in 2023.", catalog, values)[0]
+    assert "visit_date" in top.sql and "'2023-01-01'" in top.sql and "'2024-01-01'" in top.sql
+    assert _rows(engine, top.sql) == Counter({("flu",): 1, ("gout",): 1})
+
+
+def test_counting_question_is_a_count_select(school):
+    engine, catalog, values = school
+    top = translate_select("How many students live in Boston?", catalog, values)[0]
+    assert top.query.count and top.sql.upper().startswith("SELECT COUNT(")
+    assert engine.execute(top.sql).scalar() == 2
+
+
+def test_number_of_after_a_content_word_is_a_column_not_a_count(school):
+    _, catalog, values = school
+    top = translate_select("What is the flight number of flights from Aberdeen?", catalog, values)[0]
+    assert not top.query.count
+    assert top.query.columns == (("flights", "flight_no"),)
+
+
+@pytest.mark.parametrize("question", ["What is the average age of students?", "Which student is the oldest?", ""])
+def test_outside_select_project_join_is_refused(school, question):
+    _, catalog, values = school
+    with pytest.raises(NotASelectQuestion):
+        translate_select(question, catalog, values)
+
+
+def test_placeholder_values_still_link_quoted_literals(school):
+    engine, catalog, values = school
+    empty = ValueIndex.empty()
+    top = translate_select("Which students live in the city 'Boston'?", catalog, empty)[0]
+    assert _rows(engine, top.sql) == Counter({("Kyle",): 1, ("Bo",): 1})
+
+
+def test_is_plain_spj_filter():
+    assert is_plain_spj("SELECT T1.name FROM a AS T1 JOIN b AS T2 ON T1.id = T2.id WHERE T2.x = 'y'")
+    assert is_plain_spj("SELECT DISTINCT name FROM a WHERE x LIKE '%y%' OR z > 3")
+    for sql in (
+        "SELECT count(*) FROM a",
+        "SELECT name FROM a GROUP BY name",
+        "SELECT name FROM a ORDER BY name",
+        "SELECT name FROM a LIMIT 1",
+        "SELECT name FROM a UNION SELECT name FROM b",
+        "SELECT name FROM a WHERE id IN (SELECT id FROM b)",
+        "SELECT name FROM a WHERE x > (SELECT avg(x) FROM a)",
+        "SELECT max(x) FROM a",
+    ):
+        assert not is_plain_spj(sql), sql
+
+
+def test_train_partition_is_a_fixed_hash_split():
+    assert train_partition("activity_1") == "dp"
+    parts = {db: train_partition(db) for db in ("aircraft", "baseball_1", "wine_1", "hospital_1")}
+    assert parts == {"aircraft": "heldout", "baseball_1": "tune", "wine_1": "tune", "hospital_1": "heldout"}
+    assert all(train_partition(db) == "dp" for db in DP_BENCHMARK_DBS)
+
+
+def test_cli_translate_kind_select(clinic):
+    from pimento.cli.app import app
+
+    _, _, _, path = clinic
+    result = CliRunner().invoke(
+        app, ["translate", "--db", str(path), "--kind", "select", "--json", "Which medications did patient 17 get?"]
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout[result.stdout.index("{") :])
+    assert payload["kind"] == "select" and payload["candidates"]
+    assert "17" in payload["candidates"][0]["sql"]
+    bad = CliRunner().invoke(app, ["translate", "--db", str(path), "--kind", "pivot", "x"])
+    assert bad.exit_code == 2 and "--kind" in bad.output
