@@ -42,3 +42,16 @@ register_engine(
     lambda loc: loc.lower().startswith(("postgresql://", "postgres://")),
     _postgres,
 )
+
+
+def _spark(location: str, **kwargs):
+    from pimento.engines.spark_engine import SparkEngine
+
+    return SparkEngine(location, **kwargs)
+
+
+register_engine(
+    "spark",
+    lambda loc: loc.lower().startswith("spark:"),
+    _spark,
+)

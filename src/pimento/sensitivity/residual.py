@@ -39,7 +39,7 @@ How the engine computes it, without materialising joins where the hypergraph is 
 
 Counts are BIGINT first; only if the engine reports an overflow (DuckDB and PostgreSQL raise,
 they never wrap) is the statement run again with counts cast to HUGEINT (DuckDB, exact to 2^127)
-or NUMERIC (PostgreSQL, unbounded). Products over components are Python integers. Results that come back as floats (SQLite
+or NUMERIC (PostgreSQL, unbounded) or DECIMAL(38, 0) (Spark, ANSI mode: it raises too). Products over components are Python integers. Results that come back as floats (SQLite
 turns an overflowing integer product into REAL) are refused.
 """
 
@@ -245,7 +245,7 @@ class _Plan:
         return self.count_type_wide()
 
     def count_type_wide(self) -> str | None:
-        return {"duckdb": "HUGEINT", "postgres": "NUMERIC", "redshift": "NUMERIC"}.get(self.dialect)
+        return {"duckdb": "HUGEINT", "postgres": "NUMERIC", "redshift": "NUMERIC", "spark": "DECIMAL(38, 0)"}.get(self.dialect)
 
     def _use(self, name: str) -> str:
         self.uses[name] = self.uses.get(name, 0) + 1
@@ -434,7 +434,10 @@ class _Plan:
         for k, (_, name) in enumerate(finals):
             if name in self.unit:
                 # every row has c = 1: T is 1 if there is a row, else 0 (no full scan needed)
-                columns.append(f"(CASE WHEN EXISTS (SELECT 1 FROM {self.q(name)}) THEN 1 ELSE 0 END) AS {self.q(f't{k}')}")
+                if self.dialect == "spark":  # Spark allows EXISTS only in filters and joins
+                    columns.append(f"(SELECT COUNT(*) FROM (SELECT 1 FROM {self.q(name)} LIMIT 1) AS e) AS {self.q(f't{k}')}")
+                else:
+                    columns.append(f"(CASE WHEN EXISTS (SELECT 1 FROM {self.q(name)}) THEN 1 ELSE 0 END) AS {self.q(f't{k}')}")
             else:
                 columns.append(f"(SELECT COALESCE(MAX({self.q('c')}), 0) FROM {self.q(name)}) AS {self.q(f't{k}')}")
         return "WITH " + ",\n".join(ctes) + "\nSELECT " + ", ".join(columns)

@@ -72,18 +72,26 @@ class EngineConformance:
     #: every one must fail on a read-only (private) connection, and create nothing.
     file_statements: tuple[str, ...] = ()
 
-    # -- fixtures ----------------------------------------------------------------------------
+    #: A statement that runs for minutes unless stopped (an engine without WITH RECURSIVE names its own).
+    long_query: str = LONG_QUERY
 
-    @pytest.fixture(scope="class")
     @classmethod
-    def location(cls, tmp_path_factory: pytest.TempPathFactory):
-        location = cls.create_location(tmp_path_factory)
+    def populate(cls, location: str) -> None:
+        """Create :data:`SCHEMA` and :data:`ROWS` at ``location`` (default: through the engine, writable)."""
         writer = open_engine(location, engine=cls.engine_name, read_only=False)
         try:
             for statement in SCHEMA + ROWS:
                 writer.execute(statement)
         finally:
             writer.close()
+
+    # -- fixtures ----------------------------------------------------------------------------
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def location(cls, tmp_path_factory: pytest.TempPathFactory):
+        location = cls.create_location(tmp_path_factory)
+        cls.populate(location)
         yield location
         cls.drop_location(location)
 
@@ -189,7 +197,7 @@ class EngineConformance:
     def test_timeout_raises_query_timeout_and_engine_stays_usable(self, engine: Engine) -> None:
         started = time.monotonic()
         with pytest.raises(QueryTimeout, match="timed out"):
-            engine.execute(LONG_QUERY, timeout_s=0.3)
+            engine.execute(self.long_query, timeout_s=0.3)
         assert time.monotonic() - started < 10
         assert engine.execute("SELECT count(*) FROM dept").scalar() == 3
 
@@ -199,7 +207,7 @@ class EngineConformance:
 
         def run() -> None:
             try:
-                outcome["value"] = engine.execute(LONG_QUERY)
+                outcome["value"] = engine.execute(self.long_query)
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 outcome["value"] = exc
 

@@ -1,0 +1,303 @@
+"""Spark SQL: a folder of Parquet tables read by a local (or configured) Spark session.
+
+Naming a Spark database (docs/engines.md):
+
+* ``spark:/path/to/folder``: every ``NAME.parquet`` file and every ``NAME/`` folder of Parquet
+  part files (as Spark or DuckDB write them) in the folder is table ``NAME``;
+* a folder whose ``pimento.toml`` says ``[database] engine = "spark"`` and ``path = "tables"``
+  (the Parquet folder beside it): keys and foreign keys are declared there too, since Spark
+  neither stores nor enforces them.
+
+One JVM serves the process (Spark allows one ``SparkContext``); each engine is its own
+``SparkSession`` (``newSession()``) whose temporary views are the tables, so two engines never see
+each other's tables. The session is started on first use with ``local[threads]`` (default: one
+thread per core; the environment variable ``PIMENTO_SPARK_MASTER`` names another master), the driver bound to 127.0.0.1, no web UI, an in-memory catalog, and the driver
+memory from ``[database] memory_limit`` (it only applies when the JVM starts: the first engine's
+value wins).
+
+A read-only connection (private data) is hardened, in this engine and not only behind the
+parser's allow-list: a statement must be ONE query (``SELECT``, ``WITH ... SELECT``, set
+operations) as sqlglot's Spark dialect parses it; ``reflect``/``java_method`` (arbitrary Java
+calls) and the file readers are refused; a table must be a plain name (no ``parquet.`/path```:
+``spark.sql.runSQLOnFiles`` is off as well); ``SET``, ``ADD JAR``, DDL and DML never reach Spark.
+Integer arithmetic is ANSI (an overflow raises instead of wrapping), which the residual
+sensitivity relies on.
+
+Timeouts and cancel: each statement runs in its own Spark job group, from a worker thread; the
+caller waits for it and cancels the job group (repeatedly, since a query runs several jobs) when
+the timeout passes or :meth:`SparkEngine.cancel` is called.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import re
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from pimento.config import DEFAULT_MEMORY_LIMIT
+from pimento.engines.base import EngineQueryError, Result, memory_limit_bytes
+from pimento.errors import DataSourceError, EngineError, QueryTimeout
+from pimento.schema import Catalog, Column, Table, normalize_type
+
+__all__ = ["SPARK_PREFIX", "SparkEngine", "is_spark_location", "spark_folder"]
+
+#: ``spark:/path/to/folder`` names a folder of Parquet tables.
+SPARK_PREFIX = "spark:"
+
+#: Functions a private connection refuses: arbitrary Java calls and file readers.
+_REFUSED_FUNCTIONS = frozenset(
+    {"reflect", "java_method", "try_reflect", "input_file_name", "input_file_block_start",
+     "input_file_block_length", "read_files", "read_parquet", "read_csv", "read_json", "url_decode_file"}
+)
+
+_STARTUP = threading.Lock()
+_SHARED: dict[str, Any] = {}
+
+
+def is_spark_location(location: str) -> bool:
+    return str(location).lower().startswith(SPARK_PREFIX)
+
+
+def spark_folder(location: str) -> Path:
+    """The Parquet folder of a location (``spark:/x`` or a plain folder path)."""
+    text = str(location)
+    if is_spark_location(text):
+        text = text[len(SPARK_PREFIX):]
+        if text.startswith("//"):
+            text = text[2:]
+    return Path(text)
+
+
+def _root_session(threads: int | None, memory_limit: str):
+    """The process's SparkSession (started once; later engines get ``newSession()`` of it)."""
+    with _STARTUP:
+        root = _SHARED.get("root")
+        if root is not None and root.sparkContext._jsc is not None:
+            return root
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError as exc:  # pragma: no cover - depends on the installation
+            raise DataSourceError(
+                "the Spark engine needs pyspark", hint="pip install 'pimento[spark]' (and a Java 17 runtime)"
+            ) from exc
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        memory_mb = max(512, memory_limit_bytes(memory_limit) // 1024**2)
+        warehouse = tempfile.mkdtemp(prefix="pimento-spark-warehouse-")
+        builder = (
+            SparkSession.builder.appName("pimento")
+            .master(os.environ.get("PIMENTO_SPARK_MASTER") or (f"local[{int(threads)}]" if threads else "local[*]"))
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.catalogImplementation", "in-memory")
+            .config("spark.sql.warehouse.dir", warehouse)
+            .config("spark.driver.memory", f"{memory_mb}m")
+            .config("spark.sql.shuffle.partitions", str(max(2, 2 * int(threads or os.cpu_count() or 2))))
+            .config("spark.sql.runSQLOnFiles", "false")
+            .config("spark.sql.ansi.enabled", "true")
+            .config("spark.sql.ansi.doubleQuotedIdentifiers", "true")
+            .config("spark.sql.session.timeZone", "UTC")
+        )
+        try:
+            root = builder.getOrCreate()
+        except Exception as exc:  # noqa: BLE001 - Java missing, JVM failed to start, ...
+            raise DataSourceError(f"cannot start Spark: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}",
+                                  hint="the Spark engine needs a Java 17 runtime (java -version)") from exc
+        root.sparkContext.setLogLevel("ERROR")
+        _SHARED["root"] = root
+        return root
+
+
+def _tables_in(folder: Path) -> dict[str, str]:
+    """Table name -> Parquet path (file or folder of parts) found directly in ``folder``."""
+    found: dict[str, str] = {}
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith((".", "_")):
+            continue
+        if entry.is_file() and entry.suffix.lower() == ".parquet":
+            found[entry.stem] = str(entry)
+        elif entry.is_dir() and any(p.suffix.lower() == ".parquet" for p in entry.rglob("*.parquet")):
+            found[entry.name] = str(entry)
+    return found
+
+
+class SparkEngine:
+    """A folder of Parquet tables behind the Engine protocol, queried with Spark SQL."""
+
+    name = "spark"
+    dialect = "spark"
+
+    def __init__(
+        self,
+        location: str,
+        *,
+        read_only: bool = True,
+        timeout_s: float | None = None,
+        threads: int | None = None,
+        memory_limit: str | None = None,
+    ):
+        folder = spark_folder(location)
+        if not folder.is_dir():
+            raise DataSourceError(f"Spark database folder not found: {folder}",
+                                  hint="name a folder of Parquet tables: spark:/path/to/folder")
+        self.location = f"{SPARK_PREFIX}{folder}"
+        self.folder = folder
+        self.read_only = bool(read_only)
+        self.timeout_s = timeout_s
+        root = _root_session(threads, memory_limit or DEFAULT_MEMORY_LIMIT)
+        self._spark = root.newSession()
+        self._tables = _tables_in(folder)
+        self._lock = threading.Lock()
+        self._group: str | None = None
+        self._cancelled = threading.Event()
+        self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pimento-spark")
+        try:
+            for table, path in self._tables.items():
+                self._spark.read.parquet(path).createOrReplaceTempView(table)
+        except Exception as exc:  # noqa: BLE001 - a file that is not Parquet, ...
+            raise DataSourceError(f"cannot open Spark database {folder}: {_first_line(exc)}") from exc
+
+    @property
+    def session(self):
+        """The engine's SparkSession (trusted code only, e.g. writing a synthetic copy)."""
+        return self._spark
+
+    @property
+    def tables(self) -> dict[str, str]:
+        """Table name -> Parquet path."""
+        return dict(self._tables)
+
+    # -- statements ---------------------------------------------------------------------------
+
+    def _check(self, sql: str) -> None:
+        """Refuse, before Spark sees it, anything but one plain query (read-only connections)."""
+        try:
+            statements = [s for s in sqlglot.parse(sql, read="spark") if s is not None]
+        except sqlglot.errors.ParseError as exc:
+            raise EngineQueryError("Spark", f"cannot parse the statement: {_first_line(exc)}") from exc
+        if len(statements) != 1:
+            raise EngineQueryError("Spark", f"{len(statements)} statements given, one expected")
+        tree = statements[0]
+        if not isinstance(tree, exp.Query) or any(
+            isinstance(node, (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Command, exp.Merge,
+                              exp.Alter, exp.Set, exp.Cache, exp.Uncache, exp.LoadData))
+            for node in tree.walk()
+        ):
+            raise EngineQueryError(
+                "Spark", f"refused a {type(tree).__name__} statement on a read-only connection",
+                public=EngineQueryError.READ_ONLY_MESSAGE, hint="private data is never modified by Pimento",
+            )
+        for node in tree.find_all(exp.Func):
+            name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+            if name in _REFUSED_FUNCTIONS:
+                raise EngineQueryError("Spark", f"function {name} is refused on a private connection")
+        for table in tree.find_all(exp.Table):
+            if table.args.get("db") or table.args.get("catalog"):
+                raise EngineQueryError("Spark", f"table {table.sql('spark')} is not a table of this database")
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None, *, timeout_s: float | None = None) -> Result:
+        timeout = timeout_s if timeout_s is not None else self.timeout_s
+        if self.read_only:
+            self._check(sql)
+        with self._lock:
+            group = f"pimento-{uuid.uuid4().hex}"
+            self._cancelled.clear()
+            outcome: dict[str, Any] = {}
+            context = self._spark.sparkContext
+
+            def run() -> None:
+                try:
+                    context.setJobGroup(group, "pimento statement", interruptOnCancel=True)
+                    frame = self._spark.sql(sql, args=list(params)) if params else self._spark.sql(sql)
+                    columns = tuple(frame.columns)
+                    outcome["result"] = Result(columns, tuple(tuple(row) for row in frame.collect()))
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                    outcome["error"] = exc
+
+            # One worker thread per engine (py4j pins a JVM thread and a socket to each Python thread).
+            future = self._worker.submit(run)
+            self._group = group
+            fired = False
+            deadline = None if timeout is None else time.monotonic() + timeout
+            try:
+                while not future.done():
+                    left = 0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic()))
+                    try:
+                        future.result(left)
+                    except concurrent.futures.TimeoutError:
+                        pass
+                    if future.done():
+                        break
+                    if self._cancelled.is_set() or (deadline is not None and time.monotonic() >= deadline):
+                        # keep cancelling: a query runs several jobs, and one may start after a cancel
+                        fired = fired or not self._cancelled.is_set()
+                        context.cancelJobGroup(group)
+            finally:
+                self._group = None
+            if "result" in outcome:
+                return outcome["result"]
+            exc = outcome.get("error")
+            if fired or self._cancelled.is_set():
+                raise QueryTimeout(
+                    f"statement {'timed out after ' + str(timeout) + ' s' if fired else 'was cancelled'}"
+                ) from exc
+            if isinstance(exc, EngineError):
+                raise exc
+            raise EngineQueryError("Spark", _first_line(exc)) from exc
+
+    def cancel(self) -> None:
+        group = self._group
+        if group is not None:
+            self._cancelled.set()
+            self._spark.sparkContext.cancelJobGroup(group)
+
+    # -- catalog ------------------------------------------------------------------------------
+
+    def introspect(self) -> Catalog:
+        """Tables and columns from the Parquet schemas; Spark declares no keys (pimento.toml does)."""
+        tables = []
+        for name in self._tables:
+            fields = self._spark.table(name).schema.fields
+            columns = tuple(
+                Column(f.name, normalize_type(f.dataType.simpleString()), f.dataType.simpleString(), bool(f.nullable))
+                for f in fields
+            )
+            tables.append(Table(name, columns, (), (), True))
+        return Catalog(tuple(tables), ())
+
+    def close(self) -> None:
+        self._worker.shutdown(wait=False)
+        for name in self._tables:
+            try:
+                self._spark.catalog.dropTempView(name)
+            except Exception:  # noqa: BLE001 - the JVM may already be gone at exit
+                pass
+
+    def __enter__(self) -> SparkEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_ERROR_CLASS = re.compile(r"\[[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*\][^\n]*")
+
+
+def _first_line(exc: BaseException | None) -> str:
+    """Spark's own message: the first ``[ERROR_CLASS] ...`` line (a Java error wraps it in a stack trace)."""
+    text = str(exc).strip() if exc is not None else ""
+    found = _ERROR_CLASS.search(text)
+    if found:
+        return found.group(0).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,127 @@
+"""Spark SQL passes the Engine conformance suite (keys come from pimento.toml) and is hardened.
+
+A local Spark session (``local[2]``) starts once per test process. Outside CI, a machine without
+pyspark or Java skips these tests with the reason; under ``CI=true`` it fails them.
+"""
+
+from __future__ import annotations
+
+import pytest
+from spark_support import SPARK_MARKS, write_parquet_folder
+
+from pimento.engines import open_engine
+from pimento.engines.base import EngineQueryError
+from pimento.errors import DataSourceError, EngineError
+
+from .conformance import ROWS, SCHEMA, EngineConformance
+
+
+pytestmark = SPARK_MARKS
+
+#: Runs for minutes on Spark unless stopped (Spark 3.5 has no WITH RECURSIVE).
+SPARK_LONG_QUERY = "SELECT count(*) FROM range(3000000) a CROSS JOIN range(3000000) b WHERE a.id + b.id = -1"
+
+
+class TestSparkConformance(EngineConformance):
+    engine_name = "spark"
+    dialect = "spark"
+    long_query = SPARK_LONG_QUERY
+
+    @classmethod
+    def create_location(cls, tmp_path_factory) -> str:
+        return f"spark:{tmp_path_factory.mktemp('spark') / 'db'}"
+
+    @classmethod
+    def populate(cls, location: str) -> None:
+        from pathlib import Path
+
+        write_parquet_folder(Path(location[len("spark:"):]), SCHEMA + ROWS)
+
+    def missing_location(self, tmp_path) -> str:
+        return f"spark:{tmp_path / 'absent'}"
+
+    file_statements = (
+        "SELECT * FROM parquet.`{dir}/x.parquet`",
+        "SELECT reflect('java.lang.System', 'getProperty', 'user.home')",
+        "SELECT java_method('java.nio.file.Files', 'createDirectory', '{dir}/made')",
+        "INSERT OVERWRITE DIRECTORY '{dir}/out' USING parquet SELECT * FROM dept",
+        "CREATE TABLE t USING parquet LOCATION '{dir}/t' AS SELECT * FROM dept",
+        "ADD JAR '{dir}/evil.jar'",
+        "SET spark.sql.runSQLOnFiles = true",
+        "SELECT 1; SELECT * FROM parquet.`{dir}`",
+    )
+
+    # Spark declares no keys, no foreign keys and no NOT NULL: pimento.toml does (see below).
+
+    def test_introspect_primary_keys_in_order(self, engine) -> None:
+        assert all(t.primary_key == () for t in engine.introspect().tables)
+
+    def test_introspect_unique_keys_from_constraints_and_indexes(self, engine) -> None:
+        assert all(t.unique == () for t in engine.introspect().tables)
+
+    def test_introspect_foreign_keys(self, engine) -> None:
+        assert engine.introspect().foreign_keys == ()
+
+    def test_introspect_not_null(self, engine) -> None:
+        emp = engine.introspect().table("emp")
+        assert emp.column("email").nullable is True
+
+    def test_declared_keys_come_from_pimento_toml(self, tmp_path) -> None:
+        from pimento.engines.database import load_database
+
+        write_parquet_folder(tmp_path / "tables", SCHEMA + ROWS)
+        (tmp_path / "pimento.toml").write_text(
+            '[database]\nengine = "spark"\npath = "tables"\n'
+            '[[constraints.unique]]\ncolumns = "dept.dept_id"\n'
+            '[[constraints.foreign_keys]]\nfrom = "emp.dept_id"\nto = "dept.dept_id"\n'
+        )
+        with load_database(str(tmp_path)) as db:
+            assert db.engine.name == "spark"
+            assert db.catalog.table("dept").is_key(["dept_id"])
+            (fk,) = db.catalog.foreign_keys
+            assert (fk.table, fk.columns, fk.ref_table, fk.declared) == ("emp", ("dept_id",), "dept", True)
+            assert db.engine.execute("SELECT count(*) FROM emp JOIN dept USING (dept_id)").scalar() == 3
+
+    def test_a_false_declared_key_is_caught_on_load(self, tmp_path) -> None:
+        from pimento.engines.database import load_database
+        from pimento.errors import ConstraintViolation
+
+        write_parquet_folder(tmp_path / "tables", SCHEMA + ROWS)
+        (tmp_path / "pimento.toml").write_text(
+            '[database]\nengine = "spark"\npath = "tables"\n[[constraints.unique]]\ncolumns = "emp.dept_id"\n'
+        )
+        with pytest.raises(ConstraintViolation):
+            load_database(str(tmp_path))
+
+    @pytest.mark.parametrize(
+        "statement",
+        [
+            "SELECT reflect('java.lang.Thread', 'sleep', 1)",
+            "SELECT input_file_name() FROM dept",
+            "SELECT * FROM default.dept",
+            "CACHE TABLE dept",
+            "WITH x AS (SELECT 1) INSERT INTO dept SELECT * FROM dept",
+        ],
+    )
+    def test_private_connection_refuses_before_spark_runs_it(self, engine, statement: str) -> None:
+        with pytest.raises(EngineQueryError) as info:
+            engine.execute(statement)
+        assert info.value.message in (EngineQueryError.PUBLIC_MESSAGE, EngineQueryError.READ_ONLY_MESSAGE)
+
+    def test_integer_overflow_raises_instead_of_wrapping(self, engine) -> None:
+        with pytest.raises(EngineError, match="(?i)overflow"):
+            engine.execute("SELECT CAST(9223372036854775807 AS BIGINT) * 2")
+
+    def test_two_engines_do_not_share_tables(self, location: str, tmp_path) -> None:
+        other = write_parquet_folder(tmp_path / "other", ["CREATE TABLE solo (a INTEGER)", "INSERT INTO solo VALUES (1)"])
+        with open_engine(other) as one, open_engine(location) as two:
+            assert one.introspect().table_names == ("solo",)
+            with pytest.raises(EngineQueryError):
+                two.execute("SELECT count(*) FROM solo")
+
+
+def test_a_folder_that_is_not_parquet_is_a_data_source_error(tmp_path) -> None:
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "junk.parquet").write_bytes(b"not parquet at all" * 10)
+    with pytest.raises(DataSourceError):
+        open_engine(f"spark:{tmp_path / 'db'}").introspect()
