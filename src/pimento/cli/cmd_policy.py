@@ -30,6 +30,10 @@ def register(app: typer.Typer) -> None:
         out: str = typer.Option(None, "--out", help="Write the compiled policy (JSON) here."),
         config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
         json_out: bool = typer.Option(False, "--json", help="Print the check report as JSON."),
+        timeout: float = typer.Option(None, "--timeout", min=1,
+                                      help="Per-statement time limit of the checks, seconds (default: the "
+                                           "database's [database] timeout_s)."),
+        quiet: bool = typer.Option(False, "--quiet", help="No progress lines on stderr."),
     ) -> None:
         """Custodian tool: shows private data. Compile POLICY to SQL views over DB and run the
         checks (coverage, redundancy, satisfiability, information implication, unresolved
@@ -41,9 +45,21 @@ def register(app: typer.Typer) -> None:
         path = example_policy_path(policy.split(":", 1)[1]) if policy.startswith("example:") else policy
         parsed = load_policy(path)
         database = load_database(db, config=config)
+        import time
+
+        started = time.perf_counter()
+
+        def progress(text: str) -> None:
+            if not quiet:
+                err_console.print(f"[dim]{time.perf_counter() - started:6.1f} s  {escape(text)}[/]", highlight=False)
+
         try:
+            if timeout is not None and hasattr(database.engine, "timeout_s"):
+                database.engine.timeout_s = timeout
+            progress(f"compiling {parsed.name} ({len(parsed.norms)} clauses)")
             compiled = compile_policy(parsed, database.catalog, database.engine)
-            report = run_checks(compiled, database.catalog, database.engine, policy=parsed)
+            report = run_checks(compiled, database.catalog, database.engine, policy=parsed, progress=progress)
+            progress("done")
             _audit(database, "policy compile", {"policy": parsed.name, "source": str(path), "out": out})
         finally:
             database.close()

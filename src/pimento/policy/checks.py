@@ -95,15 +95,23 @@ def apply_implications(
                         and fd.lhs[0] != loc.attribute:
                     derived.append((loc.relation, fd.lhs[0], loc.where_sql, f"FD {fd}"))
             for fk in catalog.foreign_keys_into(loc.relation):
-                if len(fk.columns) == 1 and fk.ref_columns[0].lower() == loc.attribute.lower():
-                    depth += 1
-                    alias = f"{PREFIX}u{depth}"
-                    inner = _rename_alias(loc.where_sql, "t", alias, dialect)
-                    where = (
-                        f"COALESCE(t.{quote(fk.columns[0])} IN (SELECT {quote(alias)}.{quote(loc.attribute)} "
-                        f"FROM {quote(loc.relation)} AS {quote(alias)} WHERE {inner}), FALSE)"
-                    )
-                    derived.append((fk.table, fk.columns[0], where, f"FK {fk}"))
+                refs = [c.lower() for c in fk.ref_columns]
+                if loc.attribute.lower() not in refs:
+                    continue
+                # the referencing column determines the referenced row, hence its cells; a
+                # multi-column key: each of its columns, matched on the whole key (EXISTS)
+                depth += 1
+                alias = f"{PREFIX}u{depth}"
+                inner = _rename_alias(loc.where_sql, "t", alias, dialect)
+                match = " AND ".join(f"{quote(alias)}.{quote(r)} = t.{quote(c)}" for c, r in zip(fk.columns, fk.ref_columns))
+                where = (
+                    f"EXISTS (SELECT 1 FROM {quote(loc.relation)} AS {quote(alias)} WHERE {match} AND ({inner}))"
+                    if len(fk.columns) > 1 else
+                    f"COALESCE(t.{quote(fk.columns[0])} IN (SELECT {quote(alias)}.{quote(loc.attribute)} "
+                    f"FROM {quote(loc.relation)} AS {quote(alias)} WHERE {inner}), FALSE)"
+                )
+                column = fk.columns[refs.index(loc.attribute.lower())]
+                derived.append((fk.table, column, where, f"FK {fk}"))
             for relation, attribute, where, because in derived:
                 if (relation, attribute, where) in existing:
                     continue
@@ -116,7 +124,7 @@ def apply_implications(
                 new_id = f"{loc.data_type}+{relation}.{attribute}#{len(compiled.locations) + 1}"
                 new = Location(
                     new_id, relation, attribute, where,
-                    _subject_sql(catalog, relation, None, subj, f"implication of {norm.id}"),
+                    _subject_sql(catalog, relation, _path_of(compiled, relation), subj, f"implication of {norm.id}"),
                     _row_key_sql("t", tuple(key)), loc.data_type, implied_by=f"{loc.relation}.{loc.attribute} via {because}",
                 )
                 compiled.locations[new_id] = new
@@ -133,6 +141,14 @@ def apply_implications(
         ]
         item["overrides_permits_of"] = permits
     return report
+
+
+def _path_of(compiled: CompiledPolicy, relation: str) -> str | None:
+    """The relation's declared subject path (``grounding.subjects``), so implied locations follow it too."""
+    for name, path in compiled.subject_paths.items():
+        if name.lower() == relation.lower():
+            return path
+    return None
 
 
 # --------------------------------------------------------------------------- redundancy
@@ -362,13 +378,15 @@ def _witness(compiled: CompiledPolicy, engine: Any, norm: Norm, purpose: str, wi
                 p = compiled.principals[kinds[var]]
                 froms.append(f"(SELECT DISTINCT CAST({quote(p['key'])} AS VARCHAR) AS agent FROM {quote(p['relation'])}) AS {var}_c")
             binding[var] = f"{var}_c.agent"
+    # the purpose and every purpose including it: norms about those apply to it too (hierarchy)
+    purposes = compiled.purpose_closure(purpose)
     pos_ns = NormSQL(compiled, sender_sql=binding["sender"], recipient_sql=binding["recipient"], sender_kind=sk,
-                     recipient_kind=rk, purposes={purpose}, subject_sql="x.subject")
+                     recipient_kind=rk, purposes=purposes, subject_sql="x.subject")
     pred = permits_sql(pos_ns.cond(norm_predicates(norm)))
     if pred == "FALSE":
         return None
     ns = NormSQL(compiled, sender_sql=binding["sender"], recipient_sql=binding["recipient"], sender_kind=sk,
-                 recipient_kind=rk, purposes={purpose})
+                 recipient_kind=rk, purposes=purposes)
     negs = []
     if with_negatives:
         mine = {(compiled.locations[i].relation, compiled.locations[i].attribute) for i in compiled.norm_locations[norm.id]}
@@ -400,7 +418,9 @@ def _witness(compiled: CompiledPolicy, engine: Any, norm: Norm, purpose: str, wi
         rows = engine.execute(sql).rows
     except EngineError as exc:
         raise PolicyError(f"clause {norm.id}: the satisfiability check failed on the database: {exc.message}",
-                          clause=norm.id) from None
+                          clause=norm.id,
+                          hint="on a large database give the checks more time: `pimento policy compile ... --timeout 600`"
+                          ) from None
     return tuple(rows[0]) if rows else None
 
 
@@ -424,13 +444,14 @@ def _static_contradictions(compiled: CompiledPolicy) -> list[dict[str, str]]:
     return out
 
 
-def _satisfiability(compiled: CompiledPolicy, engine: Any) -> dict[str, Any]:
+def _satisfiability(compiled: CompiledPolicy, engine: Any, progress: Any = None) -> dict[str, Any]:
     result: dict[str, Any] = {"witnesses": {}, "unsatisfied": {}, "contradictions": _static_contradictions(compiled)}
     if engine is None:
         return result
-    for norm in compiled.norms:
-        if not norm.positive:
-            continue
+    positive = [n for n in compiled.norms if n.positive]
+    for i, norm in enumerate(positive, start=1):
+        if progress is not None:
+            progress(f"satisfiability: searching a witness flow for {norm.id} ({i}/{len(positive)})")
         purposes = [norm.purpose] if norm.purpose != ANY else list(compiled.purposes)
         found = None
         for purpose in purposes:
@@ -538,8 +559,11 @@ def _observable_denials(compiled: CompiledPolicy) -> list[dict[str, Any]]:
 
 
 def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Any = None, *, policy: Policy | None = None,
-               require_satisfiable: bool = True) -> dict[str, Any]:
+               require_satisfiable: bool = True, progress: Any = None) -> dict[str, Any]:
     """Run the four checks; mutates ``compiled`` into the canonical ``P+`` and stores the report.
+
+    ``progress`` (optional) is called with a short line before each long step (each norm's
+    satisfiability search runs queries over the whole database).
 
     Raises:
         PolicyError: the policy is unsatisfiable (no flow at all is permitted), naming the
@@ -548,16 +572,24 @@ def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Any = None, *
     deps = list(catalog.functional_dependencies)
     if policy is not None:
         deps += [_parse_dependency(d, catalog) for d in policy.grounding.dependencies]
+    def step(text: str) -> None:
+        if progress is not None:
+            progress(text)
+
     coverage = {n.id: sorted(compiled.views(n.id)) for n in compiled.norms}
+    step("information implication")
     implication = apply_implications(compiled, catalog, deps)
+    step("redundancy")
     redundancy = _redundancy(compiled, engine, catalog)
-    satisfiability = _satisfiability(compiled, engine)
+    satisfiability = _satisfiability(compiled, engine, progress)
+    step("unresolved subjects")
+    unresolved = _unresolved_subjects(compiled, engine)
     report = {
         "coverage": {"clauses": len(coverage), "views": coverage, "ok": True},
         "information_implication": implication,
         "redundancy": redundancy,
         "satisfiability": satisfiability,
-        "unresolved_subjects": _unresolved_subjects(compiled, engine),
+        "unresolved_subjects": unresolved,
         "observable_denials": _observable_denials(compiled),
     }
     compiled.checks = report

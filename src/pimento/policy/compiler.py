@@ -49,6 +49,7 @@ from pimento.schema import Catalog
 
 __all__ = [
     "FORMAT",
+    "schema_fingerprint",
     "NO_SUBJECT",
     "PREFIX",
     "CompiledCondition",
@@ -172,6 +173,12 @@ class CompiledPolicy:
     checks: dict[str, Any] = field(default_factory=dict)
     #: alias -> canonical name for merged (redundant) roles / conditions / norms.
     merged: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: purpose name -> its direct sub-purposes (the hierarchy; norms are inherited downwards).
+    purpose_includes: dict[str, list[str]] = field(default_factory=dict)
+    #: :func:`schema_fingerprint` of the database it was compiled against.
+    fingerprint: str = ""
+    #: relation -> its declared way to the data subject (``grounding.subjects``), for implied locations.
+    subject_paths: dict[str, str] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- views, for people and golden files
 
@@ -200,8 +207,43 @@ class CompiledPolicy:
         raise PolicyError(f"no clause {norm_id!r} in the compiled policy", clause=norm_id)
 
     def purpose_names(self, value: str) -> set[str]:
-        """Names of the purposes whose values include ``value`` (exact match)."""
-        return {name for name, values in self.purposes.items() if value in values}
+        """Names of the purposes a declared purpose ``value`` belongs to: those whose values
+        include it (exact match), and every purpose that includes one of them, transitively
+        (a norm about ``treatment`` applies to ``care_coordination``, a sub-purpose)."""
+        names = {name for name, values in self.purposes.items() if value in values}
+        frontier = set(names)
+        while frontier:
+            frontier = {p for p, subs in self.purpose_includes.items() if frontier & set(subs)} - names
+            names |= frontier
+        return names
+
+    def purpose_closure(self, name: str) -> set[str]:
+        """``name`` and every purpose that includes it, transitively (the norms that apply to it)."""
+        return self.purpose_names(self.purposes[name][0]) | {name} if self.purposes.get(name) else {name}
+
+    def purpose_matches(self, value: str) -> list[str]:
+        """The texts a ``purpose`` column of a condition view may hold to match a context whose
+        declared purpose is ``value``: the names of :meth:`purpose_names` and their values."""
+        names = self.purpose_names(value)
+        return sorted(names | {v for n in names for v in self.purposes[n]})
+
+    def check_database(self, catalog: Catalog, dialect: str | None) -> None:
+        """Refuse a database other than the one this policy was compiled for (PolicyError)."""
+        if not self.fingerprint:
+            raise PolicyError(
+                f"compiled policy {self.name!r} records no schema fingerprint (compiled by an older version)",
+                hint="recompile it: `pimento policy compile POLICY --db DB --out compiled.json`",
+            )
+        if dialect and dialect != self.dialect:
+            raise PolicyError(
+                f"compiled policy {self.name!r} was compiled for a {self.dialect} database, not {dialect}",
+                hint="compile the policy against this database: `pimento policy compile POLICY --db DB`",
+            )
+        if schema_fingerprint(catalog) != self.fingerprint:
+            raise PolicyError(
+                f"compiled policy {self.name!r} was compiled for a different database (schema fingerprint differs)",
+                hint="compile the policy against this database: `pimento policy compile POLICY --db DB`",
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -220,6 +262,9 @@ class CompiledPolicy:
             "tables": self.tables,
             "checks": self.checks,
             "merged": self.merged,
+            "purpose_includes": self.purpose_includes,
+            "fingerprint": self.fingerprint,
+            "subject_paths": self.subject_paths,
             "views": {n.id: self.views(n.id) for n in self.norms},
         }
 
@@ -264,6 +309,9 @@ class CompiledPolicy:
             tables=d["tables"],
             checks=d.get("checks", {}),
             merged=d.get("merged", {}),
+            purpose_includes=d.get("purpose_includes", {}),
+            fingerprint=d.get("fingerprint", ""),
+            subject_paths=d.get("subject_paths", {}),
         )
 
 
@@ -344,6 +392,91 @@ def _probe(engine: Any, sql: str, *, clause: str, what: str) -> tuple[str, ...]:
         return tuple(c.lower() for c in engine.execute(f"SELECT * FROM ({sql}) AS {PREFIX}probe LIMIT 0").columns)
     except EngineError as exc:
         raise PolicyError(f"clause {clause}: {what} does not run on the database: {exc.message}", clause=clause) from None
+
+
+def schema_fingerprint(catalog: Catalog) -> str:
+    """A hash of the schema a compiled policy's SQL depends on: relation and column names (in
+    order), keys and foreign keys. Types are left out (engines name them differently)."""
+    import hashlib
+    import json
+
+    tables = sorted(
+        [t.name.lower(), [c.lower() for c in t.column_names], [k.lower() for k in t.primary_key or ()]]
+        for t in catalog.tables
+    )
+    fks = sorted(
+        [fk.table.lower(), [c.lower() for c in fk.columns], fk.ref_table.lower(), [c.lower() for c in fk.ref_columns]]
+        for fk in catalog.foreign_keys
+    )
+    return hashlib.sha256(json.dumps([tables, fks]).encode()).hexdigest()[:32]
+
+
+_PATH_COLS = re.compile(r"^\(?\s*([A-Za-z_][\w\s,]*?)\s*\)?$")
+
+
+def _path_columns(text: str, clause: str, path: str) -> list[str]:
+    m = _PATH_COLS.match(text.strip())
+    cols = [c.strip() for c in m.group(1).split(",")] if m else []
+    if not cols or not all(re.match(r"^[A-Za-z_]\w*$", c) for c in cols):
+        raise PolicyError(f"{clause}: cannot read subject path {path!r} at {text.strip()!r}", clause=clause,
+                          hint="write 'via COL -> Table.COL', 'via (A, B) -> Table.COL', hops joined by '->'")
+    return cols
+
+
+def subject_path_sql(catalog: Catalog, relation: str, path: str, clause: str) -> str:
+    """SQL (over alias ``t``) of the data subject reached along a foreign-key path.
+
+    ``via order_id -> Orders.customer_id``: follow ``order_id`` of the row to the ``Orders`` row
+    it references and take its ``customer_id``. Hops chain (``via a -> T1.b -> T2.c``); a hop's
+    columns may be a tuple (``via (x, y) -> T.c``, a multi-column key). Each hop must be a
+    foreign key of the catalog (or the target table's primary key). The result is a correlated
+    scalar subquery: NULL (unresolved, so fail closed) when a key is NULL, dangles, or matches
+    more than one row.
+    """
+    text = path.strip()
+    if not text.lower().startswith("via "):
+        raise PolicyError(f"{clause}: a subject path starts with 'via' ({path!r})", clause=clause)
+    parts = text[4:].split("->")
+    if len(parts) < 2:
+        raise PolicyError(f"{clause}: subject path {path!r} has no hop", clause=clause,
+                          hint="write 'via COL -> Table.COL'")
+    current = catalog.table(relation)
+    cols = [current.column(c).name for c in _path_columns(parts[0], clause, path)]
+    joins: list[str] = []
+    prev_alias = "t"
+    for i, part in enumerate(parts[1:], start=1):
+        table_name, dot, rest = part.strip().partition(".")
+        if not dot:
+            raise PolicyError(f"{clause}: subject path {path!r}: write Table.COL after '->'", clause=clause)
+        try:
+            target = catalog.table(table_name.strip())
+            nxt = [target.column(c).name for c in _path_columns(rest, clause, path)]
+        except CatalogError as exc:
+            raise PolicyError(f"{clause}: subject path {path!r}: {exc.message}", clause=clause, hint=exc.hint) from None
+        ref: tuple[str, ...] | None = None
+        for fk in catalog.foreign_keys_of(current.name):
+            if fk.ref_table.lower() == target.name.lower() and [c.lower() for c in fk.columns] == [c.lower() for c in cols]:
+                ref = tuple(target.column(c).name for c in fk.ref_columns)
+                break
+        if ref is None and target.primary_key and len(target.primary_key) == len(cols):
+            ref = tuple(target.primary_key)
+        if ref is None:
+            raise PolicyError(
+                f"{clause}: subject path {path!r}: no foreign key {current.name}({', '.join(cols)}) -> {target.name}",
+                clause=clause, hint="declare the foreign key (or reference the table's primary key)")
+        alias = f"{PREFIX}s{i}"
+        on = " AND ".join(f"{quote(alias)}.{quote(r)} = {prev_alias}.{quote(c)}" for r, c in zip(ref, cols))
+        joins.append((alias, target.name, on))
+        prev_alias = quote(alias)
+        current, cols = target, nxt
+    if len(cols) != 1:
+        raise PolicyError(f"{clause}: subject path {path!r} must end in one subject column", clause=clause)
+    first_alias, first_table, first_on = joins[0]
+    sql = f"FROM {quote(first_table)} AS {quote(first_alias)}"
+    for alias, table_name, on in joins[1:]:
+        sql += f" JOIN {quote(table_name)} AS {quote(alias)} ON {on}"
+    value = f"{prev_alias}.{quote(cols[0])}"
+    return (f"(SELECT CASE WHEN COUNT(*) = 1 THEN MIN(CAST({value} AS VARCHAR)) END {sql} WHERE {first_on})")
 
 
 # --------------------------------------------------------------------------- compiler
@@ -440,6 +573,36 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
         if not p.values:
             raise PolicyError(f"grounding.purposes.{name}: a purpose needs at least one value", clause=f"grounding.purposes.{name}")
         purposes[name] = list(p.values)
+    purpose_includes: dict[str, list[str]] = {}
+    for name, p in g.purposes.items():
+        for sub in p.includes:
+            if sub not in purposes:
+                raise PolicyError(f"grounding.purposes.{name}: includes unknown purpose {sub!r}",
+                                  clause=f"grounding.purposes.{name}", hint=f"purposes: {', '.join(purposes)}")
+        if p.includes:
+            purpose_includes[name] = list(p.includes)
+    for name in purposes:  # no cycles: a purpose never includes itself
+        seen: set[str] = set()
+        frontier = set(purpose_includes.get(name, []))
+        while frontier:
+            if name in frontier:
+                raise PolicyError(f"grounding.purposes.{name}: the purpose hierarchy has a cycle through {name!r}",
+                                  clause=f"grounding.purposes.{name}")
+            seen |= frontier
+            frontier = {s for f in frontier for s in purpose_includes.get(f, [])} - seen
+
+    # declared subjects per relation (also used for locations that implication adds) -------
+    subj = principals[g.subject_principal]
+    subject_paths: dict[str, str] = {}
+    for rel_name, path in g.subjects.items():
+        clause = f"grounding.subjects.{rel_name}"
+        try:
+            table = catalog.table(rel_name)
+        except CatalogError as exc:
+            raise PolicyError(f"{clause}: {exc.message}", clause=clause, hint=exc.hint) from None
+        sql = _subject_sql(catalog, table.name, path, subj, clause)
+        _probe(engine, f"SELECT {sql} AS subject FROM {quote(table.name)} AS t", clause=clause, what="the subject path")
+        subject_paths[table.name] = path
 
     # data types and locations ---------------------------------------------------
     subj = principals[g.subject_principal]
@@ -465,7 +628,7 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
                 tree = _parse_fragment(loc.where, clause=clause, what="the location predicate", dialect=dialect, select=False)
                 _check_tables(tree, catalog, clause=clause, what="the location predicate")
                 where = f"COALESCE(({_qualify_to(tree, 't', cols).sql(dialect)}), FALSE)"
-            subject_sql = _subject_sql(catalog, table.name, loc.subject, subj, clause)
+            subject_sql = _subject_sql(catalog, table.name, loc.subject or _declared_subject(g, table.name), subj, clause)
             key = _row_key(catalog, table.name, clause)
             loc_id = f"{name}#{i + 1}"
             location = Location(loc_id, table.name, attribute, where, subject_sql, _row_key_sql("t", key), name)
@@ -522,7 +685,18 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
         norms=list(policy.norms),
         norm_locations=norm_locations,
         tables=tables,
+        purpose_includes=purpose_includes,
+        fingerprint=schema_fingerprint(catalog),
+        subject_paths=subject_paths,
     )
+
+
+def _declared_subject(g: Any, relation: str) -> str | None:
+    """The relation's entry in ``grounding.subjects`` (case-insensitive), if any."""
+    for name, path in g.subjects.items():
+        if name.lower() == relation.lower():
+            return path
+    return None
 
 
 def _short(text: str, n: int = 70) -> str:
@@ -532,6 +706,11 @@ def _short(text: str, n: int = 70) -> str:
 
 def _subject_sql(catalog: Catalog, relation: str, override: str | None, subj: dict[str, str], clause: str) -> str:
     table = catalog.table(relation)
+    if override and override.strip().lower().startswith("via "):
+        try:
+            return subject_path_sql(catalog, table.name, override, clause)
+        except CatalogError as exc:
+            raise PolicyError(f"{clause}: {exc.message}", clause=clause, hint=exc.hint) from None
     if override:
         try:
             return f"CAST(t.{quote(table.column(override).name)} AS VARCHAR)"

@@ -62,6 +62,9 @@ FLAGS = f"{PREFIX}f"
 MEMBERS = f"{PREFIX}mem"
 #: Its flag: the subject resolves to a row of the subject principal relation.
 KNOWN = f"{PREFIX}known"
+#: The one CTE that binds the context's identities: the only ``?`` placeholders of a request
+#: (so the same SQL runs on DuckDB, SQLite and PostgreSQL, and a caller may prefix its WITH).
+CTX_CTE = f"{PREFIX}ctx AS (SELECT CAST(? AS VARCHAR) AS sender, CAST(? AS VARCHAR) AS recipient)"
 #: A subject atom on a cell whose subject is unresolved: unknown.
 UNKNOWN = "CAST(NULL AS BOOLEAN)"
 
@@ -119,6 +122,9 @@ class NormSQL:
         self.ref = {"sender": sender_sql, "recipient": recipient_sql, "subject": subject_sql}
         self.kind = {"sender": sender_kind, "recipient": recipient_kind, "subject": compiled.subject_principal}
         self.purposes = purposes
+        #: texts a condition view's ``purpose`` column may hold to match (names and their values)
+        texts = set(purposes) | {v for n in purposes for v in compiled.purposes.get(n, [])}
+        self.purpose_in = "(" + ", ".join(lit(t) for t in sorted(texts)) + ")" if texts else None
         self.roles_used: set[str] = set()
         self.conditions_used: set[str] = set()
 
@@ -140,7 +146,10 @@ class NormSQL:
             for var in view.variables:
                 if var in view.principals and view.principals[var] != self.kind[var]:
                     return "FALSE"
-                preds.append(f"c.{var} = {self.ref[var]}")
+                pred = self.var_pred(var)
+                if pred == "FALSE":
+                    return "FALSE"
+                preds.append(pred)
             self.conditions_used.add(cond.name)
             test = f"EXISTS (SELECT 1 FROM {cond_cte(cond.name)} AS c WHERE {' AND '.join(preds)})"
             return self._unknown_without_subject(test) if "subject" in view.variables else test
@@ -160,6 +169,17 @@ class NormSQL:
             parts = [p for p in parts if p != "FALSE"]
             return "FALSE" if not parts else parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
         raise PolicyError(f"unknown condition form {cond!r}")  # pragma: no cover
+
+    def var_pred(self, var: str) -> str:
+        """The test of a condition view's column ``var`` against the bound context (alias ``c``).
+
+        ``purpose``: the view's purpose is the declared one, a purpose it belongs to, or an
+        ancestor in the hierarchy (consent to marketing covers profiling). The purpose is
+        checked against the policy before it gets here, so it folds to the policy's own names.
+        """
+        if var == "purpose":
+            return "FALSE" if self.purpose_in is None else f"c.purpose IN {self.purpose_in}"
+        return f"c.{var} = {self.ref[var]}"
 
     def _unknown_without_subject(self, test: str) -> str:
         """``test`` where the subject is resolved, NULL (unknown) where it is not (fail closed)."""
@@ -248,7 +268,10 @@ class RowFormulaSQL:
                 if var in view.principals and view.principals[var] != ns.kind[var]:
                     return "FALSE"
                 if var != "subject":
-                    preds.append(f"c.{var} = {ns.ref[var]}")
+                    pred = ns.var_pred(var)
+                    if pred == "FALSE":
+                        return "FALSE"
+                    preds.append(pred)
             where = f" WHERE {' AND '.join(preds)}" if preds else ""
             return self._set(f"SELECT DISTINCT c.subject FROM ({view.sql}) AS c{where}")
         if isinstance(cond, RoleIs) and cond.variable == "subject":
@@ -405,6 +428,7 @@ class Enforcer:
     """Authorizes requests against one compiled policy and one database."""
 
     def __init__(self, compiled: CompiledPolicy, engine: Any, catalog: Catalog) -> None:
+        compiled.check_database(catalog, getattr(engine, "dialect", None))
         self.compiled = compiled
         self.engine = engine
         self.catalog = catalog
@@ -523,27 +547,31 @@ class Enforcer:
         permitting and prohibiting norms, and the verdict."""
         plan = self._plan(context, sql)
         query = self._provenance_with(plan) + (
-            " SELECT relation, row_key, attribute, value, "
-            "list_sort(list(DISTINCT norm) FILTER (WHERE sign = 'permit')) AS permitted_by, "
-            "list_sort(list(DISTINCT norm) FILTER (WHERE sign = 'deny')) AS prohibited_by, "
-            "list_sort(list(DISTINCT norm) FILTER (WHERE sign = 'deny' AND unknown)) AS failed_closed_by "
-            f"FROM {PREFIX}dec GROUP BY relation, row_key, attribute, value ORDER BY relation, attribute, row_key"
+            f" SELECT relation, row_key, attribute, value, norm, sign, unknown FROM {PREFIX}dec "
+            "ORDER BY relation, attribute, row_key, norm"
         )
-        if limit is not None:
-            query += f" LIMIT {int(limit)}"
-        out = []
-        for relation, row_key, attribute, value, permitted, prohibited, unknown in \
+        grouped: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for relation, row_key, attribute, value, norm, sign, unknown in \
                 self.engine.execute(query, self._params(context)).rows:
-            permitted, prohibited = list(permitted or []), list(prohibited or [])
+            key = (relation, row_key, attribute, value)
+            if key not in grouped:
+                if limit is not None and len(grouped) >= int(limit):
+                    break
+                grouped[key] = {"permit": set(), "deny": set(), "unknown": set()}
+            grouped[key]["permit" if sign == "permit" else "deny"].add(norm)
+            if sign == "deny" and unknown:
+                grouped[key]["unknown"].add(norm)
+        out = []
+        for (relation, row_key, attribute, value), g in grouped.items():
             out.append({
                 "relation": relation,
                 "row_key": row_key,
                 "attribute": attribute,
                 "value": value,
-                "permitted_by": permitted,
-                "prohibited_by": prohibited,
-                "failed_closed_by": list(unknown or []),
-                "authorized": bool(permitted) and not prohibited,
+                "permitted_by": sorted(g["permit"]),
+                "prohibited_by": sorted(g["deny"]),
+                "failed_closed_by": sorted(g["unknown"]),
+                "authorized": bool(g["permit"]) and not g["deny"],
             })
         return out
 
@@ -553,7 +581,7 @@ class Enforcer:
         res = self.engine.execute(
             self._provenance_with(plan)
             + f" SELECT relation, attribute, norm, sign, COUNT(DISTINCT row_key) FROM {PREFIX}dec "
-            "GROUP BY ALL ORDER BY 1, 2, 3",
+            "GROUP BY relation, attribute, norm, sign ORDER BY 1, 2, 3, 4",
             self._params(context),
         )
         return [
@@ -612,7 +640,7 @@ class Enforcer:
                 pos, neg = by_column.setdefault((loc.relation, loc.attribute), ([], []))
                 (pos if norm.positive else neg).append((loc, formula))
         # __p_ctx binds both parameters even when no formula needs one of them
-        ctes = [f"{PREFIX}ctx AS (SELECT CAST($1 AS VARCHAR) AS sender, CAST($2 AS VARCHAR) AS recipient)"]
+        ctes = [CTX_CTE]
         ctes += [f"{role_cte(r)} AS MATERIALIZED ({self.compiled.roles[r].sql})" for r in sorted(ns.roles_used)]
         ctes += [f"{cond_cte(c)} AS MATERIALIZED ({self.compiled.conditions[c].sql})" for c in sorted(ns.conditions_used)]
         if formulas.sets:
@@ -622,8 +650,10 @@ class Enforcer:
             union = " UNION ALL ".join(
                 [f"SELECT CAST(s.{quote(p['key'])} AS VARCHAR) AS subject, -1 AS k FROM {quote(p['relation'])} AS s"]
                 + [f"SELECT subject, {k} AS k FROM ({sql}) AS s{k}" for k, sql in enumerate(formulas.sets)])
-            member = ", ".join([f"bool_or(k = -1) AS {KNOWN}"]
-                               + [f"bool_or(k = {k}) AS {name}" for k, name in enumerate(formulas.sets.values())])
+            # MAX(CASE ...) = 1 rather than bool_or: the same SQL on DuckDB, SQLite and PostgreSQL
+            member = ", ".join([f"MAX(CASE WHEN k = -1 THEN 1 ELSE 0 END) = 1 AS {KNOWN}"]
+                               + [f"MAX(CASE WHEN k = {k} THEN 1 ELSE 0 END) = 1 AS {name}"
+                                  for k, name in enumerate(formulas.sets.values())])
             ctes.append(f"{MEMBERS} AS MATERIALIZED (SELECT subject, {member} FROM ({union}) AS u "
                         "WHERE subject IS NOT NULL GROUP BY subject)")
         flags = formulas.flags_cte()
@@ -707,8 +737,8 @@ class Enforcer:
     def _norm_sql(self, context: Context, *, subject_sql: str = "d.subject") -> NormSQL:
         return NormSQL(
             self.compiled,
-            sender_sql="CAST($1 AS VARCHAR)",
-            recipient_sql="CAST($2 AS VARCHAR)",
+            sender_sql=f"(SELECT x.sender FROM {PREFIX}ctx AS x)",
+            recipient_sql=f"(SELECT x.recipient FROM {PREFIX}ctx AS x)",
             sender_kind=context.sender.kind,
             recipient_kind=context.recipient.kind,
             purposes=self.compiled.purpose_names(context.purpose),
@@ -764,7 +794,7 @@ class Enforcer:
                 f"SELECT d.relation, d.row_key, d.attribute, d.value, {lit(norm.id)} AS norm, {lit(norm.sign)} AS sign, "
                 f"({pred}) IS NULL AS unknown FROM {dname} AS d WHERE {decides}"
             )
-        ctes = [f"{PREFIX}ctx AS (SELECT CAST($1 AS VARCHAR) AS sender, CAST($2 AS VARCHAR) AS recipient)"]
+        ctes = [CTX_CTE]
         ctes += [f"{role_cte(r)} AS ({self.compiled.roles[r].sql})" for r in sorted(ns.roles_used)]
         ctes += [f"{cond_cte(c)} AS ({self.compiled.conditions[c].sql})" for c in sorted(ns.conditions_used)]
         ctes += data_ctes

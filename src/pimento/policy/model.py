@@ -56,8 +56,10 @@ __all__ = [
 
 #: Wildcard role / purpose.
 ANY = "any"
-#: Variables a condition view may bind (its output columns).
-VARIABLES = ("sender", "recipient", "subject")
+#: Variables a condition view may bind (its output columns). ``purpose`` is the context's
+#: declared purpose: a view row holds for a context whose purpose is the row's purpose or one of
+#: its sub-purposes (the purpose hierarchy, ``includes``).
+VARIABLES = ("sender", "recipient", "subject", "purpose")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -262,7 +264,10 @@ class LocationSpec(_Model):
     attribute: str
     where: str | None = Field(None, description="SQL predicate over the relation's row")
     subject: str | None = Field(
-        None, description="column naming the subject; default: the column that references the subject principal"
+        None,
+        description="column naming the subject, or a foreign-key path 'via COL -> Table.COL [-> Table.COL ...]' "
+        "(multi-column keys: 'via (a, b) -> Table.c'); default: the relation's entry in grounding.subjects, "
+        "else the column that references the subject principal",
     )
 
 
@@ -293,6 +298,9 @@ class ConditionSpec(_Model):
 
 class PurposeSpec(_Model):
     values: list[str]
+    #: Sub-purposes: a norm about this purpose (permit or deny) also applies to each of them,
+    #: transitively (treatment includes care_coordination).
+    includes: list[str] = Field(default_factory=list)
     description: str = ""
 
 
@@ -303,6 +311,11 @@ class GroundingSpec(_Model):
     data_types: dict[str, DataTypeSpec]
     purposes: dict[str, PurposeSpec]
     conditions: dict[str, ConditionSpec] = Field(default_factory=dict)
+    subjects: dict[str, str] = Field(
+        default_factory=dict,
+        description="relation -> how its rows reach their data subject (a column, or 'via ...' foreign-key path); "
+        "used by every location of the relation, implied ones included",
+    )
     dependencies: list[str] = Field(
         default_factory=list, description="extra functional dependencies 'T.a -> T.b' used for implication"
     )

@@ -74,7 +74,9 @@ class RefLocation:
     relation: str
     attribute: str
     where: Callable[[Row], bool] = lambda row: True
-    subject: str | None = None  # column holding the subject, None: no subject
+    #: the column holding the subject, or a function ``(row, db) -> subject value`` (a path
+    #: through other relations, written in Python), or None: no subject
+    subject: str | Callable[[Row, Rows], Any] | None = None
 
 
 @dataclass
@@ -91,7 +93,29 @@ class ReferencePolicy:
     keys: dict[str, tuple[str, ...]]  # relation -> row key columns
     columns: dict[str, list[str]]  # relation -> columns
     dependencies: list[tuple[str, str, str]] = field(default_factory=list)  # (relation, lhs, rhs)
-    foreign_keys: list[tuple[str, str, str, str]] = field(default_factory=list)  # (table, col, ref_table, ref_col)
+    #: (table, col, ref_table, ref_col); col and ref_col may be tuples (a multi-column key)
+    foreign_keys: list[tuple[Any, Any, Any, Any]] = field(default_factory=list)
+    #: purpose name -> the purposes that include it directly (its parents in the hierarchy)
+    purpose_parents: dict[str, list[str]] = field(default_factory=dict)
+    #: relation -> how its rows reach their subject (used for locations implication adds)
+    subjects: dict[str, str | Callable[[Row, Rows], Any]] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ purposes
+
+    def _purpose_set(self, value: str) -> set[str]:
+        """Purpose names the declared ``value`` falls under: those listing it, and their ancestors."""
+        out: set[str] = set()
+        stack = [name for name, values in self.purposes.items() if value in values]
+        while stack:
+            name = stack.pop()
+            if name not in out:
+                out.add(name)
+                stack.extend(self.purpose_parents.get(name, []))
+        return out
+
+    def _purpose_texts(self, value: str) -> set[str]:
+        names = self._purpose_set(value)
+        return names | {v for n in names for v in self.purposes[n]}
 
     # ------------------------------------------------------------------ implication (P -> P+)
 
@@ -106,10 +130,19 @@ class ReferencePolicy:
             for rel, lhs, rhs in self.dependencies:
                 if rel == loc.relation and rhs == loc.attribute and lhs != loc.attribute:
                     derived.append((rel, lhs, where))
-            for table, col, ref_table, ref_col in self.foreign_keys:
-                if ref_table == loc.relation and ref_col == loc.attribute:
-                    allowed = {r[ref_col] for r in db[ref_table] if where(r) and r[ref_col] is not None}
-                    derived.append((table, col, (lambda c, a: lambda row: row[c] is not None and row[c] in a)(col, allowed)))
+            for table, cols, ref_table, ref_cols in self.foreign_keys:
+                cols = (cols,) if isinstance(cols, str) else tuple(cols)
+                ref_cols = (ref_cols,) if isinstance(ref_cols, str) else tuple(ref_cols)
+                if ref_table != loc.relation or loc.attribute not in ref_cols:
+                    continue
+                allowed = {tuple(r[c] for c in ref_cols) for r in db[ref_table] if where(r)}
+                col = cols[ref_cols.index(loc.attribute)]
+
+                def f(row: Row, cols: tuple = cols, allowed: set = allowed) -> bool:
+                    value = tuple(row[c] for c in cols)
+                    return None not in value and value in allowed
+
+                derived.append((table, col, f))
             for rel, attr, f in derived:
                 marker = (rel, attr, id(f)) if f is not where else (rel, attr, id(where))
                 if marker in seen:
@@ -121,12 +154,14 @@ class ReferencePolicy:
                 work.append(new)
         return out
 
-    def _subject_column(self, relation: str) -> str | None:
+    def _subject_column(self, relation: str) -> Any:
+        if relation in self.subjects:
+            return self.subjects[relation]
         rel, key = self.principals[self.subject_kind]
         if relation == rel:
             return key
         for table, col, ref_table, ref_col in self.foreign_keys:
-            if table == relation and ref_table == rel and ref_col == key:
+            if table == relation and ref_table == rel and ref_col == key and isinstance(col, str):
                 return col
         return None
 
@@ -140,7 +175,7 @@ class ReferencePolicy:
         if isinstance(cond, Const):
             return cond.value
         if isinstance(cond, PurposeIs):
-            return env["purpose"] in self.purposes[cond.purpose]
+            return cond.purpose in self._purpose_set(env["purpose"])
         if isinstance(cond, RoleIs):
             value, kind = env[cond.variable], env["kinds"][cond.variable]
             role = self.roles[cond.role]
@@ -157,8 +192,14 @@ class ReferencePolicy:
             for var in view.variables:
                 if env[var] is None:
                     return None if var == "subject" else False
-            want = tuple(env[v] for v in view.variables)
-            return want in env["views"][cond.name]
+            rows = env["views"][cond.name]
+            if "purpose" not in view.variables:
+                return tuple(env[v] for v in view.variables) in rows
+            # a row for a purpose covers the declared purpose when it is one of its purposes or an ancestor
+            texts = self._purpose_texts(env["purpose"])
+            i = view.variables.index("purpose")
+            want = [env[v] for v in view.variables]
+            return any(t in rows for t in (tuple(want[:i] + [p] + want[i + 1:]) for p in texts))
         if isinstance(cond, Not):
             inner = self._holds(cond.arg, env)
             return None if inner is None else not inner
@@ -178,7 +219,7 @@ class ReferencePolicy:
         for var, role in (("sender", norm.sender), ("recipient", norm.recipient), ("subject", norm.subject)):
             if role != ANY:
                 parts.append(self._holds(RoleIs(var, role), env))
-        parts.append(norm.purpose == ANY or env["purpose"] in self.purposes[norm.purpose])
+        parts.append(norm.purpose == ANY or norm.purpose in self._purpose_set(env["purpose"]))
         if norm.positive:
             parts.append(self._holds(norm.condition, env))
             return _and(parts) is True
@@ -233,7 +274,12 @@ class ReferencePolicy:
                 for row in db[loc.relation]:
                     if not where(row):
                         continue
-                    subject = _s(row[loc.subject]) if loc.subject else None
+                    if loc.subject is None:
+                        subject = None
+                    elif callable(loc.subject):
+                        subject = _s(loc.subject(row, db))
+                    else:
+                        subject = _s(row[loc.subject])
                     env = dict(env_base, subject=subject if subject in subjects else None)
                     if not self._decides(norm, env):
                         continue

@@ -19,6 +19,13 @@ DDL = {
     "PRIMARY KEY (src, dst))",
     "Link": 'CREATE TABLE "Link" (aid INTEGER REFERENCES "Agent"(aid), pid INTEGER REFERENCES "Person"(pid), '
     "PRIMARY KEY (aid, pid))",
+    # reaches its subject only through Rec (subject: via rid -> Rec.pid)
+    "Note": 'CREATE TABLE "Note" (nid INTEGER PRIMARY KEY, rid INTEGER REFERENCES "Rec"(rid), txt TEXT)',
+    # a multi-column key path: via (aid, pid) -> Link.pid; and multi-column FK implication
+    "Tag": 'CREATE TABLE "Tag" (tid INTEGER PRIMARY KEY, aid INTEGER, pid INTEGER, tag TEXT, '
+    'FOREIGN KEY (aid, pid) REFERENCES "Link"(aid, pid))',
+    # per-purpose consent of a person: a condition view with a purpose column
+    "Consent": 'CREATE TABLE "Consent" (pid INTEGER REFERENCES "Person"(pid), purpose TEXT, PRIMARY KEY (pid, purpose))',
 }
 #: The same tables without constraints (the reference's authorized database has NULL keys).
 PLAIN_DDL = {
@@ -28,6 +35,9 @@ PLAIN_DDL = {
     "Rec": 'CREATE TABLE "Rec" (rid INTEGER, pid INTEGER, val TEXT, code TEXT)',
     "Edge": 'CREATE TABLE "Edge" (src INTEGER, dst INTEGER)',
     "Link": 'CREATE TABLE "Link" (aid INTEGER, pid INTEGER)',
+    "Note": 'CREATE TABLE "Note" (nid INTEGER, rid INTEGER, txt TEXT)',
+    "Tag": 'CREATE TABLE "Tag" (tid INTEGER, aid INTEGER, pid INTEGER, tag TEXT)',
+    "Consent": 'CREATE TABLE "Consent" (pid INTEGER, purpose TEXT)',
 }
 COLUMNS = {
     "Agent": ["aid", "kind"],
@@ -36,15 +46,20 @@ COLUMNS = {
     "Rec": ["rid", "pid", "val", "code"],
     "Edge": ["src", "dst"],
     "Link": ["aid", "pid"],
+    "Note": ["nid", "rid", "txt"],
+    "Tag": ["tid", "aid", "pid", "tag"],
+    "Consent": ["pid", "purpose"],
 }
 KEYS = {"Agent": ("aid",), "Person": ("pid",), "Code": ("code",), "Rec": ("rid",), "Edge": ("src", "dst"),
-        "Link": ("aid", "pid")}
-ORDER = ["Agent", "Person", "Code", "Rec", "Edge", "Link"]
+        "Link": ("aid", "pid"), "Note": ("nid",), "Tag": ("tid",), "Consent": ("pid", "purpose")}
+ORDER = ["Agent", "Person", "Code", "Rec", "Edge", "Link", "Note", "Tag", "Consent"]
+#: declared purposes of a context (p1 includes p3: norms about p1 apply to p3)
+CONTEXT_PURPOSES = ["p1", "p1-alias", "p2", "p3"]
 
 ROLES = ["any", "any_agent", "kind_a", "kind_b"]
 SUBJECT_ROLES = ["any", "person_all", "person_g1"]
-DATA = ["d_val", "d_code", "d_pid", "d_grp", "d_flag", "d_edge"]
-ATOMS = ["link_s", "link_r", "edge", "reach", "reach_subj"]
+DATA = ["d_val", "d_code", "d_pid", "d_grp", "d_flag", "d_edge", "d_note", "d_tag"]
+ATOMS = ["link_s", "link_r", "edge", "reach", "reach_subj", "consent"]
 QUERIES = [
     "SELECT * FROM Rec",
     "SELECT rid, val, code FROM Rec WHERE val = 'v1'",
@@ -56,6 +71,10 @@ QUERIES = [
     "WITH x AS (SELECT pid, val FROM Rec) SELECT * FROM x WHERE pid IS NOT NULL",
     "SELECT src, dst FROM Edge UNION SELECT aid, pid FROM Link",
     "SELECT val FROM Rec WHERE code IN (SELECT code FROM Code WHERE flag = 'x')",
+    "SELECT n.txt, r.val FROM Note n JOIN Rec r ON r.rid = n.rid",
+    "SELECT * FROM Note",
+    "SELECT tid, aid, pid, tag FROM Tag",
+    "SELECT l.aid, t.tag FROM Link l JOIN Tag t ON t.aid = l.aid AND t.pid = l.pid",
 ]
 
 
@@ -76,6 +95,15 @@ def random_rows(rng: random.Random) -> dict[str, list[dict[str, Any]]]:
     ids = [a["aid"] for a in agents]
     edges = sorted({(rng.choice(ids), rng.choice(ids)) for _ in range(rng.randint(0, 6))})
     links = sorted({(rng.choice(ids), rng.choice([p["pid"] for p in persons])) for _ in range(rng.randint(0, 6))})
+    rids = [r["rid"] for r in recs]
+    notes = [{"nid": i, "rid": rng.choice(rids + [None]) if rids else None, "txt": rng.choice(["n1", "n2"])}
+             for i in range(1, rng.randint(0, 4) + 1)]
+    tags = [{"tid": i, "aid": a, "pid": p, "tag": rng.choice(["t1", "t2"])}
+            for i, (a, p) in enumerate(rng.sample(links, min(len(links), rng.randint(0, 3))), start=1)]
+    if tags and rng.random() < 0.3:
+        tags.append({"tid": len(tags) + 1, "aid": None, "pid": persons[0]["pid"], "tag": "t3"})
+    consents = sorted({(rng.choice([p["pid"] for p in persons]), rng.choice(["p1", "p2", "p3"]))
+                       for _ in range(rng.randint(0, 4))})
     return {
         "Agent": agents,
         "Person": persons,
@@ -83,10 +111,16 @@ def random_rows(rng: random.Random) -> dict[str, list[dict[str, Any]]]:
         "Rec": recs,
         "Edge": [{"src": s, "dst": d} for s, d in edges],
         "Link": [{"aid": a, "pid": p} for a, p in links],
+        "Note": notes,
+        "Tag": tags,
+        "Consent": [{"pid": p, "purpose": q} for p, q in consents],
     }
 
 
 def make_engine(rows: dict[str, list[dict[str, Any]]]) -> DuckDBEngine:
+    """A fresh in-memory DuckDB with ``rows``; tables ``rows`` lacks are added to it, empty."""
+    for rel in ORDER:
+        rows.setdefault(rel, [])
     engine = DuckDBEngine(":memory:", read_only=False)
     for rel in ORDER:
         engine.execute(DDL[rel])
@@ -115,7 +149,7 @@ def random_norms(rng: random.Random, *, subject_denials: bool = False) -> list[d
         norms: list[dict[str, Any]] = [{"id": "N1", "sign": "permit", "data": list(DATA), "purpose": rng.choice(["any", "p1"])}]
         for i in range(rng.randint(1, 3)):
             n: dict[str, Any] = {"id": f"N{i + 2}", "sign": "deny", "data": rng.sample(DATA, rng.randint(1, 3)),
-                                 "subject": rng.choice(SUBJECT_ROLES), "purpose": rng.choice(["any", "any", "p1", "p2"])}
+                                 "subject": rng.choice(SUBJECT_ROLES), "purpose": rng.choice(["any", "any", "p1", "p2", "p3"])}
             if n["subject"] == "any" or rng.random() < 0.5:
                 n["condition"] = rng.choice([{"subject_role": "person_g1"}, "link_s", "reach_subj",
                                              {"not": {"subject_role": "person_g1"}}, random_condition(rng)])
@@ -140,7 +174,7 @@ def random_norms(rng: random.Random, *, subject_denials: bool = False) -> list[d
             "recipient": rng.choice(ROLES + ["any"]),
             "subject": rng.choice(SUBJECT_ROLES),
             "data": data,
-            "purpose": rng.choice(["any", "any", "p1", "p2"]),
+            "purpose": rng.choice(["any", "any", "p1", "p2", "p3"]),
         }
         # permits hold often enough that prohibitions and implications have something to remove
         if rng.random() < (0.5 if sign == "permit" else 0.8):
@@ -185,9 +219,16 @@ def policy_dict(norms: list[dict[str, Any]]) -> dict[str, Any]:
                                         {"relation": "Rec", "attribute": "rid", "where": "val = 'v1'"}]},
                 "d_flag": {"locations": [{"relation": "Code", "attribute": "flag", "where": "flag = 'x'"}]},
                 "d_edge": {"locations": [{"relation": "Edge", "attribute": "src"}, {"relation": "Edge", "attribute": "dst"},
-                                         {"relation": "Link", "attribute": "aid"}, {"relation": "Link", "attribute": "pid"}]},
+                                         {"relation": "Link", "attribute": "aid"},
+                                         {"relation": "Link", "attribute": "pid", "where": "aid > 1"}]},
+                "d_note": {"locations": [{"relation": "Note", "attribute": "txt"},
+                                         {"relation": "Note", "attribute": "nid", "where": "txt = 'n1'"}]},
+                "d_tag": {"locations": [{"relation": "Tag", "attribute": "tag",
+                                         "subject": "via (aid, pid) -> Link.pid"}]},
             },
-            "purposes": {"p1": {"values": ["p1", "p1-alias"]}, "p2": {"values": ["p2"]}},
+            "subjects": {"Note": "via rid -> Rec.pid"},
+            "purposes": {"p1": {"values": ["p1", "p1-alias"], "includes": ["p3"]}, "p2": {"values": ["p2"]},
+                         "p3": {"values": ["p3"]}},
             "conditions": {
                 "link_s": {"sql": "SELECT aid AS sender, pid AS subject FROM Link", "principals": {"sender": "agent"}},
                 "link_r": {"sql": "SELECT aid AS recipient, pid AS subject FROM Link", "principals": {"recipient": "agent"}},
@@ -195,6 +236,7 @@ def policy_dict(norms: list[dict[str, Any]]) -> dict[str, Any]:
                          "principals": {"sender": "agent", "recipient": "agent"}},
                 "reach": {"sql": REACH_SQL, "principals": {"sender": "agent", "recipient": "agent"}},
                 "reach_subj": {"sql": REACH_SUBJ_SQL, "principals": {"recipient": "agent"}},
+                "consent": {"sql": "SELECT pid AS subject, purpose FROM Consent"},
             },
             "dependencies": ["Code.code -> Code.flag"],
         },
@@ -219,6 +261,15 @@ def reference(norms_policy: Any) -> ReferencePolicy:
         reach = _closure(edges) | {(a["aid"], a["aid"]) for a in db["Agent"]}
         return [{"recipient": a, "subject": link["pid"]} for (a, b) in reach for link in db["Link"] if link["aid"] == b]
 
+    def note_subject(row: dict[str, Any], db: Any) -> Any:
+        found = [r["pid"] for r in db["Rec"] if row["rid"] is not None and r["rid"] == row["rid"]]
+        return found[0] if len(found) == 1 else None
+
+    def tag_subject(row: dict[str, Any], db: Any) -> Any:
+        found = [r["pid"] for r in db["Link"] if (r["aid"], r["pid"]) == (row["aid"], row["pid"])
+                 and None not in (row["aid"], row["pid"])]
+        return found[0] if len(found) == 1 else None
+
     return ReferencePolicy(
         principals={"agent": ("Agent", "aid"), "person": ("Person", "pid")},
         subject_kind="person",
@@ -240,6 +291,8 @@ def reference(norms_policy: Any) -> ReferencePolicy:
                                   lambda db: [{"sender": a, "recipient": b}
                                               for a, b in _closure({(r["src"], r["dst"]) for r in db["Edge"]})]),
             "reach_subj": RefCondition(("recipient", "subject"), {"recipient": "agent"}, reach_subj),
+            "consent": RefCondition(("subject", "purpose"), {},
+                                    lambda db: [{"subject": r["pid"], "purpose": r["purpose"]} for r in db["Consent"]]),
         },
         data_types={
             "d_val": [RefLocation("Rec", "val", subject="pid")],
@@ -249,15 +302,22 @@ def reference(norms_policy: Any) -> ReferencePolicy:
                       RefLocation("Rec", "rid", lambda r: r["val"] == "v1", subject="pid")],
             "d_flag": [RefLocation("Code", "flag", lambda r: r["flag"] == "x")],
             "d_edge": [RefLocation("Edge", "src"), RefLocation("Edge", "dst"), RefLocation("Link", "aid", subject="pid"),
-                       RefLocation("Link", "pid", subject="pid")],
+                       RefLocation("Link", "pid", lambda r: r["aid"] > 1, subject="pid")],
+            "d_note": [RefLocation("Note", "txt", subject=note_subject),
+                       RefLocation("Note", "nid", lambda r: r["txt"] == "n1", subject=note_subject)],
+            "d_tag": [RefLocation("Tag", "tag", subject=tag_subject)],
         },
-        purposes={"p1": ["p1", "p1-alias"], "p2": ["p2"]},
+        purposes={"p1": ["p1", "p1-alias"], "p2": ["p2"], "p3": ["p3"]},
+        purpose_parents={"p3": ["p1"]},
+        subjects={"Note": note_subject},
         norms=list(norms_policy.norms),
         keys=KEYS,
         columns=COLUMNS,
         dependencies=[("Code", "code", "flag")],
         foreign_keys=[("Rec", "pid", "Person", "pid"), ("Rec", "code", "Code", "code"), ("Edge", "src", "Agent", "aid"),
-                      ("Edge", "dst", "Agent", "aid"), ("Link", "aid", "Agent", "aid"), ("Link", "pid", "Person", "pid")],
+                      ("Edge", "dst", "Agent", "aid"), ("Link", "aid", "Agent", "aid"), ("Link", "pid", "Person", "pid"),
+                      ("Note", "rid", "Rec", "rid"), ("Tag", ("aid", "pid"), "Link", ("aid", "pid")),
+                      ("Consent", "pid", "Person", "pid")],
     )
 
 

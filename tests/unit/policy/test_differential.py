@@ -16,7 +16,7 @@ import pytest
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from policy_testkit import QUERIES, PLAIN_DDL, load, make_engine, random_norms, random_rows, reference, sort_rows
+from policy_testkit import CONTEXT_PURPOSES, QUERIES, PLAIN_DDL, load, make_engine, random_norms, random_rows, reference, sort_rows
 
 from pimento.policy import Enforcer, compile_policy, enforce, run_checks
 from pimento.policy.enforce import NormSQL, RowFormulaSQL
@@ -42,7 +42,7 @@ def _check(seed: int, *, subject_denials: bool = False) -> None:
     aids = [a["aid"] for a in rows["Agent"]]
     for _ in range(CONTEXTS):
         sender, recipient = str(rng.choice(aids)), str(rng.choice(aids))
-        purpose = rng.choice(["p1", "p1-alias", "p2"])
+        purpose = rng.choice(CONTEXT_PURPOSES)
         ctx = enforcer.context(f"agent:{sender}", f"agent:{recipient}", purpose)
         sql = rng.choice(QUERIES)
         result = enforcer.authorize(ctx, sql)
@@ -105,7 +105,7 @@ def _fail_open(pred):  # both paths: a prohibition that cannot be evaluated does
     [
         (RowFormulaSQL, "compile", _drop_not, range(0, 30), False),
         (RowFormulaSQL, "compile", _ignore_subject_role, range(0, 30), False),
-        (NormSQL, "cond", _or_as_and, range(0, 30), False),
+        (NormSQL, "cond", _or_as_and, range(0, 120), False),
         (Enforcer, "_rewrite_cte", _no_negatives, range(0, 30), False),
         (enforce, "prohibits_sql", _fail_open, range(0, 10), True),
     ],
