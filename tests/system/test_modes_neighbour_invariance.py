@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from neighbours import VALUE_FIELDS, Clinic, assert_neighbour_invariant, cli_json, clinics, neighbours, outcome
 
+from policy_config import configure_policy
 from pimento.release.session import Session
 
 EPS, DELTA = "1", "1e-6"
@@ -119,11 +120,12 @@ def _run(sql: str, mode: str):
     policy = compiled_policy()
 
     def run(path: Path, rng) -> dict:
+        configure_policy(path, policy)  # the custodian's step: the deployment's policy
         with Session(path, analyst="ann", rng=rng) as session:
             if mode == "ci":
-                answer = outcome(lambda: session.release_sql(sql, mode="ci", context=CTX, policy=policy))
+                answer = outcome(lambda: session.release_sql(sql, mode="ci", context=CTX))
             else:
-                answer = outcome(lambda: session.release_sql(sql, EPS, DELTA, mode=mode, context=CTX, policy=policy))
+                answer = outcome(lambda: session.release_sql(sql, EPS, DELTA, mode=mode, context=CTX))
         return {**answer, "budget": cli_json(["budget", "--db", str(path)], 0)}
 
     return run

@@ -86,7 +86,6 @@ def register(app: typer.Typer) -> None:
         ),
         mode: str = typer.Option("dp", "--mode", help="Release mode: ci | dp | split | contextual (docs/modes.md)."),
         context: str = typer.Option(None, "--context", help="sender=KIND:ID,recipient=KIND:ID,purpose=NAME (modes ci, split, contextual)."),
-        policy: str = typer.Option(None, "--policy", help="Compiled policy JSON (modes ci, split, contextual)."),
         epsilon: str = typer.Option(..., "--epsilon", help="Epsilon spent on the release."),
         delta: str = typer.Option(None, "--delta", help="Delta spent on the release (omit for pure epsilon-DP)."),
         analyst: str = typer.Option(None, "--analyst", help="Who is asking (charged in the ledger)."),
@@ -106,7 +105,7 @@ def register(app: typer.Typer) -> None:
             answer = session.ask(
                 question, synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst,
                 seed_sql=tuple(seed_sql), k=k, config=_config(rollouts, seed, variant), llm=llm,
-                mode=mode, context=context, policy=policy,
+                mode=mode, context=context,
             )
         data = answer.to_dict()
         if json_out:

@@ -65,7 +65,6 @@ def register(app: typer.Typer) -> None:
             None, "--custodian-token-file", help=f"File holding the custodian token (else ${CUSTODIAN_TOKEN_ENV}; neither: custodian endpoints off)."
         ),
         secure_cookies: bool = typer.Option(False, "--secure-cookies", help="Mark the web page's cookies Secure (behind a TLS proxy)."),
-        policy: str = typer.Option(None, "--policy", help="Compiled policy (JSON from `pimento policy compile`): serves the modes ci, split, contextual."),
     ) -> None:
         """Serve the analysts' API (/v1/...) and web page for one deployment; bound to loopback by default."""
         if not is_loopback(host) and not allow_remote:
@@ -80,7 +79,7 @@ def register(app: typer.Typer) -> None:
         from pimento.service.deployment import Deployment, SearchSettings
 
         token = custodian_token(custodian_token_file)
-        deployment = Deployment(db, search=SearchSettings(rollouts=rollouts, synthetic=synthetic), policy=policy)
+        deployment = Deployment(db, search=SearchSettings(rollouts=rollouts, synthetic=synthetic))
         deployment.hold_open()
         options = ServiceOptions(
             custodian_token_sha256=token_digest(token) if token else None,

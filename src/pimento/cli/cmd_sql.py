@@ -55,7 +55,6 @@ def register(app: typer.Typer) -> None:
         private: str = typer.Option(None, "--private", help="Comma-separated relations to treat as private in addition to pimento.toml's."),
         mode: str = typer.Option("dp", "--mode", help="Release mode: ci | dp | split | contextual (docs/modes.md)."),
         context: str = typer.Option(None, "--context", help="sender=KIND:ID,recipient=KIND:ID,purpose=NAME (modes ci, split, contextual)."),
-        policy: str = typer.Option(None, "--policy", help="Compiled policy JSON (modes ci, split, contextual)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Answer a counting query with noise calibrated to its residual sensitivity; the ledger is charged first.
@@ -65,7 +64,7 @@ def register(app: typer.Typer) -> None:
         from pimento.release.session import Session
 
         with Session(db, private=private.split(",") if private else None, analyst=analyst) as session:
-            answer = session.release_sql(sql, epsilon, delta, analyst=analyst, mode=mode, context=context, policy=policy)
+            answer = session.release_sql(sql, epsilon, delta, analyst=analyst, mode=mode, context=context)
         data = answer.to_dict()
         if json_out:
             emit_json(data)

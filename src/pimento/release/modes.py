@@ -99,8 +99,9 @@ def check_mode(mode: str, context: ContextSpec | None, policy: Any) -> None:
         if context is None:
             raise ModeError(f"--mode {mode} needs a context", hint="add --context sender=KIND:ID,recipient=KIND:ID,purpose=NAME")
         if policy is None:
-            raise ModeError(f"--mode {mode} needs a compiled policy",
-                            hint="add --policy compiled.json (from `pimento policy compile`)")
+            raise ModeError(f"--mode {mode} needs the deployment's policy, and none is configured",
+                            hint='the custodian sets compiled = "FILE" under [policy] in the pimento.toml beside the database '
+                            "(FILE from `pimento policy compile ... --out FILE`)")
 
 
 @dataclass(frozen=True)

@@ -187,14 +187,13 @@ class Session:
         question: str | None = None,
         mode: str = "dp",
         context: Any = None,
-        policy: Any = None,
     ) -> Any:
         """Release SQL in one of the four modes (:mod:`pimento.release.modes`).
 
         ``dp`` (default): a counting query with DP, (epsilon, delta) Laplace or pure epsilon
         without delta. ``ci``: any SQL the CI runtime supports, answered exactly on the
-        authorized data of ``context`` under ``policy`` (a compiled policy or its JSON path); no
-        budget, an audit row. ``split`` / ``contextual``: a counting query; see the module.
+        authorized data of ``context`` under the custodian's policy (``[policy] compiled`` in the
+        pimento.toml beside the database; a caller never names one); no budget, an audit row. ``split`` / ``contextual``: a counting query; see the module.
         ``context``: ``"sender=KIND:ID,recipient=KIND:ID,purpose=NAME"`` or a dict.
         """
         from pimento.release import modes
@@ -202,6 +201,7 @@ class Session:
 
         analyst = analyst or self.analyst
         spec = modes.parse_context(context)
+        policy = self.configured_policy()
         modes.check_mode(mode, spec, policy)
         if mode == "ci":
             return self._ci(sql, spec, policy, analyst=analyst, question=question)
@@ -213,6 +213,15 @@ class Session:
         if mode == "dp":
             return self._release(query, mechanism, analyst=analyst, question=question)
         return self._release(query, mechanism, analyst=analyst, question=question, mode=mode, spec=spec, policy=policy)
+
+    def configured_policy(self) -> str | None:
+        """The custodian's compiled policy (``[policy] compiled`` beside the database), or None.
+
+        The policy is a custodian setting like the caps and the private relations: a policy of the
+        caller's choosing could authorize anything, so no analyst-facing method takes one.
+        """
+        compiled = self.database.settings.policy.compiled
+        return self.database.settings.resolve(compiled) if compiled else None
 
     def _lowest_crs(self, outcome: SearchOutcome, synthetic: Any, beta: float, policy: Any, spec: Any) -> tuple[str | None, float | None]:
         """Contextual mode's search objective: among the formulations of the chosen cluster, the one
@@ -362,7 +371,6 @@ class Session:
         llm: str | None = None,
         mode: str = "dp",
         context: Any = None,
-        policy: Any = None,
     ) -> Any:
         """Answer a natural-language counting question (``pimento ask --mode ci|dp|split|contextual``).
 
@@ -389,6 +397,7 @@ class Session:
         start = time.perf_counter()
         analyst = analyst or self.analyst
         spec = modes.parse_context(context)
+        policy = self.configured_policy()
         modes.check_mode(mode, spec, policy)
         mechanism = self.mechanism(epsilon, delta)  # bad parameters fail here: nothing read, nothing spent
         self.ledger.analyst_cap(analyst)

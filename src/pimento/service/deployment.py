@@ -96,7 +96,7 @@ def clamp_count(data: dict[str, Any]) -> dict[str, Any]:
 class Deployment:
     """The custodian's deployment: ``db`` (file, DSN or folder) under the pimento.toml beside it."""
 
-    def __init__(self, db: str | Path, *, search: SearchSettings | None = None, policy: str | Path | None = None) -> None:
+    def __init__(self, db: str | Path, *, search: SearchSettings | None = None) -> None:
         from pimento.engines.database import load_database
 
         self.db = str(db)
@@ -108,7 +108,8 @@ class Deployment:
         finally:
             database.close()
         self.search = search or SearchSettings()
-        self.policy = str(policy) if policy else None
+        # The policy is the custodian's, from the pimento.toml beside the database ([policy] compiled).
+        self.policy = self.settings.resolve(self.settings.policy.compiled) if self.settings.policy.compiled else None
         if self.policy:
             from pimento.release.modes import load_compiled_policy
 
@@ -171,13 +172,13 @@ class Deployment:
                 raise ModeError("sender and purpose are for the modes ci, split and contextual", hint="leave them out in mode dp")
             return {}
         if self.policy is None:
-            raise ModeError(f"mode {mode} is not served here: this deployment has no policy", hint="ask the custodian (`pimento serve --policy`)")
+            raise ModeError(f"mode {mode} is not served here: this deployment has no policy", hint="ask the custodian ([policy] compiled in the deployment's pimento.toml)")
         if key.principal is None:
             raise ModeError(f"mode {mode} needs a principal, and this key stands for none",
                             hint="ask the custodian for a key issued with --principal KIND:ID")
         if not sender or not purpose:
             raise ModeError(f"mode {mode} needs sender and purpose", hint=f"the recipient is your key's principal, {key.principal}")
-        return {"mode": mode, "context": {"sender": sender, "recipient": key.principal, "purpose": purpose}, "policy": self.policy}
+        return {"mode": mode, "context": {"sender": sender, "recipient": key.principal, "purpose": purpose}}
 
     def sql(self, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = "dp",
             sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pimento.cli.app import app
+from policy_config import configure_policy
 from pimento.engines.database import load_database
 from pimento.mechanisms import Ledger
 from pimento.policy import CompiledPolicy, Enforcer
@@ -32,16 +33,8 @@ def compiled_path(hospital_path, tmp_path_factory) -> tuple[Path, dict]:
     return out, json.loads(res.stdout)
 
 
-def _configure_policy(db: Path, compiled: Path) -> None:
-    """The custodian's step: name the compiled policy under [policy] in the pimento.toml beside ``db``."""
-    toml = db.parent / "pimento.toml"
-    text = toml.read_text(encoding="utf-8") if toml.exists() else f'[database]\npath = "{db.name}"\n'
-    text = text.split("\n[policy]\n")[0].rstrip("\n")
-    toml.write_text(f'{text}\n\n[policy]\ncompiled = "{compiled}"\n', encoding="utf-8")
-
-
 def _authorize(db: Path, compiled: Path, sender: str, recipient: str, purpose: str, sql: str, *extra: str):
-    _configure_policy(db, compiled)
+    configure_policy(db, compiled)
     return runner.invoke(app, ["authorize", "--db", str(db), "--sender", sender,
                                "--recipient", recipient, "--purpose", purpose, "--sql", sql, *extra])
 

@@ -11,6 +11,7 @@ import pytest
 from pimento.errors import UserError
 from pimento.release.modes import MODES, ModeError, parse_context
 from pimento.release.session import Session
+from policy_config import configure_policy
 
 CTX = "sender=employee:1,recipient=employee:1,purpose=treatment"
 JOIN = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE v.diagnosis = 'Heart failure'"
@@ -32,6 +33,7 @@ def hospital(tmp_path_factory) -> tuple[Path, Path]:
         db.close()
     policy = folder / "compiled.json"
     policy.write_text(json.dumps(compiled.to_dict()))
+    configure_policy(path, policy)  # the custodian's step: modes other than dp enforce this policy
     return path, policy
 
 
@@ -48,7 +50,7 @@ def test_parse_context():
 
 
 @pytest.mark.parametrize("mode,kwargs", [
-    ("everything", {}), ("ci", {}), ("split", {"context": CTX}), ("contextual", {"policy": "x.json"}),
+    ("everything", {}), ("ci", {}), ("contextual", {}),
 ])
 def test_bad_mode_or_missing_inputs_spend_nothing(hospital, mode, kwargs):
     path, _ = hospital
@@ -57,6 +59,33 @@ def test_bad_mode_or_missing_inputs_spend_nothing(hospital, mode, kwargs):
         with pytest.raises(UserError):
             s.release_sql(JOIN, "1", "1e-6", mode=mode, **kwargs)
         assert s.ledger.remaining(s.location, "default") == before
+        assert not s.ledger.charges(s.location)
+
+
+def test_the_policy_is_the_custodians_not_the_callers(hospital, tmp_path):
+    """No policy configured: every mode but dp refuses before anything is spent; no parameter or
+    option lets the caller name a policy of their own (it could authorize anything)."""
+    import inspect
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from pimento.cli.app import app
+
+    path, policy = hospital
+    assert "policy" not in inspect.signature(Session.release_sql).parameters
+    assert "policy" not in inspect.signature(Session.ask).parameters
+    for command in ("sql", "ask"):
+        out = CliRunner().invoke(app, [command, "--help"])
+        assert "--policy" not in out.output
+    copy = tmp_path / "copy"
+    shutil.copytree(path.parent, copy)
+    toml = copy / "pimento.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").split("\n[policy]\n")[0], encoding="utf-8")
+    with Session(copy / path.name) as s:
+        for mode in ("ci", "split", "contextual"):
+            with pytest.raises(ModeError, match="none is configured"):
+                s.release_sql(JOIN, "1", "1e-6", mode=mode, context=CTX)
         assert not s.ledger.charges(s.location)
 
 
@@ -69,7 +98,7 @@ def test_ci_answers_exactly_on_authorized_data_spends_nothing_and_is_audited(hos
     sql = "SELECT diagnosis, COUNT(*) AS n FROM Visit GROUP BY diagnosis ORDER BY diagnosis"
     with Session(path) as s:
         before = s.ledger.remaining(s.location, "default")
-        answer = s.release_sql(sql, mode="ci", context=CTX, policy=str(policy))
+        answer = s.release_sql(sql, mode="ci", context=CTX)
         assert s.ledger.remaining(s.location, "default") == before
         audit = s.ledger.audit_rows()[-1]
     db = load_database(path)
@@ -90,8 +119,8 @@ def test_contextual_and_split_are_charged_and_carry_no_private_field(hospital):
     with Session(path, rng=random.Random(3)) as s:
         before = len(s.ledger.charges(s.location))
         dp = s.release_sql(JOIN, "1", "1e-6").to_dict()
-        ctx = s.release_sql(JOIN, "1", "1e-6", mode="contextual", context=CTX, policy=str(policy)).to_dict()
-        split = s.release_sql(JOIN, "1", "1e-6", mode="split", context=CTX, policy=str(policy)).to_dict()
+        ctx = s.release_sql(JOIN, "1", "1e-6", mode="contextual", context=CTX).to_dict()
+        split = s.release_sql(JOIN, "1", "1e-6", mode="split", context=CTX).to_dict()
         assert len(s.ledger.charges(s.location)) == before + 3
         rows = [r for r in s.ledger.audit_rows() if r.get("kind") != "custodian"]
     assert set(ctx) - set(dp) == {"context", "guarantee_kind"}
@@ -128,7 +157,7 @@ def test_split_exact_part_counts_join_results_of_public_tuples(hospital):
         and str(pid) in public_p
     )
     with Session(path, rng=random.Random(0)) as s:
-        got = s.release_sql(JOIN, "1", "1e-6", mode="split", context=CTX, policy=str(policy)).to_dict()
+        got = s.release_sql(JOIN, "1", "1e-6", mode="split", context=CTX).to_dict()
     assert got["authorized_exact"] == want
     assert want > 0  # the context authorizes some heart-failure visits of its patients
 
@@ -141,15 +170,15 @@ def test_cli_sql_modes(hospital):
     path, policy = hospital
     runner = CliRunner()
     out = runner.invoke(app, ["sql", "--db", str(path), "--sql", JOIN, "--mode", "contextual", "--context", CTX,
-                              "--policy", str(policy), "--epsilon", "1", "--delta", "1e-6", "--json"])
+                              "--epsilon", "1", "--delta", "1e-6", "--json"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["mode"] == "contextual"
     out = runner.invoke(app, ["sql", "--db", str(path), "--sql", "SELECT COUNT(*) FROM Visit", "--mode", "ci",
-                              "--context", CTX, "--policy", str(policy)])
+                              "--context", CTX])
     assert out.exit_code == 0, out.output
     assert "contextual integrity" in out.output
     out = runner.invoke(app, ["sql", "--db", str(path), "--sql", JOIN, "--mode", "split", "--context", CTX,
-                              "--policy", str(policy), "--epsilon", "1", "--delta", "1e-6"])
+                              "--epsilon", "1", "--delta", "1e-6"])
     assert out.exit_code == 0, out.output
     assert "authorized part (exact)" in out.output
     out = runner.invoke(app, ["sql", "--db", str(path), "--sql", JOIN, "--mode", "bogus", "--epsilon", "1"])
@@ -167,11 +196,11 @@ def test_split_failure_of_the_authorized_part_is_one_fixed_message(hospital, mon
         raise EngineError("Conversion Error: could not convert 'Jane Doe HIV' to INT")
 
     with Session(path, rng=random.Random(0)) as s:
-        s.release_sql(JOIN, "3", "1e-6", mode="split", context=CTX, policy=str(policy))  # works
+        s.release_sql(JOIN, "3", "1e-6", mode="split", context=CTX)  # works
         before = len(s.ledger.charges(s.location))
         monkeypatch.setattr(modes, "authorized_part", broken)
         with pytest.raises(ReleaseFailedError) as info:
-            s.release_sql(JOIN, "2", "1e-6", mode="split", context=CTX, policy=str(policy))
+            s.release_sql(JOIN, "2", "1e-6", mode="split", context=CTX)
         assert "Jane" not in str(info.value) and "Conversion" not in str(info.value)
         assert len(s.ledger.charges(s.location)) == before + 1
         assert any("Jane Doe" in json.dumps(r) for r in s.ledger.audit_rows())
@@ -200,8 +229,9 @@ def test_cli_ask_in_the_new_modes(tmp_path, standin_synthetic):
         database.close()
     policy = tmp_path / "compiled.json"
     policy.write_text(json.dumps(compiled.to_dict()))
+    configure_policy(db, policy)
     base = ["ask", DEMO_QUESTION, "--db", str(db), "--epsilon", "1", "--delta", "1e-6", "--rollouts", "2",
-            "--context", CTX, "--policy", str(policy)]
+            "--context", CTX]
     out = CliRunner().invoke(app, [*base, "--mode", "contextual", "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)

@@ -30,6 +30,9 @@ def test_modes_page_example_runs(tmp_path, monkeypatch):
     finally:
         db.close()
     (tmp_path / "compiled.json").write_text(json.dumps(compiled.to_dict()))
+    from policy_config import configure_policy
+
+    configure_policy(tmp_path / "hospital.duckdb", tmp_path / "compiled.json")
     monkeypatch.chdir(tmp_path)
     (block,) = _python_blocks("modes.md")
     scope: dict = {}

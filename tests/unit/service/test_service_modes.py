@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +33,17 @@ def with_policy(tmp_path_factory, standin_synthetic):
         database.close()
     policy = folder / "compiled.json"
     policy.write_text(json.dumps(compiled.to_dict()))
-    deployment = Deployment(db, search=SearchSettings(rollouts=1, k=3), policy=policy)
+    # Two deployments of the same data: one whose pimento.toml names the policy (the custodian's
+    # step), one without it.
+    import shutil
+
+    from policy_config import configure_policy
+
+    served = folder / "with_policy"
+    shutil.copytree(Path(db).parent, served, ignore=shutil.ignore_patterns("with_policy"))
+    served_db = served / Path(db).name
+    configure_policy(served_db, policy)
+    deployment = Deployment(served_db, search=SearchSettings(rollouts=1, k=3))
     plain = Deployment(db, search=SearchSettings(rollouts=1, k=3))
     options = ServiceOptions(rate=1000, burst=1000)
     return deployment, TestClient(create_app(deployment, options), raise_server_exceptions=False), TestClient(create_app(plain, options), raise_server_exceptions=False)
@@ -75,11 +86,12 @@ def test_what_each_mode_needs_is_refused_before_anything_is_spent(with_policy):
     deployment, client, plain = with_policy
     nobody, nobody_key = deployment.add_key("no-principal")
     entry, key = deployment.add_key("needs", "employee:1")
+    plain_key = plain.app.state.deployment.add_key("needs-plain", "employee:1")[1]  # keys are per deployment
     cases = [
         (client, nobody_key, {"mode": "ci", "sender": "employee:1", "purpose": "treatment"}, "needs a principal"),
         (client, key, {"mode": "contextual", "epsilon": "1", "delta": "1e-6"}, "needs sender and purpose"),
         (client, key, {"mode": "dp", "epsilon": "1", "sender": "employee:1"}, "sender and purpose are for"),
-        (plain, key, {"mode": "split", "epsilon": "1", "delta": "1e-6", "sender": "employee:1", "purpose": "treatment"}, "not served here"),
+        (plain, plain_key, {"mode": "split", "epsilon": "1", "delta": "1e-6", "sender": "employee:1", "purpose": "treatment"}, "not served here"),
     ]
     for http, k, body, words in cases:
         r = http.post("/v1/sql", headers={"Authorization": f"Bearer {k}"}, json={"sql": JOIN, **body})
