@@ -25,6 +25,15 @@ __all__ = ["Accountant", "rho_from_eps_delta", "eps_from_rho"]
 #: Share of delta_syn spent on partition selection (the rest converts zCDP to (eps, delta)).
 SELECTION_DELTA_SHARE = Fraction(1, 2)
 
+#: Budget shares inside a component (of its rho): fan-out caps, category selection, ties.
+SHARE_CAPS, SHARE_SELECT, SHARE_TIES = 0.05, 0.25, 0.05
+#: Share for the column-type tests (taken from the models' share, only in components with a
+#: tested column: TEXT columns, and DATE/TIMESTAMP columns of engines that do not enforce types).
+SHARE_TYPES = 0.05
+#: Share for link in-degrees (taken from the models' share, only in components that own links
+#: to private tables).
+SHARE_LINKS = 0.08
+
 
 def eps_from_rho(rho: float, delta: float) -> float:
     """Epsilon implied by rho-zCDP at ``delta`` (Bun & Steinke Prop. 1.3), rounded up slightly."""

@@ -21,12 +21,43 @@ from pimento.mechanisms.budget import Budget
 from pimento.mechanisms.ledger import database_key
 from pimento.schema import Catalog
 from pimento.synth._budget import Accountant, check_budget
-from pimento.synth._core import Progress, Synthesizer
 from pimento.synth._plan import make_plan
-from pimento.synth._sample import mint_and_link, sample_database
-from pimento.synth._write import META_TABLE, repair, source_ddl, write_database
+from pimento.synth._state import Progress, start
+from pimento.synth._write import META_TABLE, source_ddl, write_database
+from pimento.synth.passes import run_passes
+from pimento.synth.passes.build_entities import build_entities
+from pimento.synth.passes.cap_fanout import cap_fanout
+from pimento.synth.passes.decide_column_types import decide_column_types
+from pimento.synth.passes.detect_ties import detect_ties
+from pimento.synth.passes.encode_columns import encode_columns
+from pimento.synth.passes.fit_models import fit_models
+from pimento.synth.passes.measure_link_degrees import measure_link_degrees
+from pimento.synth.passes.mint_keys_and_links import mint_keys_and_links
+from pimento.synth.passes.read_public_directory import read_public_directory
+from pimento.synth.passes.read_public_tables import read_public_tables
+from pimento.synth.passes.read_tables import read_tables
+from pimento.synth.passes.repair_constraints import repair_constraints
+from pimento.synth.passes.sample_rows import sample_rows
 
-__all__ = ["SynthResult", "synthesize", "source_fingerprint", "META_TABLE", "guarantee_text", "public_inputs"]
+__all__ = ["PASSES", "SynthResult", "synthesize", "source_fingerprint", "META_TABLE", "guarantee_text", "public_inputs"]
+
+#: The synthesis, pass by pass (PRIVACY.md explains what each measurement costs). Measuring
+#: passes draw their noise from one generator in this order, so the order is part of the output.
+PASSES = (
+    read_tables,  # the private tables
+    cap_fanout,  # parents, DP fan-out caps, units
+    decide_column_types,  # DP tests of what TEXT (and untyped DATE) columns hold
+    encode_columns,  # public domains, DP-selected categories
+    measure_link_degrees,  # noisy in-degrees of links to private tables
+    build_entities,  # the attributes of every entity model
+    detect_ties,  # DP tests of copied values and total participation
+    fit_models,  # DP marginal models
+    read_public_directory,  # declared link context: the exact directory
+    sample_rows,  # post-processing from here on
+    read_public_tables,
+    mint_keys_and_links,
+    repair_constraints,
+)
 
 
 @dataclass
@@ -149,9 +180,7 @@ def synthesize(
         raise DataSourceError("the output file is the source database", hint="choose another --out")
     plan = make_plan(catalog, root)
     acc = Accountant(eps, dlt, noise_seed=_noise_seed)
-    s = Synthesizer(
-        engine, plan, acc, seed=seed, caps=caps, link_context=list(link_context), progress=progress, public_values=list(public_values)
-    )
+    state = start(plan, acc, seed=seed, caps=caps, link_context=list(link_context), public_values=list(public_values))
     copy_id = str(uuid.uuid4())
     db_key = database_key(database or str(getattr(engine, "location", "")))
     fingerprint = source_fingerprint(engine, catalog)
@@ -165,33 +194,19 @@ def synthesize(
             note=f"synthetic database {out_path} (root {plan.root}, source {fingerprint[:12]})",
         )
         charge_id = str(getattr(charge, "id", charge))
-    s.load()
-    s.cap_and_link()
-    s.decide_types()
-    s.encode_columns()
-    s.measure_link_degrees()
-    s.build_entities()
-    s.test_ties_and_fit()
-    s.read_directory()
-    if progress:
-        progress("sample", 0, 1)
-    sampled = sample_database(s)
-    public_rows = {name: _read_public(engine, catalog, name) for name, tp in plan.tables.items() if tp.kind == "public"}
-    mint_and_link(s, sampled, public_rows)
-    dropped = repair(s, sampled)
-    if progress:
-        progress("sample", 1, 1)
-    tables: dict[str, dict[str, np.ndarray]] = dict(public_rows)
+    state = run_passes(state, PASSES, engine=engine, progress=progress or _no_progress)
+    assert state.sampled is not None
+    tables: dict[str, dict[str, np.ndarray]] = dict(state.public_rows)
     for t in plan.order:
-        tables[t] = sampled.cols[t]
+        tables[t] = state.sampled.cols[t]
     details = {
         "plan": plan.describe(),
         "budget": acc.summary(),
         "spends": [(w, r, d) for w, r, d in acc.log],
-        "dropped_in_repair": dropped,
+        "dropped_in_repair": state.dropped,
         "link_context": list(link_context),
         "public_values": list(public_values),
-        **s.report,
+        **state.report,
     }
     meta = {
         "epsilon": str(eps),
@@ -206,7 +221,7 @@ def synthesize(
         "database": db_key,
         "details": details,
     }
-    families = s.changed_families()
+    families = state.changed_families()
     write_database(out_path, catalog, source_ddl(engine, catalog, families), tables, meta, families)
     if progress:
         progress("write", 1, 1)
@@ -217,16 +232,8 @@ def synthesize(
     )
 
 
-def _read_public(engine: Engine, catalog: Catalog, table: str) -> dict[str, np.ndarray]:
-    t = catalog.table(table)
-    cols = [c.name for c in t.columns]
-    rows = engine.execute("SELECT " + ", ".join(f'"{c}"' for c in cols) + f' FROM "{t.name}"').rows
-    out = {}
-    for i, c in enumerate(cols):
-        arr = np.empty(len(rows), dtype=object)
-        arr[:] = [r[i] for r in rows]
-        out[c] = arr
-    return out
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
 
 
 def _version() -> str:

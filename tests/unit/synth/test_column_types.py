@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from pimento.engines import open_engine
 from pimento.synth import synthesize
 from pimento.synth._budget import eps_from_rho
-from pimento.synth._core import SHARE_CAPS, SHARE_LINKS, SHARE_SELECT, SHARE_TIES, SHARE_TYPES
+from pimento.synth._budget import SHARE_CAPS, SHARE_LINKS, SHARE_SELECT, SHARE_TIES, SHARE_TYPES
 from pimento.synth._encode import ColumnData
 from pimento.synth._types import DATE, FRAC, INT, OTHER, TYPE_SENSITIVITY, classes_for, coerce, decide_family, value_classes
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pimento.synth._core import LINK_TOP_K, _non_increasing, degree_profile, link_sensitivity
+from pimento.synth.passes.measure_link_degrees import LINK_TOP_K, _non_increasing, degree_profile, link_sensitivity
 from pimento.synth._sample import _match
 
 N_KEYS, N_CELLS = 12, 3

@@ -1,0 +1,135 @@
+"""Reading the private database and comparing key values (shared by the synthesis passes).
+
+Every read here goes through the engine the caller opened on the private database; the passes
+that call these helpers charge for what they measure (PRIVACY.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pimento.schema import Catalog
+from pimento.synth._encode import ColumnData
+
+__all__ = ["read_table", "read_check_domains", "public_keys", "key_tuples", "norm", "lookup", "MAX_PUBLIC_KEYS"]
+
+#: Public link keys modelled as categories (larger public tables: uniform choice).
+MAX_PUBLIC_KEYS = 200
+
+
+def read_table(engine: Any, catalog: Catalog, table: str) -> dict[str, ColumnData]:
+    t = catalog.table(table)
+    cols = [c.name for c in t.columns]
+    sql = "SELECT " + ", ".join(f'"{c}"' for c in cols) + f' FROM "{t.name}"'
+    con = getattr(engine, "connection", None)
+    out: dict[str, ColumnData] = {}
+    if con is not None and getattr(engine, "name", "") == "duckdb":
+        data = con.execute(sql).fetchnumpy()
+        for c in t.columns:
+            v = data[c.name]
+            null = np.ma.getmaskarray(v) if isinstance(v, np.ma.MaskedArray) else np.zeros(len(v), dtype=bool)
+            raw = np.ma.getdata(v)
+            if raw.dtype.kind == "M":
+                raw = raw.astype("datetime64[us]")
+            elif raw.dtype.kind in "iub" and c.type != "boolean":
+                raw = raw.astype(np.int64)
+            if c.type == "boolean" or raw.dtype.kind not in "iufM":
+                vals = np.empty(len(raw), dtype=object)
+                vals[:] = list(raw)
+                vals[null] = None
+                raw = vals
+            out[c.name] = ColumnData(c.type, raw, null)
+        return out
+    rows = engine.execute(sql).rows
+    for i, c in enumerate(t.columns):
+        vals = np.empty(len(rows), dtype=object)
+        vals[:] = [r[i] for r in rows]
+        null = np.array([x is None for x in vals], dtype=bool)
+        if c.type in ("integer", "real"):
+            num = np.zeros(len(rows), dtype=float)
+            ok = ~null
+            try:
+                num[ok] = np.array([float(x) for x in vals[ok]], dtype=float)
+            except (TypeError, ValueError):
+                # Some stored value is not a number (engines that do not enforce types): keep
+                # the stored values; keys compare them as stored, and a modelled column is
+                # coerced to its family later (``decide_column_types``), non-numbers becoming NULL.
+                out[c.name] = ColumnData(c.type, vals, null)
+                continue
+            if c.type == "integer" and np.all(num[ok] == np.round(num[ok])):
+                num = num.astype(np.int64)
+            out[c.name] = ColumnData(c.type, num, null)
+        else:
+            # Dates stay as stored (a DATE column may hold integers or text in SQLite); a
+            # modelled column is coerced to its family by ``decide_column_types``.
+            out[c.name] = ColumnData(c.type, vals, null)
+    return out
+
+
+def key_tuples(data: dict[str, ColumnData], cols: tuple[str, ...], idx: np.ndarray | None = None) -> list[tuple]:
+    arrays = [data[c].values if idx is None else data[c].values[idx] for c in cols]
+    nulls = [data[c].null if idx is None else data[c].null[idx] for c in cols]
+    n = len(arrays[0])
+    out = []
+    lists = [a.tolist() for a in arrays]
+    nl = [m.tolist() for m in nulls]
+    for i in range(n):
+        if any(m[i] for m in nl):
+            out.append(None)
+        else:
+            out.append(tuple(norm(lst[i]) for lst in lists))
+    return out
+
+
+def norm(x: Any) -> Any:
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    if isinstance(x, (bytes, bytearray)):
+        return bytes(x)
+    return x
+
+
+def lookup(parent_keys: list[tuple], child_keys: list[tuple]) -> np.ndarray:
+    index: dict[tuple, int] = {}
+    for i, k in enumerate(parent_keys):
+        if k is not None and k not in index:
+            index[k] = i
+    return np.fromiter((index.get(k, -1) if k is not None else -1 for k in child_keys), dtype=np.int64, count=len(child_keys))
+
+
+def read_check_domains(engine: Any, catalog: Catalog) -> dict[tuple[str, str], list[Any]]:
+    import sqlglot
+    from sqlglot import exp
+
+    out: dict[tuple[str, str], list[Any]] = {}
+    if getattr(engine, "name", "") != "duckdb":
+        return out
+    rows = engine.execute(
+        "SELECT table_name, expression FROM duckdb_constraints() WHERE constraint_type = 'CHECK' AND schema_name = current_schema()"
+    ).rows
+    for table, expression in rows:
+        try:
+            tree = sqlglot.parse_one(expression, read="duckdb")
+        except sqlglot.errors.ParseError:
+            continue
+        while isinstance(tree, exp.Paren):
+            tree = tree.this
+        if isinstance(tree, exp.In) and isinstance(tree.this, exp.Column) and tree.expressions:
+            if all(isinstance(v, exp.Literal) for v in tree.expressions) and catalog.has_table(table):
+                t = catalog.table(table)
+                if t.has_column(tree.this.name):
+                    col = t.column(tree.this.name)
+                    vals = [v.this if v.is_string else (int(v.this) if col.type == "integer" else float(v.this)) for v in tree.expressions]
+                    out[(t.name, col.name)] = vals
+    return out
+
+
+
+def public_keys(engine: Any, table: str, column: str, limit: int = MAX_PUBLIC_KEYS) -> list[Any] | None:
+    """The distinct non-NULL values of a public (or declared public) column, at most ``limit``."""
+    rows = engine.execute(f'SELECT DISTINCT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL').rows
+    if len(rows) > limit:
+        return None
+    return sorted((norm(r[0]) for r in rows), key=lambda x: (str(type(x)), x))

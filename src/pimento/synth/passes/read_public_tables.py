@@ -1,0 +1,29 @@
+"""Read the public tables, which the copy holds verbatim (declared public: no budget)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pimento.synth._state import SynthState
+
+__all__ = ["read_public_tables"]
+
+
+def read_public_tables(state: SynthState, *, engine: Any) -> SynthState:
+    """Fills ``public_rows``."""
+    state.public_rows = {name: _read_public(engine, state.cat, name) for name, tp in state.plan.tables.items() if tp.kind == "public"}
+    return state
+
+
+def _read_public(engine: Any, catalog: Any, table: str) -> dict[str, np.ndarray]:
+    t = catalog.table(table)
+    cols = [c.name for c in t.columns]
+    rows = engine.execute("SELECT " + ", ".join(f'"{c}"' for c in cols) + f' FROM "{t.name}"').rows
+    out = {}
+    for i, c in enumerate(cols):
+        arr = np.empty(len(rows), dtype=object)
+        arr[:] = [r[i] for r in rows]
+        out[c] = arr
+    return out
