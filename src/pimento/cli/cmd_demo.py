@@ -19,6 +19,7 @@ from rich.table import Table
 
 from pimento.cli._common import console, emit_json, err_console, handle_errors
 from pimento.errors import UserError
+from pimento.schema.synthetic import default_synthetic_path
 
 __all__ = ["DEFAULT_OUT", "RUN_STEPS", "DemoContext", "DemoStep", "register"]
 
@@ -253,9 +254,7 @@ DEMO_EPSILON_SYN = "1.6"
 DEMO_DELTA_SYN = "1e-6"
 
 
-def synthetic_path(path: Path) -> Path:
-    """Where ``demo run`` keeps the synthetic copy of the demo database."""
-    return path.with_name(path.stem + ".synthetic.duckdb")
+synthetic_path = default_synthetic_path  # where ``demo run`` keeps the synthetic copy of the demo database
 
 
 def step_synth(ctx: DemoContext) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from pimento.engines import Engine
 from pimento.errors import DataSourceError, InternalError
 from pimento.llm.base import Message
 from pimento.schema import Catalog
+from pimento.schema.synthetic import SYNTH_META_TABLE
 
 __all__ = [
     "ExpansionAction",
@@ -38,9 +39,6 @@ __all__ = [
     "repair_messages",
     "zero_shot_messages",
 ]
-
-#: The table the synthesizer writes into every synthetic database; its presence is the guard.
-SYNTH_META_TABLE = "_pimento_synth_meta"
 
 _GUARD = object()
 

@@ -22,11 +22,9 @@ from pimento.engines import Engine
 from pimento.errors import PimentoError
 from pimento.nl.text import lemma, stem
 from pimento.schema import Catalog
+from pimento.schema.synthetic import SYNTH_META_TABLE
 
 __all__ = ["NumericRange", "ValueHit", "ValueIndex", "normalize_value"]
-
-#: Table the synthesizer writes into every synthetic database (same marker as pimento.llm.prompts).
-SYNTH_META_TABLE = "_pimento_synth_meta"
 
 _MAX_WORDS = 6
 

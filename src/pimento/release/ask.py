@@ -18,13 +18,12 @@ from pimento.engines import Engine, open_engine
 from pimento.errors import DataSourceError, PimentoError, SearchError, UserError
 from pimento.llm.usage import Usage
 from pimento.schema import Catalog
+from pimento.schema.synthetic import SYNTH_META_TABLE, default_synthetic_path
 from pimento.search import SearchConfig, SearchResult, SensitivitySearch
 from pimento.search.mcts import votes_for_samples
 from pimento.sql import CountQuery, parse_count_query
 
 __all__ = ["SearchOutcome", "default_synthetic_path", "open_synthetic", "resolve_synthetic", "search_question"]
-
-SYNTH_META_TABLE = "_pimento_synth_meta"
 
 
 @dataclass(frozen=True)
@@ -47,12 +46,6 @@ class SearchOutcome:
             "llm_tokens": self.llm_tokens,
             "search_seconds": round(self.seconds, 4),
         }
-
-
-def default_synthetic_path(location: str | Path) -> Path:
-    """Where `pimento demo` and the docs put the synthetic copy of ``location``: beside it."""
-    path = Path(str(location))
-    return path.with_name(path.stem + ".synthetic.duckdb")
 
 
 def resolve_synthetic(given: str | Path | None, location: str | Path, settings: Any = None) -> Path:

@@ -10,10 +10,9 @@ import numpy as np
 
 from pimento.errors import DataSourceError
 from pimento.schema import Catalog
+from pimento.schema.synthetic import SYNTH_META_TABLE as META_TABLE
 
 __all__ = ["write_database", "source_ddl", "META_TABLE"]
-
-META_TABLE = "_pimento_synth_meta"
 
 
 def _table_order(catalog: Catalog) -> list[str]:
