@@ -36,6 +36,11 @@ How the engine computes it, without materialising joins where the hypergraph is 
    copy); a message whose grouping variables determine every base of its subtree through keys
    skips its GROUP BY (it is the identity); a component's root is chosen to need the fewest new
    GROUP BYs; a T_C over rows that all have c = 1 is an ``EXISTS``. PROOF.md, section 2.
+6. Keys need not be declared: before the T_E statement, one small statement checks which join
+   variable of each relation with two or more variables is unique among the rows the T_E reads
+   (``COUNT(*) = COUNT(DISTINCT col)`` under the base's own WHERE); such a variable is a key of
+   this instance and is used as one (item 5). Nothing undeclared is trusted, the T_E values are
+   the same, and a TPC-H chain without keys needs 4 GROUP BYs instead of 9 (4 relations).
 
 Counts are BIGINT first; only if the engine reports an overflow (DuckDB and PostgreSQL raise,
 they never wrap) is the statement run again with counts cast to HUGEINT (DuckDB, exact to 2^127)
@@ -210,6 +215,11 @@ class ResidualCounts:
     seconds: float
     sql: tuple[str, ...] = ()
     cyclic_components: tuple[Subset, ...] = ()
+    #: The statement that checked which join variables are unique on the data ("" if none ran);
+    #: not counted in ``statements`` or listed in ``sql`` (those are the T_E statements).
+    unique_sql: str = ""
+    #: (alias, join column) pairs found unique on the data and used as keys.
+    unique_on_data: tuple[tuple[str, str], ...] = ()
 
     def __getitem__(self, subset: Iterable[str]) -> int:
         return self.values[frozenset(subset)]
@@ -275,32 +285,66 @@ class _Plan:
         return all(self.graph.vars(a) <= known for a in todo)
 
     # ---- base tables
-    def base(self, alias: str) -> str:
-        key = (frozenset([alias]), frozenset(["__base__"]))  # type: ignore[list-item]
-        if key in self.keys:
-            return self._use(self.keys[key])
-        name = f"base_{len(self.keys)}"
-        rel = self.query.relation(alias)
-        table = rel.table
+    def table_name(self, alias: str) -> str:
+        table = self.query.relation(alias).table
         if self.catalog is not None and self.catalog.has_table(table):
             table = self.catalog.table(table).name
+        return table
+
+    def conditions(self, alias: str) -> list[str]:
+        """The WHERE of ``alias``'s base: join columns not NULL, intra-relation equalities, its selection."""
         conds: list[str] = []
-        selects: list[str] = []
-        groups: list[str] = []
         qa = self.q(alias)
-        for v, cols in self.graph.columns[alias].items():
+        for cols in self.graph.columns[alias].values():
             rep = f"{qa}.{self.q(cols[0])}"
             conds.append(f"{rep} IS NOT NULL")
             for other in cols[1:]:
                 conds.append(f"{rep} = {qa}.{self.q(other)}")
-            selects.append(f"{rep} AS {self.q(f'v{v}')}")
-            groups.append(rep)
         predicate = self.query.selection_of(alias)
         if predicate is not None:
             conds.append("(" + _render_predicate(predicate, self.dialect) + ")")
         count = self.query.count
         if count.column is not None and count.column.alias == alias:
             conds.append(f"{qa}.{self.q(count.column.column)} IS NOT NULL")
+        return conds
+
+    def uniqueness_checks(self) -> list[tuple[str, int, str]]:
+        """(alias, variable, SQL giving 1 if the variable's value is unique among the base's rows).
+
+        For every relation with two or more variables, each variable that no key of the catalog
+        already covers. A variable unique on the data is a key of this instance: the plan may
+        skip GROUP BYs on it exactly as on a declared key (the same T_E; PROOF.md, section 2),
+        and nothing undeclared is trusted, since it is checked on the rows the T_E reads.
+        """
+        out = []
+        for alias in self.graph.aliases:
+            variables = self.graph.columns[alias]
+            if len(variables) < 2:
+                continue
+            qa = self.q(alias)
+            where = " AND ".join(self.conditions(alias))
+            for v, cols in variables.items():
+                if self.keyed(alias, frozenset([v])):
+                    continue
+                rep = f"{qa}.{self.q(cols[0])}"
+                out.append((alias, v, f"SELECT CASE WHEN COUNT(*) = COUNT(DISTINCT {rep}) THEN 1 ELSE 0 END "
+                                      f"FROM {self.q(self.table_name(alias))} AS {qa} WHERE {where}"))
+        return out
+
+    def base(self, alias: str) -> str:
+        key = (frozenset([alias]), frozenset(["__base__"]))  # type: ignore[list-item]
+        if key in self.keys:
+            return self._use(self.keys[key])
+        name = f"base_{len(self.keys)}"
+        table = self.table_name(alias)
+        qa = self.q(alias)
+        conds = self.conditions(alias)
+        selects: list[str] = []
+        groups: list[str] = []
+        for v, cols in self.graph.columns[alias].items():
+            rep = f"{qa}.{self.q(cols[0])}"
+            selects.append(f"{rep} AS {self.q(f'v{v}')}")
+            groups.append(rep)
         unique = bool(groups) and self.keyed(alias, self.graph.vars(alias))
         if unique:
             cnt = "1"  # a key among the join columns: one row per value, no GROUP BY
@@ -516,6 +560,7 @@ def compute_te(
     subsets: Iterable[Iterable[str]],
     *,
     timeout_s: float | None = None,
+    unique_check: bool = True,
 ) -> ResidualCounts:
     """T_E for each E in ``subsets`` (sets of aliases), computed by ``engine`` in one statement.
 
@@ -539,6 +584,20 @@ def compute_te(
         check_join_collations(engine, query)
     dialect = getattr(engine, "dialect", "duckdb")
     graph, full_tree, key_vars = _structure(query, catalog)
+    unique_sql, unique_found = "", []
+    if unique_check and len(query.aliases) > 2:
+        # Variables unique on the data act as keys (checked, not trusted): one small statement.
+        checks = _Plan(graph, query, catalog, dialect, key_vars=key_vars).uniqueness_checks()
+        if checks:
+            sql = "SELECT " + ", ".join(f"({c}) AS {_quote(f'u{k}', dialect)}" for k, (_, _, c) in enumerate(checks))
+            unique_sql = sql
+            row = (engine.execute(sql, timeout_s=timeout_s) if timeout_s is not None else engine.execute(sql)).rows[0]
+            merged = {a: list(ks) for a, ks in key_vars.items()}
+            for (alias, v, _), unique in zip(checks, row, strict=True):
+                if unique is not None and int(unique) == 1:
+                    merged.setdefault(alias, []).append(frozenset([v]))
+                    unique_found.append((alias, graph.columns[alias][v][0]))
+            key_vars = {a: tuple(ks) for a, ks in merged.items()}
 
     def build(wide: bool) -> tuple[_Plan, list[tuple[Subset, str]]]:
         plan = _Plan(graph, query, catalog, dialect, wide=wide, key_vars=key_vars)
@@ -608,6 +667,8 @@ def compute_te(
         seconds=time.perf_counter() - started,
         sql=sql_texts,
         cyclic_components=tuple(plan.cyclic),
+        unique_sql=unique_sql,
+        unique_on_data=tuple(unique_found),
     )
 
 
