@@ -16,3 +16,14 @@ def test_offline_parser_on_spider_database(spider_dir, db):
     assert report.top1 / report.total >= 0.75, report.failures
     assert report.topk >= report.top1
     assert max(report.latencies_ms) < 2000
+
+
+@pytest.mark.parametrize("db", ["world_1", "singer", "poker_player"])
+def test_offline_select_parser_on_spider_database(spider_dir, db):
+    """Plain select-project-join questions (projection and filter over joins): most right at top-1."""
+    from pimento.bench.nl_select import run as run_select
+
+    report = run_select(spider_dir, "dev", k=5, only_db=db)
+    assert report.total >= 8
+    assert report.top1 / report.total >= 0.7, report.failures
+    assert report.topk >= report.top1

@@ -116,12 +116,18 @@ class Span:
     label: tuple[int, ...] = ()  # schema words trimmed off the span ("City Aberdeen" -> City)
 
 
-def find_spans(tokens: list[Token], taken: set[int], names_schema: Callable[[Token], bool]) -> list[Span]:
+def find_spans(
+    tokens: list[Token],
+    taken: set[int],
+    names_schema: Callable[[Token], bool],
+    column_label: Callable[[Token], bool] | None = None,
+) -> list[Span]:
     """Value-like spans among tokens not yet linked (``taken``); quoted strings come from the caller.
 
     Capitalised runs (not the question's first word) and upper-case codes; schema words at the
     edges of a run are trimmed off as labels ("Airport 'ASY'", "City Aberdeen"), except a trailing
-    one after a non-code ("United Airlines"). Lower-case words count only after "in/from/at"
+    one after a non-code ("United Airlines") unless ``column_label`` says it names a column and no
+    table ("Napa County" -> 'Napa'). Lower-case words count only after "in/from/at"
     ("in france") or with a coded value ("female").
     """
     out: list[Span] = []
@@ -143,6 +149,10 @@ def find_spans(tokens: list[Token], taken: set[int], names_schema: Callable[[Tok
             run = run[1:]
         label = tuple(t.index for t in tokens[i : j + 1] if run and t.index < run[0].index)
         if len(run) > 1 and names_schema(run[-1]) and _is_code(run[-2]):
+            run = run[:-1]
+        elif len(run) > 1 and column_label is not None and column_label(run[-1]):
+            # "Napa County", "Lamberton Building": a trailing word naming a column (not a table) labels it
+            label = label + (run[-1].index,)
             run = run[:-1]
         if run and any(0 <= k < n and k in taken and _capital(tokens[k]) for k in (run[0].index - 1, run[-1].index + 1)):
             pass  # beside a capitalised value the index placed ("Napa Country", "Ryan Goodwin"): part of it

@@ -348,7 +348,7 @@ def translate_select(
     distinct = bool(re.search(r"\b(?:different|distinct|unique)\b", question, re.I))
     intent = CountIntent(start=start, distinct=distinct, cue=cue)
     tables, columns = _lexicon(catalog)
-    ctx = _Context(question, catalog, values or ValueIndex.empty(), tokens, intent, tables, columns)
+    ctx = _Context(question, catalog, values if values is not None else ValueIndex.empty(), tokens, intent, tables, columns)
     items, owner = _projection_phrase(tokens, start)
     item_tokens = {t.index for item in items for t in item}
     ctx.np = [t for item in items for t in item]

@@ -64,6 +64,8 @@ _BOUNDARY = {
 _DISTINCT_WORDS = {"different", "distinct", "unique", "various", "total", "the", "a", "an", "all", "of", "number"}
 #: Words whose stored value is usually a code: "female" -> 'F'.
 _VALUE_SYNONYMS = CODED_WORDS
+#: A literal placed on a column of the counted table itself (no join needed) gains this much.
+_OWN_TABLE_BONUS = 0.1
 _TRUTHY = ("T", "Y", "Yes", "yes", "YES", "True", "true", "TRUE", "y", "t", 1, True)
 _FALSY = ("F", "N", "No", "no", "NO", "False", "false", "FALSE", "n", "f", 0, False)
 
@@ -225,6 +227,14 @@ def _operator(tokens: list[Token], i: int) -> str:
     for phrase in _LE:
         if after.startswith(phrase):
             return "<="
+    wide = " ".join(w for w in _phrase_before(tokens, i, 7).split() if any(ch.isalnum() for ch in w))
+    if wide.endswith("or equal to") or wide.endswith("or equal"):
+        # "larger than or equal to 180": the comparative sits beyond the usual window
+        head = wide.rsplit(" or equal", 1)[0].split()[-3:]
+        if any(w in ("greater", "larger", "more", "higher", "bigger", "above", "over", "later", "older") for w in head):
+            return ">="
+        if any(w in ("less", "smaller", "fewer", "lower", "below", "under", "earlier", "younger") for w in head):
+            return "<="
     before = _phrase_before(tokens, i, 4)
     # the phrase ending nearest the number wins, the longer one on a tie ("in or after" is >=,
     # not the "after" inside it)
@@ -365,7 +375,7 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             taken.update(idx)
 
     # literals the value index cannot place (open value linking, nl/open_values.py)
-    spans = find_spans(tokens, taken, lambda tok: _names_schema(ctx, tok))
+    spans = find_spans(tokens, taken, lambda tok: _names_schema(ctx, tok), lambda tok: _column_label(ctx, tok))
     literals = [(s.tokens[0], s.tokens[-1]) for s in spans] + [(t.index, t.index) for t in tokens if t.kind in ("quoted", "number")]
     for span in spans:
         if any(i in taken for i in span.tokens):
@@ -400,6 +410,13 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             _Mention(frozenset(used), [_Option((pred,), 0.7 * score, f"'{tokens[first].text}' -> {pred.describe()}")], True, tokens[first].text)
         )
     return _merge_or(ctx, mentions)
+
+
+def _column_label(ctx: _Context, token: Token) -> bool:
+    """The word names a column (lemma match, not generic) and no table: "County", "Building"."""
+    if any(_strength(token, w) >= 0.85 for e in ctx.tables for w in e.words if w not in _GENERIC):
+        return False
+    return any(token.lemma == w for e in ctx.columns for w in e.words if w not in _GENERIC)
 
 
 def _names_schema(ctx: _Context, token: Token) -> bool:
@@ -724,6 +741,8 @@ def _targets(ctx: _Context, mentions: list[_Mention]) -> list[_Target]:
             continue
         if np and np[-1].index in used:
             score += 0.1
+        # "cities that employees live in": the table named elsewhere in the question owns the column
+        score += 0.1 * ctx.table_hint(element.table, exclude=frozenset(t.index for t in np) | strong_value_tokens)
         factor = 1.0 if distinct else 0.7
         table = ctx.catalog.table(element.table)
         if (element.column,) == table.primary_key:
@@ -766,14 +785,20 @@ def _edge_bonus(ctx: _Context) -> dict[JoinEdge, float]:
         if not col_words:
             continue
         best = 0.0
+        per_word = []
         for w in col_words:
+            word_best = 0.0
             for t in words:
                 s = _strength(t, w)
                 if t.is_stop:
                     s *= 0.5
-                best = max(best, s)
+                word_best = max(word_best, s)
+            per_word.append(word_best)
+            best = max(best, word_best)
         if best > 0:
-            bonus[edge] = 0.6 * best
+            # the share of the column's own words the question names breaks ties between two keys
+            # that share a word ("class senator votes": Class_Senator_Vote over President_Vote)
+            bonus[edge] = 0.6 * best * (0.75 + 0.25 * sum(per_word) / len(per_word))
     return bonus
 
 
@@ -853,7 +878,7 @@ def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = No
         raise InternalError("k must be at least 1")
     intent = detect_intent(question)
     tables, columns = _lexicon(catalog)
-    ctx = _Context(question, catalog, values or ValueIndex.empty(), tokenize(question), intent, tables, columns)
+    ctx = _Context(question, catalog, values if values is not None else ValueIndex.empty(), tokenize(question), intent, tables, columns)
     ctx.np = _noun_phrase(ctx)
     mentions = _value_mentions(ctx)
     targets = _targets(ctx, mentions)
@@ -901,6 +926,8 @@ def _candidates(
                 else:
                     score += o.score
                     why.append(o.why)
+                    if _OWN_TABLE_BONUS and all(p.table == target.table for p in o.preds):
+                        score += _OWN_TABLE_BONUS
             for with_extras in (False, True) if extras else (False,):
                 required = [target.table] + [p.table for p in preds]
                 extra_score = 0.0
