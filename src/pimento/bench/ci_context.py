@@ -1,6 +1,13 @@
-"""Context benchmark for CI mode on the demo hospital.
+"""Context benchmark for CI mode on three domains: the demo hospital (HIPAA), a retailer (CCPA-like)
+and a school (FERPA/COPPA-like).
 
     python -m pimento.bench.ci_context --patients 2000 --latency-patients 10000 --out results.json
+    python -m pimento.bench.ci_context --domain all --out results.json      # leakage/recall per domain
+
+For the retailer and the school (``--domain retail|school|all``) the same steps run on
+:func:`pimento.demo.retail.create_retail` / :func:`pimento.demo.school.create_school` with
+their shipped policies, each with its own grounding in Python (:func:`retail_reference`,
+:func:`school_reference`), context kinds and queries.
 
 1. Builds (or reuses) the demo hospital, compiles the shipped HIPAA policy and runs the checks.
 2. Draws query-context pairs: contexts of every kind the policy speaks about (supervising
@@ -29,12 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from pimento.demo.hospital import create_demo
+from pimento.demo.retail import create_retail, retail_policy_path
+from pimento.demo.school import create_school, school_policy_path
 from pimento.engines.database import load_database
 from pimento.policy import Enforcer, compile_policy, example_policy_path, load_policy, run_checks
 from pimento.policy.lineage import analyze_query
 from pimento.policy.reference import RefCondition, RefLocation, ReferencePolicy, RefRole
 
-__all__ = ["QUERIES", "hospital_reference", "main", "run"]
+__all__ = ["DOMAINS", "QUERIES", "hospital_reference", "main", "retail_reference", "run", "run_domain",
+           "school_reference"]
 
 QUERIES = [
     "SELECT pat_id, diagnosis FROM Visit",
@@ -158,6 +168,212 @@ def hospital_reference(policy: Any, catalog: Any) -> ReferencePolicy:
     return ref
 
 
+def _fks(catalog: Any) -> list[tuple[Any, Any, Any, Any]]:
+    """Every foreign key of the catalog (multi-column ones as tuples), for the reference."""
+    out: list[tuple[Any, Any, Any, Any]] = []
+    for fk in catalog.foreign_keys:
+        if len(fk.columns) == 1:
+            out.append((fk.table, fk.columns[0], fk.ref_table, fk.ref_columns[0]))
+        else:
+            out.append((fk.table, tuple(fk.columns), fk.ref_table, tuple(fk.ref_columns)))
+    return out
+
+
+def _fds(catalog: Any) -> list[tuple[str, str, str]]:
+    return [(fd.table, fd.lhs[0], r) for fd in catalog.functional_dependencies if len(fd.lhs) == 1 for r in fd.rhs]
+
+
+def retail_reference(policy: Any, catalog: Any) -> ReferencePolicy:
+    """The retailer's policy grounding, written in Python (must mirror retail_ccpa.yaml)."""
+    cache: dict[str, Any] = {}
+
+    def via_order(row: dict[str, Any], db: Any) -> Any:
+        # OrderItem / Payment -> Orders.customer_id (the order is found by its key, or not at all)
+        return cache["order_customer"].get(row["order_id"])
+
+    def loc(rel: str, attr: str, where: Any = None, subject: Any = "customer_id") -> RefLocation:
+        return RefLocation(rel, attr, where or (lambda r: True), subject=subject)
+
+    data_types = {
+        "identifiers": [loc("Customer", a) for a in ("customer_id", "name", "email")],
+        "demographics": [loc("Customer", a) for a in ("zip3", "birth_year")],
+        "purchase_history": [loc("Orders", a) for a in ("order_id", "customer_id", "order_date", "channel")]
+        + [loc("OrderItem", a, subject=via_order) for a in ("order_id", "line_no", "product_id", "qty", "price")],
+        "payment_information": [loc("Payment", a, subject=via_order) for a in ("payment_id", "order_id", "method", "amount")],
+        "card_number": [loc("Payment", "card_last4", subject=via_order)],
+        "health_purchases": [RefLocation("Product", "category", lambda r: r["category"] == "pharmacy")],
+        "product_catalog": [RefLocation("Product", a) for a in ("product_id", "name", "category")],
+    }
+    ref = ReferencePolicy(
+        principals={"employee": ("Employee", "employee_id"), "partner": ("Partner", "partner_id"),
+                    "customer": ("Customer", "customer_id")},
+        subject_kind="customer",
+        roles={
+            "support_agent": RefRole("employee", lambda r: r["role"] == "support"),
+            "marketing_staff": RefRole("employee", lambda r: r["role"] == "marketing"),
+            "analyst": RefRole("employee", lambda r: r["role"] == "analyst"),
+            "staff": RefRole("employee"),
+            "billing_agent": RefRole("partner", lambda r: r["kind"] == "billing_agent"),
+            "ad_network": RefRole("partner", lambda r: r["kind"] == "ad_network"),
+            "third_party": RefRole("partner"),
+            "consumer": RefRole("customer"),
+        },
+        conditions={
+            "assigned_case": RefCondition(("recipient", "subject"), {"recipient": "employee"},
+                                          lambda db: [{"recipient": c["agent_id"], "subject": c["customer_id"]}
+                                                      for c in db["SupportCase"]]),
+            "consented": RefCondition(("subject", "purpose"), {},
+                                      lambda db: [{"subject": c["customer_id"], "purpose": c["purpose"]}
+                                                  for c in db["Consent"] if c["granted"]]),
+            "opted_out_of_sale": RefCondition(("subject",), {},
+                                              lambda db: [{"subject": c["customer_id"]} for c in db["Customer"]
+                                                          if c["opted_out_of_sale"]]),
+            "is_self": RefCondition(("recipient", "subject"), {"recipient": "customer"},
+                                    lambda db: [{"recipient": c["customer_id"], "subject": c["customer_id"]}
+                                                for c in db["Customer"]]),
+        },
+        data_types=data_types,
+        purposes={name: [name] for name in ("service", "support", "fulfillment", "billing", "marketing", "profiling",
+                                            "ads", "analytics")},
+        purpose_parents={"support": ["service"], "fulfillment": ["service"], "profiling": ["marketing"],
+                         "ads": ["marketing"]},
+        subjects={"OrderItem": via_order, "Payment": via_order},
+        norms=list(policy.norms),
+        keys={t.name: tuple(t.primary_key) for t in catalog.tables},
+        columns={t.name: list(t.column_names) for t in catalog.tables},
+        dependencies=_fds(catalog),
+        foreign_keys=_fks(catalog),
+    )
+
+    def prepare(db: Any) -> None:
+        cache["order_customer"] = {o["order_id"]: o["customer_id"] for o in db["Orders"]}
+
+    ref._prepare = prepare  # type: ignore[attr-defined]
+    return ref
+
+
+def school_reference(policy: Any, catalog: Any) -> ReferencePolicy:
+    """The school's policy grounding, written in Python (must mirror school_ferpa.yaml)."""
+    cache: dict[str, Any] = {}
+
+    def via_enrollment(row: dict[str, Any], db: Any) -> Any:
+        # Attendance -> Enrollment(student_id, course_id).student_id
+        pair = (row["student_id"], row["course_id"])
+        return pair[0] if None not in pair and pair in cache["enrolled"] else None
+
+    def legitimate_interest(db: Any) -> list[dict[str, Any]]:
+        # boss -> teacher pairs: every teacher of a course is above themself; supervisors, transitively
+        teachers = {c["teacher_id"] for c in db["Course"]}
+        bosses_of: dict[Any, set[Any]] = {t: {t} for t in teachers}
+        up: dict[Any, set[Any]] = {}
+        for s in db["Supervises"]:
+            up.setdefault(s["supervisee_id"], set()).add(s["supervisor_id"])
+        for t in teachers:
+            frontier = {t}
+            while frontier:
+                frontier = {b for x in frontier for b in up.get(x, ())} - bosses_of[t]
+                bosses_of[t] |= frontier
+        course_teacher = {c["course_id"]: c["teacher_id"] for c in db["Course"]}
+        return [{"recipient": b, "subject": e["student_id"]} for e in db["Enrollment"]
+                for b in bosses_of.get(course_teacher.get(e["course_id"]), ())]
+
+    def loc(rel: str, attr: str, subject: Any = "student_id") -> RefLocation:
+        return RefLocation(rel, attr, subject=subject)
+
+    data_types = {
+        "directory_information": [loc("Student", a) for a in ("student_id", "name", "grade_level")],
+        "education_record": [loc("Enrollment", a) for a in ("student_id", "course_id")]
+        + [loc("Grade", a) for a in ("grade_id", "student_id", "course_id", "term", "score")]
+        + [loc("Attendance", a, via_enrollment) for a in ("attendance_id", "student_id", "course_id", "day", "present")],
+        "date_of_birth": [loc("Student", "birth_year")],
+        "health_record": [loc("HealthRecord", a) for a in ("record_id", "student_id", "note")],
+        "discipline_record": [loc("Discipline", a) for a in ("incident_id", "student_id", "description")],
+        "course_catalog": [RefLocation("Course", a) for a in ("course_id", "title")],
+    }
+    ref = ReferencePolicy(
+        principals={"staff": ("Staff", "staff_id"), "parent": ("Parent", "parent_id"), "vendor": ("Vendor", "vendor_id"),
+                    "student": ("Student", "student_id")},
+        subject_kind="student",
+        roles={
+            "school_official": RefRole("staff"),
+            "teacher": RefRole("staff", lambda r: r["role"] == "teacher"),
+            "counselor": RefRole("staff", lambda r: r["role"] == "counselor"),
+            "nurse": RefRole("staff", lambda r: r["role"] == "nurse"),
+            "parent": RefRole("parent"),
+            "operator": RefRole("vendor"),
+            "student": RefRole("student"),
+        },
+        conditions={
+            "legitimate_interest": RefCondition(("recipient", "subject"), {"recipient": "staff"}, legitimate_interest),
+            "is_guardian": RefCondition(("recipient", "subject"), {"recipient": "parent"},
+                                        lambda db: [{"recipient": g["parent_id"], "subject": g["student_id"]}
+                                                    for g in db["Guardian"]]),
+            "parental_consent": RefCondition(("subject", "purpose"), {},
+                                             lambda db: [{"subject": c["student_id"], "purpose": c["purpose"]}
+                                                         for c in db["ParentConsent"] if c["granted"]]),
+            "directory_opt_out": RefCondition(("subject",), {}, lambda db: [{"subject": s["student_id"]}
+                                                                             for s in db["Student"] if s["directory_opt_out"]]),
+            "under_13": RefCondition(("subject",), {}, lambda db: [{"subject": s["student_id"]} for s in db["Student"]
+                                                                    if s["birth_year"] is not None and s["birth_year"] > 2011]),
+            "under_contract": RefCondition(("recipient",), {"recipient": "vendor"},
+                                           lambda db: [{"recipient": v["vendor_id"]} for v in db["Vendor"]
+                                                       if v["has_contract"]]),
+        },
+        data_types=data_types,
+        purposes={name: [name] for name in ("education", "instruction", "counseling", "health", "edtech_service",
+                                            "analytics", "advertising", "research")},
+        purpose_parents={"instruction": ["education"], "counseling": ["education"], "analytics": ["edtech_service"]},
+        subjects={"Attendance": via_enrollment},
+        norms=list(policy.norms),
+        keys={t.name: tuple(t.primary_key) for t in catalog.tables},
+        columns={t.name: list(t.column_names) for t in catalog.tables},
+        dependencies=_fds(catalog),
+        foreign_keys=_fks(catalog),
+    )
+
+    def prepare(db: Any) -> None:
+        cache["enrolled"] = {(e["student_id"], e["course_id"]) for e in db["Enrollment"]}
+
+    ref._prepare = prepare  # type: ignore[attr-defined]
+    return ref
+
+
+RETAIL_QUERIES = [
+    "SELECT customer_id, name, email FROM Customer",
+    "SELECT zip3, COUNT(*) AS n FROM Customer GROUP BY zip3",
+    "SELECT o.order_id, o.order_date, i.product_id, i.qty FROM Orders o JOIN OrderItem i ON i.order_id = o.order_id",
+    "SELECT product_id, SUM(qty) AS units FROM OrderItem GROUP BY product_id",
+    "SELECT order_id, method, amount FROM Payment",
+    "SELECT card_last4 FROM Payment WHERE method = 'card'",
+    "SELECT p.name, COUNT(*) AS n FROM OrderItem i JOIN Product p ON p.product_id = i.product_id "
+    "WHERE p.category = 'pharmacy' GROUP BY p.name",
+    "SELECT * FROM Product",
+    "SELECT c.birth_year, o.channel FROM Customer c JOIN Orders o ON o.customer_id = c.customer_id",
+    "SELECT COUNT(*) FROM Orders",
+    "SELECT * FROM OrderItem",
+    "SELECT order_id, SUM(price * qty) AS total FROM OrderItem GROUP BY order_id",
+    "SELECT * FROM Payment",
+    "SELECT c.name, p.amount FROM Customer c JOIN Orders o ON o.customer_id = c.customer_id "
+    "JOIN Payment p ON p.order_id = o.order_id",
+]
+
+SCHOOL_QUERIES = [
+    "SELECT student_id, name, grade_level FROM Student",
+    "SELECT s.name, g.score FROM Student s JOIN Grade g ON g.student_id = s.student_id",
+    "SELECT course_id, AVG(score) AS avg_score FROM Grade GROUP BY course_id",
+    "SELECT * FROM Attendance",
+    "SELECT student_id, COUNT(*) AS days FROM Attendance WHERE present GROUP BY student_id",
+    "SELECT * FROM HealthRecord",
+    "SELECT description, COUNT(*) AS n FROM Discipline GROUP BY description",
+    "SELECT student_id, birth_year FROM Student",
+    "SELECT * FROM Course",
+    "SELECT e.student_id, c.title FROM Enrollment e JOIN Course c ON c.course_id = e.course_id",
+    "SELECT COUNT(*) FROM Grade WHERE score < 60",
+    "SELECT s.name, h.note FROM Student s JOIN HealthRecord h ON h.student_id = s.student_id",
+    "SELECT a.day, a.present, s.grade_level FROM Attendance a JOIN Student s ON s.student_id = a.student_id",
+]
+
+
 def _rows(engine: Any, catalog: Any) -> dict[str, list[dict[str, Any]]]:
     out = {}
     for t in catalog.tables:
@@ -202,31 +418,91 @@ def _contexts(engine: Any, rng: random.Random, n: int) -> list[tuple[str, str, s
     return out
 
 
+def _retail_contexts(engine: Any, rng: random.Random, n: int) -> list[tuple[str, str, str, str]]:
+    """(kind, sender, recipient, purpose) over every situation the retail policy distinguishes."""
+    q = lambda sql: [r[0] if len(r) == 1 else r for r in engine.execute(sql).rows]  # noqa: E731
+    staff = q("SELECT employee_id FROM Employee")
+    by_role = {role: q(f"SELECT employee_id FROM Employee WHERE role = '{role}'")
+               for role in ("support", "marketing", "analyst", "billing")}
+    with_case = q("SELECT DISTINCT agent_id FROM SupportCase")
+    partners = {kind: q(f"SELECT partner_id FROM Partner WHERE kind = '{kind}'")
+                for kind in ("billing_agent", "ad_network", "data_broker")}
+    customers = q("SELECT customer_id FROM Customer")
+    e = lambda x: f"employee:{x}"  # noqa: E731
+    p = lambda x: f"partner:{x}"  # noqa: E731
+    kinds = [
+        ("support agent with a case (support)", lambda: (e(rng.choice(staff)), e(rng.choice(with_case)), "support")),
+        ("support agent (service)", lambda: (e(rng.choice(staff)), e(rng.choice(by_role["support"])), "service")),
+        ("billing agent (billing)", lambda: (e(rng.choice(staff)), p(rng.choice(partners["billing_agent"])), "billing")),
+        ("billing agent (marketing, wrong purpose)",
+         lambda: (e(rng.choice(staff)), p(rng.choice(partners["billing_agent"])), "marketing")),
+        ("marketing staff (marketing|profiling|ads)",
+         lambda: (e(rng.choice(staff)), e(rng.choice(by_role["marketing"])), rng.choice(["marketing", "profiling", "ads"]))),
+        ("ad network (ads)", lambda: (e(rng.choice(staff)), p(rng.choice(partners["ad_network"])), "ads")),
+        ("data broker (marketing)", lambda: (e(rng.choice(staff)), p(rng.choice(partners["data_broker"])), "marketing")),
+        ("analyst (analytics)", lambda: (e(rng.choice(staff)), e(rng.choice(by_role["analyst"])), "analytics")),
+        ("consumer, own data (service)", lambda: (e(rng.choice(staff)), f"customer:{rng.choice(customers)}", "service")),
+        ("analyst (marketing, wrong role)", lambda: (e(rng.choice(staff)), e(rng.choice(by_role["analyst"])), "marketing")),
+    ]
+    return [(label, *draw()) for label, draw in (kinds[i % len(kinds)] for i in range(n))]
+
+
+def _school_contexts(engine: Any, rng: random.Random, n: int) -> list[tuple[str, str, str, str]]:
+    """(kind, sender, recipient, purpose) over every situation the school policy distinguishes."""
+    q = lambda sql: [r[0] if len(r) == 1 else r for r in engine.execute(sql).rows]  # noqa: E731
+    by_role = {role: q(f"SELECT staff_id FROM Staff WHERE role = '{role}'")
+               for role in ("principal", "head", "teacher", "counselor", "nurse")}
+    staff = q("SELECT staff_id FROM Staff")
+    parents = q("SELECT parent_id FROM Parent")
+    contract = q("SELECT vendor_id FROM Vendor WHERE has_contract")
+    no_contract = q("SELECT vendor_id FROM Vendor WHERE NOT has_contract") or contract
+    s = lambda x: f"staff:{x}"  # noqa: E731
+    v = lambda x: f"vendor:{x}"  # noqa: E731
+    kinds = [
+        ("teacher (instruction)", lambda: (s(rng.choice(staff)), s(rng.choice(by_role["teacher"])), "instruction")),
+        ("head of department, supervises teachers (education)",
+         lambda: (s(rng.choice(staff)), s(rng.choice(by_role["head"])), "education")),
+        ("principal (counseling)", lambda: (s(rng.choice(staff)), s(rng.choice(by_role["principal"])), "counseling")),
+        ("parent (research)", lambda: (s(rng.choice(staff)), f"parent:{rng.choice(parents)}", "research")),
+        ("nurse (health)", lambda: (s(rng.choice(staff)), s(rng.choice(by_role["nurse"])), "health")),
+        ("teacher (health, not the nurse)", lambda: (s(rng.choice(staff)), s(rng.choice(by_role["teacher"])), "health")),
+        ("counselor (counseling)", lambda: (s(rng.choice(staff)), s(rng.choice(by_role["counselor"])), "counseling")),
+        ("operator under contract (edtech_service|analytics)",
+         lambda: (s(rng.choice(staff)), v(rng.choice(contract)), rng.choice(["edtech_service", "analytics"]))),
+        ("operator without contract (edtech_service)",
+         lambda: (s(rng.choice(staff)), v(rng.choice(no_contract)), "edtech_service")),
+        ("operator (advertising)", lambda: (s(rng.choice(staff)), v(rng.choice(contract)), "advertising")),
+    ]
+    return [(label, *draw()) for label, draw in (kinds[i % len(kinds)] for i in range(n))]
+
+
 def _sorted(rows: Any) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in rows), key=lambda r: tuple((v is None, str(v)) for v in r))
 
 
-def run(db_path: str, *, pairs: int = 162, seed: int = 0) -> dict[str, Any]:
+def run(db_path: str, *, pairs: int = 162, seed: int = 0, domain: str = "hospital") -> dict[str, Any]:
     """Leakage and recall of CI enforcement against the reference on ``pairs`` query-context pairs."""
+    spec = DOMAINS[domain]
     database = load_database(db_path)
     engine, catalog = database.engine, database.catalog
-    policy = load_policy(example_policy_path())
+    policy = load_policy(spec["policy"]())
     compiled = compile_policy(policy, catalog, engine)
     t0 = time.perf_counter()
     report = run_checks(compiled, catalog, engine, policy=policy)
     checks_s = time.perf_counter() - t0
     enforcer = Enforcer(compiled, engine, catalog)
-    ref = hospital_reference(policy, catalog)
+    ref = spec["reference"](policy, catalog)
     rows = _rows(engine, catalog)
     ref._prepare(rows)  # type: ignore[attr-defined]
     ddl = {t.name: f'CREATE TABLE "{t.name}" (' + ", ".join(f'"{c.name}" {c.raw_type or "VARCHAR"}' for c in t.columns) + ")"
            for t in catalog.tables}
+    queries = spec["queries"]
     rng = random.Random(seed)
-    contexts = _contexts(engine, rng, pairs)
+    contexts = spec["contexts"](engine, rng, pairs)
     results = []
     cell_tp = cell_ref = cell_extra = 0
     for i, (label, sender, recipient, purpose) in enumerate(contexts):
-        sql = QUERIES[(i * 7 + i // len(QUERIES)) % len(QUERIES)]
+        sql = queries[(i * 7 + i // len(queries)) % len(queries)]
         ctx = enforcer.context(sender, recipient, purpose)
         got = enforcer.authorize(ctx, sql)
         query = analyze_query(sql, catalog)
@@ -248,6 +524,9 @@ def run(db_path: str, *, pairs: int = 162, seed: int = 0) -> dict[str, Any]:
     database.close()
     n = len(results)
     return {
+        "domain": domain,
+        "policy": policy.name,
+        "norms": len(policy.norms),
         "database": db_path,
         "pairs": n,
         "contexts_with_authorized_data": sum(1 for r in results if r["authorized_cells"]),
@@ -303,6 +582,29 @@ def _ensure(path: Path, patients: int, seed: int) -> str:
     return str(path)
 
 
+def _hospital_policy() -> str:
+    return example_policy_path()
+
+
+#: name -> its policy path, Python grounding, context kinds and queries, and its generator
+DOMAINS: dict[str, dict[str, Any]] = {
+    "hospital": {"policy": _hospital_policy, "reference": hospital_reference, "contexts": _contexts,
+                 "queries": QUERIES, "create": lambda path, seed, size: create_demo(path, patients=size, seed=seed)},
+    "retail": {"policy": retail_policy_path, "reference": retail_reference, "contexts": _retail_contexts,
+               "queries": RETAIL_QUERIES, "create": lambda path, seed, size: create_retail(path, seed=seed, size=size)},
+    "school": {"policy": school_policy_path, "reference": school_reference, "contexts": _school_contexts,
+               "queries": SCHOOL_QUERIES, "create": lambda path, seed, size: create_school(path, seed=seed, size=size)},
+}
+
+
+def run_domain(domain: str, workdir: Path, *, size: int, pairs: int, seed: int) -> dict[str, Any]:
+    """Build (or reuse) the domain's database of ``size`` subjects under ``workdir`` and run the pairs."""
+    path = workdir / f"{domain}{size}" / f"{domain}.duckdb"
+    if not path.exists():
+        DOMAINS[domain]["create"](path, seed, size)
+    return run(str(path), pairs=pairs, seed=seed, domain=domain)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default="bench-ci", help="where the demo databases are built/reused")
@@ -313,8 +615,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="write the full results (JSON) here")
     parser.add_argument("--latency-only", action="store_true", help="skip the leakage/recall pairs")
+    parser.add_argument("--domain", choices=["hospital", "retail", "school", "all"], default=None,
+                        help="leakage/recall per domain (no latency run); default: the hospital with latency")
+    parser.add_argument("--size", type=int, default=None,
+                        help="subjects per domain database with --domain (default: --patients for the hospital, "
+                             "500 customers, 400 students)")
     args = parser.parse_args(argv)
     work = Path(args.workdir)
+    if args.domain:
+        names = ["hospital", "retail", "school"] if args.domain == "all" else [args.domain]
+        default_size = {"hospital": args.patients, "retail": 500, "school": 400}
+        results = {name: run_domain(name, work, size=args.size or default_size[name], pairs=args.pairs, seed=args.seed)
+                   for name in names}
+        if args.out:
+            Path(args.out).write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
+        brief = {name: {k: v for k, v in r.items() if k not in ("results", "implication")} for name, r in results.items()}
+        print(json.dumps(brief, indent=2, default=str))
+        return
     summary: dict[str, Any] = {}
     if not args.latency_only:
         small = _ensure(work / f"h{args.patients}" / "hospital.duckdb", args.patients, args.seed)
