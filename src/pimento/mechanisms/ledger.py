@@ -24,10 +24,16 @@ return; or :meth:`Ledger.record_failure` after the charge. Invariants, checked b
   charge chain recomputes (in full the first time a Ledger object looks; later, the charges
   added since and the last verified one, the budget being the sum this object verified), the
   last audit row recomputes, charges = audited + pending, and the witness file agrees;
-- a witness file ``<ledger>.head`` (JSON: number and hash of the last charge and audit row,
-  budget spent per database) is rewritten after every commit. A ledger that is missing or
+- a witness file ``<database>.pimento-witness.json`` (JSON: number and hash of the last charge and
+  audit row, budget spent per database) is rewritten after every commit, beside the database and
+  not named ``<ledger>*``, so that ``rm DB.ledger.sqlite*`` leaves it. A ledger that is missing or
   empty, or that lacks the rows the witness names, is refused (fail closed): deleting the
   ledger file or some of its rows does not give budget back.
+
+A database is identified in the ledger by the id of its deployment, stored with it in
+``<database>.pimento-deployment.json`` (:func:`deployment_id`), not by its path: a copied or moved
+deployment keeps its id, its ledger and its spend. Charges made under the path key before the id
+existed (format 2 ledgers) count through the ``aliases`` of that file.
 
 A crash can lose an answer that was paid for, never return one that was not.
 
@@ -65,6 +71,9 @@ __all__ = [
     "ReleaseAbortedError",
     "check_witness",
     "database_key",
+    "database_keys",
+    "deployment_file",
+    "deployment_id",
     "ledger_path",
     "request_key",
     "witness_path",
@@ -131,9 +140,41 @@ class ReleaseAbortedError(BudgetError):
     timeout) before it stored its answer: the answer is withheld, the charge stays."""
 
 
+#: Suffix of the file beside a database that holds its deployment id (``<database>.pimento-deployment.json``).
+DEPLOYMENT_SUFFIX = ".pimento-deployment.json"
+#: Suffix of the witness file (``<database>.pimento-witness.json`` for the default ledger path).
+WITNESS_SUFFIX = ".pimento-witness.json"
+_LEDGER_SUFFIX = ".ledger.sqlite"
+_KEY_PREFIX = "deployment:"
+#: The keys of each deployment this process has looked up, for callers that pass a key on instead of the database.
+_KNOWN_ALIASES: dict[str, tuple[str, ...]] = {}
+
+
 def witness_path(ledger_file: str | Path) -> Path:
-    """The witness file kept beside a ledger: ``<ledger>.head``."""
+    """The witness file of a ledger, kept beside the database: ``<database>.pimento-witness.json`` for
+    the default ``<database>.ledger.sqlite`` (``<stem>.pimento-witness.json`` for another ledger path).
+
+    Its name is not ``<ledger>`` plus a suffix, so that ``rm DB.ledger.sqlite*`` (the ledger with its
+    WAL files) does not delete the witness together with the ledger."""
+    ledger_file = Path(ledger_file)
+    name = ledger_file.name
+    if name.endswith(_LEDGER_SUFFIX) and len(name) > len(_LEDGER_SUFFIX):
+        return ledger_file.with_name(name[: -len(_LEDGER_SUFFIX)] + WITNESS_SUFFIX)
+    stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+    return ledger_file.with_name(stem + WITNESS_SUFFIX)
+
+
+def _legacy_witness_path(ledger_file: str | Path) -> Path:
+    """Where ledgers before the deployment id kept their witness: ``<ledger>.head`` (read, then replaced)."""
     return Path(f"{ledger_file}.head")
+
+
+def _load_witness(ledger_file: str | Path) -> dict[str, Any] | None:
+    """The witness of a ledger: the current file, else the legacy ``<ledger>.head``."""
+    witness = _read_witness(witness_path(ledger_file))
+    if witness is None:
+        witness = _read_witness(_legacy_witness_path(ledger_file))
+    return witness
 
 
 def _read_witness(path: Path) -> dict[str, Any] | None:
@@ -166,7 +207,7 @@ def check_witness(ledger_file: str | Path) -> None:
     """Refuse (LedgerIntegrityError) a ledger file that is missing or empty while its witness says
     something was charged: deleting the ledger must not give budget back."""
     ledger_file = Path(ledger_file)
-    witness = _read_witness(witness_path(ledger_file))
+    witness = _load_witness(ledger_file)
     if not witness:
         return
     if witness.get("unreadable"):
@@ -242,12 +283,93 @@ def ledger_path(database: str, settings: Settings | None = None) -> Path:
     return Path(f"{database}.ledger.sqlite")
 
 
+def deployment_file(database: str) -> Path | None:
+    """The file beside a file database that holds its deployment id, or None for a server database."""
+    if "://" in database or database == ":memory:":
+        return None
+    resolved = Path(database).resolve()
+    return resolved.with_name(resolved.name + DEPLOYMENT_SUFFIX)
+
+
+def _read_deployment(file: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str) or not data["id"].strip():
+        raise LedgerIntegrityError(
+            f"the deployment file {file} is unreadable: the database's budget cannot be identified; nothing was spent",
+            hint=f"restore {file.name} from a backup (it names the deployment whose charges the ledger holds)",
+        )
+    aliases = data.get("aliases")
+    data["aliases"] = [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []
+    return data
+
+
+def deployment_id(database: str, *, create: bool = True) -> str | None:
+    """The id of the deployment ``database`` belongs to, stored WITH it in ``<database>.pimento-deployment.json``.
+
+    Created (a random id) the first time a file database that exists is looked at, unless
+    ``create`` is False; None for a server database, a file that does not exist, or a folder that
+    cannot be written. A copied or moved deployment keeps its id, so its ledger keeps its charges.
+    The file also lists ``aliases``: the keys its charges had before it had an id (its resolved
+    path when the id was made), which still count against its budget (ledgers of format 2).
+    """
+    file = deployment_file(database)
+    if file is None:
+        return None
+    data = _read_deployment(file)
+    if data is not None:
+        return str(data["id"])
+    resolved = Path(database).resolve()
+    if not create or not resolved.is_file():
+        return None
+    data = {"id": uuid.uuid4().hex, "created": _now(), "aliases": [str(resolved)]}
+    tmp = file.with_name(f"{file.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, sort_keys=True, indent=1))
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, file)  # never replaces an id another process wrote meanwhile
+        except FileExistsError:
+            pass
+    except OSError:
+        return None
+    finally:
+        tmp.unlink(missing_ok=True)
+    found = _read_deployment(file)
+    return str(found["id"]) if found else None
+
+
 def database_key(database: str) -> str:
-    """Stable identifier of a database in the ledger: the resolved file path, or the DSN without credentials."""
+    """Identifier of a database in the ledger: ``deployment:<id>`` for a file database (the id stored
+    with it, :func:`deployment_id`), the resolved path where no id can be stored, or the DSN
+    without credentials for a server database."""
+    return database_keys(database)[0]
+
+
+def database_keys(database: str) -> tuple[str, ...]:
+    """Every key under which charges of ``database`` are counted: :func:`database_key` first, then
+    the aliases its deployment file lists (the path keys of ledgers written before the id)."""
     if "://" in database:
         scheme, rest = database.split("://", 1)
-        return f"{scheme}://{rest.rsplit('@', 1)[-1]}"
-    return str(Path(database).resolve())
+        return (f"{scheme}://{rest.rsplit('@', 1)[-1]}",)
+    if database.startswith(_KEY_PREFIX):  # already a key (callers may pass the key on)
+        return _KNOWN_ALIASES.get(database, (database,))
+    ident = deployment_id(database)
+    if not ident:
+        return (str(Path(database).resolve()),)
+    key = f"{_KEY_PREFIX}{ident}"
+    file = deployment_file(database)
+    data = _read_deployment(file) if file is not None else None
+    aliases = [a for a in (data or {}).get("aliases", []) if a != key]
+    keys = (key, *dict.fromkeys(aliases))
+    _KNOWN_ALIASES[key] = keys
+    return keys
 
 
 def request_key(*, database: str, analyst: str, sql: str, mode: str, epsilon: Fraction | Any, delta: Any) -> str:
@@ -363,7 +485,7 @@ class Ledger:
         except sqlite3.Error as exc:
             raise DataSourceError(f"cannot open the budget ledger {self.path}: {exc}") from None
         if self.witness is not None:
-            witness = _read_witness(self.witness)
+            witness = _load_witness(self.path)
             if witness and int(witness.get("charges", 0)) > 0:
                 (count,) = self._conn.execute("SELECT COUNT(*) FROM charges").fetchone()
                 if count == 0:
@@ -566,17 +688,27 @@ class Ledger:
     def _sums(self, key: str) -> dict[tuple[str, str], Budget]:
         return self._scan().sums
 
+    @staticmethod
+    def _total(sums: dict[tuple[str, str], Budget], keys: tuple[str, ...], who: str) -> Budget:
+        """The spend of ``who`` summed over every key of one database (its id and its legacy aliases)."""
+        total = Budget.zero()
+        for key in keys:
+            part = sums.get((key, who))
+            if part is not None:
+                total = total + part
+        return total
+
     def spent(self, database: str, analyst: str | None = None) -> Budget:
         """Total charged on ``database`` (by ``analyst`` if given): the sum of its charges."""
-        key = database_key(database)
-        return self._sums(key).get((key, analyst or DATABASE_SCOPE), Budget.zero())
+        keys = database_keys(database)
+        return self._total(self._sums(keys[0]), keys, analyst or DATABASE_SCOPE)
 
     def remaining(self, database: str, analyst: str) -> Budget:
         """What ``analyst`` may still spend on ``database``: the smaller of the two caps' remainders, per part."""
-        key = database_key(database)
-        sums = self._sums(key)
-        db_left = self._db_cap.minus(sums.get((key, DATABASE_SCOPE), Budget.zero()))
-        an_left = self.analyst_cap(analyst).minus(sums.get((key, analyst), Budget.zero()))
+        keys = database_keys(database)
+        sums = self._sums(keys[0])
+        db_left = self._db_cap.minus(self._total(sums, keys, DATABASE_SCOPE))
+        an_left = self.analyst_cap(analyst).minus(self._total(sums, keys, analyst))
         return Budget(min(db_left.epsilon, an_left.epsilon), min(db_left.delta, an_left.delta))
 
     # ------------------------------------------------------------------ integrity
@@ -590,7 +722,7 @@ class Ledger:
     def _witness_problems(self, state: _State) -> list[_audit.AuditProblem]:
         if self.witness is None:
             return []
-        witness = _read_witness(self.witness)
+        witness = _load_witness(self.path)
         if witness is None:
             return []
         if witness.get("unreadable"):
@@ -655,8 +787,8 @@ class Ledger:
             return self.charge_synthetic(database, budget, note=note)
         self._check_analyst(analyst)
         budget.as_spend()
-        key = database_key(database)
-        return self._write(lambda: self._charge_in_txn(self._fast_check(), analyst, key, budget, request_key, kind, note))
+        key, *aliases = database_keys(database)
+        return self._write(lambda: self._charge_in_txn(self._fast_check(), analyst, key, budget, request_key, kind, note, aliases=tuple(aliases)))
 
     def charge_synthetic(self, database: str, budget: Budget, *, copy_id: str | None = None, note: str | None = None) -> Charge:
         """Charge the generation of a synthetic copy of ``database`` against the database cap.
@@ -666,12 +798,12 @@ class Ledger:
         written in the same transaction. Returns the charge.
         """
         budget.as_spend()
-        key = database_key(database)
+        key, *aliases = database_keys(database)
         copy_id = copy_id or str(uuid.uuid4())
 
         def body() -> Charge:
             state = self._fast_check()
-            charge = self._charge_in_txn(state, SYNTHETIC_ANALYST, key, budget, copy_id, "synthetic", note, pending=False)
+            charge = self._charge_in_txn(state, SYNTHETIC_ANALYST, key, budget, copy_id, "synthetic", note, pending=False, aliases=tuple(aliases))
             self._append_audit(
                 {"time": charge.time, "kind": "synthetic", "outcome": "charged", "database": key, "copy_id": copy_id, "note": note},
                 charge,
@@ -682,23 +814,36 @@ class Ledger:
 
     def synthetic_charge(self, database: str, copy_id: str) -> Charge | None:
         """The charge of the synthetic copy ``copy_id`` in this ledger for ``database``, or None."""
+        keys = database_keys(database)
         row = self._conn.execute(
-            "SELECT id, time, database, analyst, kind, epsilon, delta, request_key FROM charges WHERE kind = 'synthetic' AND request_key = ? AND database = ?",
-            (copy_id, database_key(database)),
+            "SELECT id, time, database, analyst, kind, epsilon, delta, request_key FROM charges WHERE kind = 'synthetic' AND request_key = ? "
+            f"AND database IN ({', '.join('?' * len(keys))})",
+            (copy_id, *keys),
         ).fetchone()
         return Charge(row[0], row[1], row[2], row[3], row[4], Budget.from_text(row[5], row[6]), row[7]) if row else None
 
     def _charge_in_txn(
-        self, state: _State, analyst: str, key: str, budget: Budget, request_key: str | None, kind: str, note: str | None, *, pending: bool = True
+        self,
+        state: _State,
+        analyst: str,
+        key: str,
+        budget: Budget,
+        request_key: str | None,
+        kind: str,
+        note: str | None,
+        *,
+        pending: bool = True,
+        aliases: tuple[str, ...] = (),
     ) -> Charge:
-        db_total = state.sums.get((key, DATABASE_SCOPE), Budget.zero())
+        keys = (key, *(a for a in aliases if a != key))
+        db_total = self._total(state.sums, keys, DATABASE_SCOPE)
         if not (db_total + budget).fits_within(self._db_cap):
             left = self._db_cap.minus(db_total)
             raise BudgetError(
                 f"database budget exhausted: this request costs {budget} but only {left} is left of the cap {self._db_cap}; nothing was spent"
             )
         if kind != "synthetic":
-            an_total = state.sums.get((key, analyst), Budget.zero())
+            an_total = self._total(state.sums, keys, analyst)
             if not (an_total + budget).fits_within(self._analyst_cap):
                 left = self._analyst_cap.minus(an_total)
                 raise BudgetError(
@@ -765,7 +910,7 @@ class Ledger:
         """Replace the witness atomically, never with an older state (writers race after their commits;
         a witness that lags is still a valid prefix of the ledger, so it never raises a false alarm)."""
         assert self.witness is not None
-        old = _read_witness(self.witness)
+        old = _load_witness(self.path)
         if old and not old.get("unreadable") and (int(old.get("charges", 0)) > state["charges"] or int(old.get("audit_rows", 0)) > state["audit_rows"]):
             return
         tmp = self.witness.with_name(f"{self.witness.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
@@ -775,6 +920,7 @@ class Ledger:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.witness)
+            _legacy_witness_path(self.path).unlink(missing_ok=True)  # the witness has moved beside the database
         except OSError:
             tmp.unlink(missing_ok=True)
 
@@ -852,7 +998,7 @@ class Ledger:
         """
         self._check_analyst(analyst)
         budget.as_spend()
-        key = database_key(database)
+        key, *aliases = database_keys(database)
         wait = 0.02
 
         def body() -> Charge | dict[str, Any] | None:
@@ -871,7 +1017,7 @@ class Ledger:
                             "never recorded: waiting for it would never end"
                         )
                     return None  # an identical request is paying: wait for its answer
-            return self._charge_in_txn(state, analyst, key, budget, request_key, "release", None)
+            return self._charge_in_txn(state, analyst, key, budget, request_key, "release", None, aliases=tuple(aliases))
 
         while True:
             outcome = self._write(body)
@@ -935,8 +1081,9 @@ class Ledger:
         sql = "SELECT id, time, database, analyst, kind, epsilon, delta, request_key FROM charges"
         params: tuple[Any, ...] = ()
         if database is not None:
-            sql += " WHERE database = ?"
-            params = (database_key(database),)
+            keys = database_keys(database)
+            sql += f" WHERE database IN ({', '.join('?' * len(keys))})"
+            params = keys
         return [
             Charge(r[0], r[1], r[2], r[3], r[4], Budget.from_text(r[5], r[6]), r[7])
             for r in self._conn.execute(sql + " ORDER BY id", params)
@@ -998,28 +1145,30 @@ class Ledger:
         problems += self._witness_problems(state)
         notes: list[str] = []
         if self.witness is not None and not self.witness.exists() and state.count:
-            notes.append(f"no witness file {self.witness.name} beside the ledger (it is written at the next charge)")
+            notes.append(f"no witness file {self.witness.name} (it is written at the next charge)")
         return _audit.AuditReport(
             rows=report.rows, head=report.head, problems=tuple(problems), charges=state.count, pending=len(pending), notes=tuple(notes)
         )
 
     def summary(self, database: str) -> dict[str, Any]:
         """Caps, spent and left for the database and for each analyst who has spent (and each known one)."""
-        key = database_key(database)
+        keys = database_keys(database)
+        key = keys[0]
         sums = self._sums(key)
-        db_spent = sums.get((key, DATABASE_SCOPE), Budget.zero())
-        names = {who for (db, who) in sums if db == key and who != DATABASE_SCOPE}
+        db_spent = self._total(sums, keys, DATABASE_SCOPE)
+        names = {who for (db, who) in sums if db in keys and who != DATABASE_SCOPE}
         names |= set(self.settings.analysts)
         analysts = []
         for name in sorted(names):
-            spent = sums.get((key, name), Budget.zero())
+            spent = self._total(sums, keys, name)
             if name == SYNTHETIC_ANALYST:
                 analysts.append({"analyst": name, "cap": None, "spent": spent.to_dict(), "left": None})
                 continue
             left = self.remaining(database, name)
             analysts.append({"analyst": name, "cap": self._analyst_cap.to_dict(), "spent": spent.to_dict(), "left": left.to_dict()})
         return {
-            "database": key,
+            "database": key if "://" in database or database.startswith(_KEY_PREFIX) else str(Path(database).resolve()),
+            "deployment": key,
             "ledger": str(self.path),
             "cap": self._db_cap.to_dict(),
             "spent": db_spent.to_dict(),
