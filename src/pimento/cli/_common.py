@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from pimento.errors import InternalError, PimentoError, UserError
 
-__all__ = ["console", "err_console", "emit_json", "handle_errors", "open_custodian_database", "open_database", "split_names"]
+__all__ = ["console", "err_console", "emit_json", "error_payload", "handle_errors", "open_custodian_database", "open_database", "split_names"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -50,29 +50,57 @@ def emit_json(payload: Any) -> None:
     sys.stdout.flush()
 
 
+def error_payload(type_: str, message: str, hint: str | None) -> dict[str, Any]:
+    """The one shape of an error under ``--json``: ``{"error": {"type", "message", "hint"}}``."""
+    return {"error": {"type": type_, "message": message, "hint": hint}}
+
+
+def _emit_error_json(type_: str, message: str, hint: str | None) -> None:
+    """An error under ``--json``: one JSON document on stdout (where the JSON answer would be)."""
+    sys.stdout.write(json.dumps(error_payload(type_, message, hint), indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def _wants_json(kwargs: dict[str, Any]) -> bool:
+    """Whether the invocation asked for JSON: every command binds ``--json`` to ``json_out``."""
+    return kwargs.get("json_out") is True
+
+
 def handle_errors(func: F) -> F:
     """Turn Pimento errors into one clear line on stderr and a non-zero exit; never a traceback.
 
     User errors exit with status 2. Anything unexpected is reported as an internal error
-    (status 70) with the traceback hidden unless PIMENTO_DEBUG=1.
+    (status 70) with the traceback hidden unless PIMENTO_DEBUG=1. Under ``--json`` the error is
+    instead one JSON document on stdout, ``{"error": {"type", "message", "hint"}}`` (same exit
+    codes; see docs/errors.md).
     """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import os
 
+        as_json = _wants_json(kwargs)
         try:
             return func(*args, **kwargs)
         except UserError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(exc.one_line())}", highlight=False, soft_wrap=True)
+            if as_json:
+                _emit_error_json(type(exc).__name__, exc.message, exc.hint)
+            else:
+                err_console.print(f"[bold red]error:[/] {escape(exc.one_line())}", highlight=False, soft_wrap=True)
             raise SystemExit(EXIT_USER_ERROR) from None
         except (InternalError, PimentoError) as exc:
-            err_console.print(f"[bold red]internal error:[/] {escape(exc.one_line())} (this is a bug in Pimento)", highlight=False, soft_wrap=True)
+            if as_json:
+                _emit_error_json("InternalError", f"{exc.message} (this is a bug in Pimento)", exc.hint)
+            else:
+                err_console.print(f"[bold red]internal error:[/] {escape(exc.one_line())} (this is a bug in Pimento)", highlight=False, soft_wrap=True)
             if os.environ.get("PIMENTO_DEBUG"):
                 traceback.print_exc()
             raise SystemExit(EXIT_INTERNAL_ERROR) from None
         except KeyboardInterrupt:
-            err_console.print("[bold red]interrupted[/]")
+            if as_json:
+                _emit_error_json("Interrupted", "interrupted", None)
+            else:
+                err_console.print("[bold red]interrupted[/]")
             raise SystemExit(130) from None
         except (SystemExit, Exception) as exc:  # noqa: BLE001
             # typer vendors its own click (typer._click), whose usage errors derive from
@@ -80,6 +108,15 @@ def handle_errors(func: F) -> F:
             if isinstance(exc, (SystemExit, typer.Exit, typer.Abort, typer.TyperException)):
                 raise
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            if as_json:
+                _emit_error_json(
+                    "InternalError",
+                    f"{type(exc).__name__}: {first} (this is a bug in Pimento)",
+                    "set PIMENTO_DEBUG=1 for the traceback",
+                )
+                if os.environ.get("PIMENTO_DEBUG"):
+                    traceback.print_exc()
+                raise SystemExit(EXIT_INTERNAL_ERROR) from None
             err_console.print(
                 f"[bold red]internal error:[/] {type(exc).__name__}: {escape(first)} (this is a bug in Pimento; "
                 "set PIMENTO_DEBUG=1 for the traceback)",
@@ -90,6 +127,7 @@ def handle_errors(func: F) -> F:
                 traceback.print_exc()
             raise SystemExit(EXIT_INTERNAL_ERROR) from None
 
+    wrapper.handles_errors = True  # type: ignore[attr-defined]  # checked by the CLI tests
     return wrapper  # type: ignore[return-value]
 
 
