@@ -209,7 +209,11 @@ def neighbours(draw: Any, clinic: Clinic, *, relations: tuple[str, ...] = ORDER)
 
 #: The noisy value and what is derived from it, in the names the release paths use. Tests add
 #: the fields of separately charged DP draws (the DP upper bound on RS) to this list.
-VALUE_FIELDS = ("value", "value_exact", "interval", "interval.*", "interval_exact", "interval_exact.*")
+VALUE_FIELDS = (
+    "value", "value_exact", "interval", "interval.*", "interval_exact", "interval_exact.*",
+    # clamping at zero is post-processing of the noisy value (pimento.release.clamp)
+    "value_unclamped", "clamped",
+)
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:

@@ -63,7 +63,14 @@ def interval_from_public_fields(answer: dict) -> None:
         mech = mechanism_for(answer["epsilon"], answer["delta"] if Fraction(answer["delta"]) else None)
         assert mech.name == answer["mechanism"], answer
         half = mech.half_width(bound, mech._q_bound)
-    assert (lo, hi) == (value - half, value + half), f"interval {lo}..{hi} is not {value} +- {half} from the published bound {bound}"
+    if "value_unclamped" in answer:  # clamped at zero (post-processing): check the unclamped derivation
+        value = Fraction(str(answer["value_unclamped"]))
+        want = (max(value - half, Fraction(0)), max(value + half, Fraction(0)))
+        assert Fraction(answer["value_exact"]) == max(value, Fraction(0)), answer
+        assert answer["clamped"] == (value - half < 0), answer
+    else:
+        want = (value - half, value + half)
+    assert (lo, hi) == want, f"interval {lo}..{hi} is not {value} +- {half} from the published bound {bound} (clamped at 0)"
 
 QUERIES = (
     "SELECT COUNT(*) FROM Visit WHERE diagnosis = 'hiv'",

@@ -122,7 +122,8 @@ def register(app: typer.Typer) -> None:
             console.print(f"authorized part (exact): [bold]{data['authorized_exact']}[/]; remainder ({data['remainder']}):",
                           highlight=False)
         cached = "  [dim]cached, no new cost[/]" if data["cached"] else ""
-        console.print(f"answer: [bold green]{data['value']}[/]  (95% interval {lo} .. {hi}){cached}", highlight=False)
+        clamped = f"  [dim]clamped at 0 (noisy value {data['value_unclamped']})[/]" if data.get("clamped") else ""
+        console.print(f"answer: [bold green]{data['value']}[/]  (95% interval {lo} .. {hi}){clamped}{cached}", highlight=False)
         console.print(describe_release(data), highlight=False)
         g = data["guarantee"]
         kind = "-contextual DP for this context" if mode == "contextual" else "-DP"

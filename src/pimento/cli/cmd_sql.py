@@ -76,7 +76,8 @@ def register(app: typer.Typer) -> None:
             console.print(f"authorized part (exact): [bold]{data['authorized_exact']}[/]", highlight=False)
             console.print(f"remainder ({data['remainder']}):", highlight=False)
         lo, hi = data["interval"]
-        console.print(f"[bold]{data['value']}[/]  (95% interval {lo} .. {hi}){'  [dim]cached, no new cost[/]' if data['cached'] else ''}", highlight=False)
+        clamped = f"  [dim]clamped at 0 (noisy value {data['value_unclamped']})[/]" if data.get("clamped") else ""
+        console.print(f"[bold]{data['value']}[/]  (95% interval {lo} .. {hi}){clamped}{'  [dim]cached, no new cost[/]' if data['cached'] else ''}", highlight=False)
         console.print(describe_release(data), highlight=False)
         if mode != "dp":
             ctx = data["context"]

@@ -68,6 +68,7 @@ class SqlAnswer:
         return self.answer.budget_left
 
     def to_dict(self) -> dict[str, Any]:
+        from pimento.release.clamp import clamp_count
         from pimento.release.modes import GUARANTEES, REMAINDER
 
         out = {"sql": self.sql, "analyst": self.analyst, "mode": self.mode, **self.answer.to_dict()}
@@ -78,7 +79,7 @@ class SqlAnswer:
             out["remainder"] = REMAINDER
         if self.mode != "dp":
             out["guarantee_kind"] = GUARANTEES[self.mode]
-        return out
+        return clamp_count(out)  # a count is never negative: post-processing, said in `clamped`
 
 
 @dataclass(frozen=True)

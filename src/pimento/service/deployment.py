@@ -2,7 +2,7 @@
 
 Every analyst-facing result goes through :mod:`pimento.release` (``Session.release_sql``,
 ``Session.ask``) and is then post-processed here only: counts are clamped at zero
-(:func:`clamp_count`). The interpretation preview runs the search on the synthetic copy alone
+(:func:`pimento.release.clamp.clamp_count`, which the release answers already apply). The interpretation preview runs the search on the synthetic copy alone
 (the same functions ``pimento search`` uses) and spends nothing. History is read from the audit
 log, keeping only the analyst's own released rows and only their analyst-safe fields
 (:data:`HISTORY_FIELDS`); the custodian's views (audit rows, caps, keys) are separate methods
@@ -19,6 +19,8 @@ from typing import Any
 from pimento.mechanisms import GlobalLaplace, Ledger, ledger_path, mechanism_for
 from pimento.mechanisms.budget import format_number
 from pimento.mechanisms.ledger import database_key
+from pimento.release.clamp import clamp_count
+from pimento.release.clamp import plain_number as _plain
 from pimento.service.keys import ApiKey, KeyStore, keys_path
 
 __all__ = ["Deployment", "HISTORY_FIELDS", "SearchSettings", "clamp_count"]
@@ -58,39 +60,8 @@ def _half_width(mechanism: Any, rs: Any) -> Fraction:
 
 
 def _finish(data: dict[str, Any]) -> dict[str, Any]:
-    """A released count clamped at zero; a CI answer (rows, exact) as it is."""
-    return clamp_count(data) if "value" in data and "interval" in data else data
-
-
-def _num(text: Any) -> Fraction:
-    return Fraction(str(text))
-
-
-def _plain(x: Fraction) -> int | float:
-    return int(x) if x.denominator == 1 else float(x)
-
-
-def clamp_count(data: dict[str, Any]) -> dict[str, Any]:
-    """Clamp a released count and its interval at zero (post-processing: no privacy cost).
-
-    A count cannot be negative, so a negative noisy value is reported as 0 and the interval's ends
-    below 0 are raised to 0; ``clamped`` says whether anything changed, and ``value_unclamped``
-    keeps the noisy value as released (unbiased, for analysts who average answers).
-    """
-    out = dict(data)
-    value = _num(data.get("value_exact", data["value"]))
-    lo, hi = (_num(x) for x in data.get("interval_exact", data["interval"]))
-    clamped = value < 0 or lo < 0
-    out["value_unclamped"] = _plain(value)
-    out["value"] = _plain(max(value, Fraction(0)))
-    if "value_exact" in data:
-        out["value_exact"] = format_number(max(value, Fraction(0)))
-    new_lo, new_hi = max(lo, Fraction(0)), max(hi, Fraction(0))
-    out["interval"] = [_plain(new_lo), _plain(new_hi)]
-    if "interval_exact" in data:
-        out["interval_exact"] = [format_number(new_lo), format_number(new_hi)]
-    out["clamped"] = clamped
-    return out
+    """A released count clamped at zero (:mod:`pimento.release` clamps its answers already); a CI answer as it is."""
+    return clamp_count(data) if "value" in data and "interval" in data and "clamped" not in data else data
 
 
 class Deployment:

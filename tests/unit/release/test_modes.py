@@ -130,7 +130,7 @@ def test_contextual_and_split_are_charged_and_carry_no_private_field(hospital):
     private = json.dumps(rows)
     assert '"crs"' in private and '"authorized_part"' in private  # the custodian's audit has them
     for answer in (ctx, split):
-        for word in ("crs", "rs_exact", "authorized_part", "scale\"", "true"):
+        for word in ("crs", "rs_exact", "authorized_part", "scale\"", "\"true"):
             assert word not in json.dumps(answer).lower().replace("noise_scale_upper", "")
 
 

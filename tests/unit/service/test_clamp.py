@@ -25,3 +25,25 @@ def test_nothing_to_clamp():
 def test_the_whole_interval_below_zero():
     out = clamp_count({"value": "-50", "interval": ["-90", "-10"]})
     assert out["value"] == 0 and out["interval"] == [0, 0] and out["clamped"] is True
+
+
+def test_release_answers_are_clamped_in_pimento_release(tmp_path):
+    """The clamp lives in pimento.release: Session answers (and so the CLI) carry it, not only the service."""
+    import random
+
+    import duckdb
+
+    from pimento.release.session import Session
+
+    path = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE t (a INTEGER)")  # empty: the true count is 0, so about half the draws are negative
+    con.close()
+    seen_negative = False
+    with Session(path, rng=random.Random(1)) as s:
+        for i in range(12):
+            data = s.release_sql(f"SELECT COUNT(*) FROM t WHERE a > {i}", "1/2").to_dict()
+            assert data["value"] >= 0 and data["interval"][0] >= 0
+            assert data["clamped"] == (data["value_unclamped"] < 0 or data["interval"][0] == 0 and data["value_unclamped"] - (data["interval"][1] - data["value_unclamped"]) < 0)
+            seen_negative |= data["value_unclamped"] < 0
+    assert seen_negative
