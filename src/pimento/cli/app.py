@@ -16,6 +16,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # No Rich markup in help text: "[synth] path" and "[ledger] path" are text, not markup tags.
+    rich_markup_mode=None,
 )
 
 #: Modules under pimento.cli that define commands; each exposes ``register(app)``.
