@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
         text = sys.stdin.read() if sql == "-" else sql
         database = open_database(db)
         try:
-            query = parse_count_query(text, database.catalog, dialect=dialect)
+            query = parse_count_query(text, database.catalog, dialect=dialect, max_chars=database.settings.database.max_sql_chars)
         except UnsupportedQuery as exc:
             if json_out:
                 emit_json(

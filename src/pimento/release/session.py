@@ -210,7 +210,7 @@ class Session:
             raise modes.ModeError(f"--mode {mode} spends budget: give --epsilon")
         mechanism = self.mechanism(epsilon, delta)
         self.ledger.analyst_cap(analyst)  # unknown analyst -> BudgetError, nothing read
-        query = parse_count_query(sql, self.database.catalog)
+        query = parse_count_query(sql, self.database.catalog, max_chars=self.database.settings.database.max_sql_chars)
         if mode == "dp":
             return self._release(query, mechanism, analyst=analyst, question=question)
         return self._release(query, mechanism, analyst=analyst, question=question, mode=mode, spec=spec, policy=policy)
