@@ -14,6 +14,7 @@ caller built (from the SYNTHETIC database in production), never a database.
 
 from __future__ import annotations
 
+import datetime as _dt
 import itertools
 import re
 from dataclasses import dataclass
@@ -316,7 +317,7 @@ def _owner_tables(ctx: _Context, owner: list[Token]) -> dict[str, float]:
 
 # --------------------------------------------------------------------------- assembly
 def translate_select(
-    question: str, catalog: Catalog, values: ValueIndex | None = None, *, k: int = 5
+    question: str, catalog: Catalog, values: ValueIndex | None = None, *, k: int = 5, today: _dt.date | None = None
 ) -> list[SelectCandidate]:
     """Ranked SELECT candidates (projection + filter over joined relations), best first.
 
@@ -325,6 +326,7 @@ def translate_select(
         catalog: the database's catalog (tables, keys, foreign keys).
         values: stored values to link literals with; build it from the SYNTHETIC database.
         k: how many candidates to return.
+        today: the day relative periods ("this month") are counted from; default the machine's.
 
     Raises:
         NotASelectQuestion: an average, a sum, a ranking, a ratio.
@@ -341,14 +343,14 @@ def translate_select(
         if exc.reason == "group":
             raise NotASelectQuestion(question, "group", f"the question asks for one count per group: {question!r}") from None
     if counting:
-        return [_from_count(c) for c in translate(question, catalog, values=values, k=k)]
+        return [_from_count(c) for c in translate(question, catalog, values=values, k=k, today=today)]
     _refuse(question)
     tokens = tokenize(question)
     start, cue = _projection_start(question)
     distinct = bool(re.search(r"\b(?:different|distinct|unique)\b", question, re.I))
     intent = CountIntent(start=start, distinct=distinct, cue=cue)
     tables, columns = _lexicon(catalog)
-    ctx = _Context(question, catalog, values if values is not None else ValueIndex.empty(), tokens, intent, tables, columns)
+    ctx = _Context(question, catalog, values if values is not None else ValueIndex.empty(), tokens, intent, tables, columns, today=today)
     items, owner = _projection_phrase(tokens, start)
     item_tokens = {t.index for item in items for t in item}
     ctx.np = [t for item in items for t in item]

@@ -22,7 +22,9 @@ probability; only its order matters.
 
 from __future__ import annotations
 
+import datetime as _dt
 import itertools
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -268,6 +270,8 @@ class _Context:
     columns: tuple[_Element, ...]
     np: list[Token] = field(default_factory=list)
     tree_cache: dict[tuple[str, tuple[str, ...]], list[JoinTree]] = field(default_factory=dict)
+    #: the day relative periods ("this month") are counted from; None: the machine's date
+    today: _dt.date | None = None
 
     def column_hint(self, table: str, column: str, around: int, width: int = 4, exclude: frozenset[int] = frozenset()) -> float:
         """How well tokens near position ``around`` name ``table.column`` (0..1)."""
@@ -385,6 +389,9 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             strong = span.kind in ("code", "proper") and options[0].score >= 0.55
             mentions.append(_Mention(frozenset(span.tokens), options, optional=not strong, text=span.text))
             taken.update(span.tokens)
+
+    # relative periods on date columns ("seen this month", "last year", "today")
+    mentions += _period_mentions(ctx, taken)
 
     # yes/no columns named by an adjective ("official languages" -> IsOfficial = 'T')
     for element in ctx.columns:
@@ -573,6 +580,55 @@ def _key_columns(catalog: Catalog) -> frozenset[tuple[str, str]]:
 
 def _is_key_column(catalog: Catalog, table: str, column: str) -> bool:
     return (table.lower(), column.lower()) in _key_columns(catalog)
+
+
+_PERIOD = re.compile(r"\b(?:(this|current|last|past|previous)\s+(month|year|week)|(today|yesterday))\b", re.IGNORECASE)
+
+
+def _period_bounds(today: _dt.date, which: str, unit: str) -> tuple[_dt.date, _dt.date]:
+    """[start, end) of the calendar period: "this month" on 2026-11-24 is [11-01, 12-01)."""
+    back = which in ("last", "past", "previous")
+    if unit == "today":
+        return today, today + _dt.timedelta(days=1)
+    if unit == "yesterday":
+        return today - _dt.timedelta(days=1), today
+    if unit == "year":
+        year = today.year - (1 if back else 0)
+        return _dt.date(year, 1, 1), _dt.date(year + 1, 1, 1)
+    if unit == "week":
+        monday = today - _dt.timedelta(days=today.weekday()) - _dt.timedelta(days=7 if back else 0)
+        return monday, monday + _dt.timedelta(days=7)
+    first = today.replace(day=1)
+    if back:
+        first = (first - _dt.timedelta(days=1)).replace(day=1)
+    nxt = (first + _dt.timedelta(days=32)).replace(day=1)
+    return first, nxt
+
+
+def _period_mentions(ctx: _Context, taken: set[int]) -> list[_Mention]:
+    """"this month", "last year", "today": a range on a DATE/TIMESTAMP column (by the words near it)."""
+    out: list[_Mention] = []
+    dated = [e for e in ctx.columns if ctx.catalog.table(e.table).column(e.column or "").type in ("date", "timestamp")]
+    if not dated:
+        return out
+    for m in _PERIOD.finditer(ctx.question):
+        idx = frozenset(t.index for t in ctx.tokens if t.start >= m.start() and t.end <= m.end())
+        if not idx or idx & taken or min(t.start for t in ctx.tokens if t.index in idx) < ctx.intent.start:
+            continue
+        which, unit = (m.group(1) or "").lower(), (m.group(2) or m.group(3)).lower()
+        if any(e.words == (which, unit) for e in ctx.columns):
+            continue  # "first year and last year": the phrase names a column (Last_year)
+        start, end = _period_bounds(ctx.today or _dt.date.today(), which, unit)
+        at = min(idx)
+        options = []
+        for e in dated:
+            hint = max(ctx.column_hint(e.table, e.column or "", at, width=5, exclude=idx), 0.0)
+            score = 0.6 + 0.5 * hint + 0.15 * ctx.table_hint(e.table, exclude=idx)
+            preds = (_Pred(e.table, e.column or "", ">=", (start.isoformat(),)), _Pred(e.table, e.column or "", "<", (end.isoformat(),)))
+            options.append(_Option(preds, score, f"{m.group(0)!r} -> {start} <= {e.table}.{e.column} < {end}"))
+        out.append(_Mention(idx, _top(options), optional=False, text=m.group(0)))
+        taken.update(idx)
+    return out
 
 
 def _year_range(table: str, column: str, year: int, op: str) -> tuple[_Pred, ...]:
@@ -858,7 +914,9 @@ def _semijoin_links(catalog: Catalog, target: str, other: str) -> tuple[JoinEdge
     return tuple(out)
 
 
-def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = None, k: int = 5) -> list[Candidate]:
+def translate(
+    question: str, catalog: Catalog, *, values: ValueIndex | None = None, k: int = 5, today: _dt.date | None = None
+) -> list[Candidate]:
     """Ranked CountQuery candidates for a counting question, best first (at most ``k``).
 
     Args:
@@ -868,6 +926,8 @@ def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = No
             (:meth:`ValueIndex.from_engine`). ``None``: literals are placed by open value
             linking alone (question and schema, :mod:`pimento.nl.open_values`).
         k: how many candidates to return.
+        today: the day "this month", "last year", "today" are counted from (default: the
+            machine's date; public, not read from any database).
 
     Raises:
         NotACountingQuestion: the question asks for a list, an average, a per-group count, ...
@@ -878,7 +938,7 @@ def translate(question: str, catalog: Catalog, *, values: ValueIndex | None = No
         raise InternalError("k must be at least 1")
     intent = detect_intent(question)
     tables, columns = _lexicon(catalog)
-    ctx = _Context(question, catalog, values if values is not None else ValueIndex.empty(), tokenize(question), intent, tables, columns)
+    ctx = _Context(question, catalog, values if values is not None else ValueIndex.empty(), tokenize(question), intent, tables, columns, today=today)
     ctx.np = _noun_phrase(ctx)
     mentions = _value_mentions(ctx)
     targets = _targets(ctx, mentions)

@@ -136,3 +136,30 @@ def test_cli_translate_kind_select(clinic):
     assert "17" in payload["candidates"][0]["sql"]
     bad = CliRunner().invoke(app, ["translate", "--db", str(path), "--kind", "pivot", "x"])
     assert bad.exit_code == 2 and "--kind" in bad.output
+
+
+def test_relative_periods_on_date_columns(clinic):
+    import datetime
+
+    engine, catalog, values, _ = clinic
+    today = datetime.date(2024, 1, 10)
+    top = translate_select("List the diagnoses of visits last year.", catalog, values, today=today)[0]
+    assert "'2023-01-01'" in top.sql and "'2024-01-01'" in top.sql
+    assert _rows(engine, top.sql) == Counter({("flu",): 1, ("gout",): 1})
+    march = datetime.date(2023, 3, 20)
+    count = translate("How many visits were there this month?", catalog, values=values, today=march)[0]
+    assert "'2023-03-01'" in count.sql and "'2023-04-01'" in count.sql
+    assert engine.execute(count.sql).scalar() == 1
+
+
+def test_period_bounds():
+    import datetime
+
+    from pimento.nl.translate import _period_bounds
+
+    d = datetime.date(2024, 3, 15)  # a Friday
+    assert _period_bounds(d, "this", "month") == (datetime.date(2024, 3, 1), datetime.date(2024, 4, 1))
+    assert _period_bounds(d, "last", "month") == (datetime.date(2024, 2, 1), datetime.date(2024, 3, 1))
+    assert _period_bounds(datetime.date(2024, 1, 5), "last", "month") == (datetime.date(2023, 12, 1), datetime.date(2024, 1, 1))
+    assert _period_bounds(d, "this", "week") == (datetime.date(2024, 3, 11), datetime.date(2024, 3, 18))
+    assert _period_bounds(d, "", "yesterday") == (datetime.date(2024, 3, 14), d)
