@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from pimento.errors import InternalError, PimentoError, UserError
 
-__all__ = ["console", "err_console", "emit_json", "error_payload", "handle_errors", "open_custodian_database", "open_database", "split_names"]
+__all__ = ["ProgressLines", "console", "err_console", "emit_json", "error_payload", "handle_errors", "open_custodian_database", "open_database", "split_names"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -129,6 +129,37 @@ def handle_errors(func: F) -> F:
 
     wrapper.handles_errors = True  # type: ignore[attr-defined]  # checked by the CLI tests
     return wrapper  # type: ignore[return-value]
+
+
+class ProgressLines:
+    """Progress as plain lines on stderr, for output that is not a terminal (a log, a pipe, CI), where
+    bars print nothing: one line when a stage starts, one when it ends, and one at most every
+    ``every_s`` seconds in between. ``write`` and ``clock`` are for tests."""
+
+    def __init__(self, prefix: str, *, every_s: float = 10.0, write: Callable[[str], Any] | None = None, clock: Callable[[], float] | None = None) -> None:
+        import time
+
+        self.prefix = prefix
+        self.every_s = every_s
+        self._write = write or (lambda line: (sys.stderr.write(line + "\n"), sys.stderr.flush()))
+        self._clock = clock or time.monotonic
+        self._start = self._clock()
+        self._last: dict[str, float] = {}
+        self._done: set[str] = set()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = self._clock()
+        total = max(total, 1)
+        finished = done >= total
+        if stage in self._done:
+            return
+        first = stage not in self._last
+        if not (first or finished or now - self._last[stage] >= self.every_s):
+            return
+        self._last[stage] = now
+        if finished:
+            self._done.add(stage)
+        self._write(f"{self.prefix}: {stage} {done}/{total}{' done' if finished else ''} ({now - self._start:.0f} s)")
 
 
 def open_database(db: str, *, read_only: bool = True, private: str | None = None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pimento.cli._common import console, emit_json, err_console, handle_errors, open_database
+from pimento.cli._common import ProgressLines, console, emit_json, err_console, handle_errors, open_database
 
 __all__ = ["register"]
 
@@ -55,13 +55,21 @@ def register(app: typer.Typer) -> None:
         contexts = _merge(declared.link_context, link_context)
         public = _merge(declared.public_values, public_values)
         stages = {"read": "reading tables", "encode": "choosing categories", "fit": "fitting models", "sample": "sampling", "write": "writing"}
+        # A terminal gets bars; anything else (a log, a pipe, CI) gets progress lines on stderr, since
+        # bars print nothing there (a 281 s synth used to print nothing at all). --json keeps stdout
+        # for the JSON document either way.
+        bars = err_console.is_terminal and not json_out
         progress = Progress(
             TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-            console=err_console, disable=json_out, transient=True,
+            console=err_console, disable=not bars, transient=True,
         )
+        lines = None if bars else ProgressLines("synth")
         tasks: dict[str, int] = {}
 
         def report(stage: str, done: int, total: int) -> None:
+            if lines is not None:
+                lines(stages.get(stage, stage), done, total)
+                return
             if stage not in tasks:
                 tasks[stage] = progress.add_task(stages.get(stage, stage), total=max(total, 1))
             progress.update(tasks[stage], completed=done, total=max(total, 1))
