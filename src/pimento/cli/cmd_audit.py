@@ -86,25 +86,66 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(rows)
             return
-        table = Table(show_lines=True)
-        for heading in ("#", "time (UTC)", "analyst", "eps, delta", "noise, scale", "value"):
-            table.add_column(heading, no_wrap=True)
-        table.add_column("question / SQL", ratio=1)
-        for r in rows:
-            kind = r.get("kind") or "release"
-            if kind == "custodian":
-                what = f"custodian tool [bold]{r.get('tool')}[/]: " + json.dumps(r.get("details"), default=str)[:300]
-            elif kind == "synthetic":
-                what = f"synthetic copy {r.get('copy_id')} ({r.get('note') or ''})"
-            else:
-                what = (f"{r['question']}\n" if r.get("question") else "") + (f"[dim]{r['sql']}[/]" if r.get("sql") else "")
-            outcome = r.get("outcome")
-            if outcome and outcome != "released":
-                what = f"[yellow]{outcome}[/] {r.get('detail') or ''}\n{what}".strip()
-            eps = r.get("epsilon", r.get("charge_epsilon", "-"))
-            dlt = r.get("delta", r.get("charge_delta", "-"))
-            table.add_row(
-                str(r["seq"]), str(r.get("time", ""))[5:19].replace("T", " "), str(r.get("analyst") or "-"), f"{eps}, {dlt}",
-                f"{r.get('noise', '-')}, {r.get('scale', '-')}", str(r.get("value", "-")), what,
-            )
-        console.print(table)
+        console.print(audit_table(rows))
+
+
+def _short(value: object, digits: int = 4) -> str:
+    """A number in at most about ``digits + 6`` characters (``digits`` significant digits): the audit
+    log keeps exact values of up to ~70 digits (a Fraction's decimal expansion), which `--json`
+    still prints. Text that is not a number is cut at 12 characters."""
+    if value is None or value == "":
+        return "-"
+    text = str(value)
+    if len(text) <= digits + 6:
+        return text
+    try:
+        from fractions import Fraction
+
+        number = float(Fraction(text))
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return text if len(text) <= 12 else text[:11] + "\u2026"
+    return f"{number:.{digits}g}"
+
+
+def _value_cell(row: dict) -> str:
+    """The released value over its interval, both shortened."""
+    value = _short(row.get("value"), 7)
+    interval = row.get("interval")
+    if isinstance(interval, (list, tuple)) and len(interval) == 2:
+        return f"{value}\n{_short(interval[0])}..{_short(interval[1])}"
+    return value
+
+
+def audit_table(rows: list[dict]) -> Table:
+    """The audit rows as a table readable at 80 columns: numbers shortened, two short lines per cell
+    (epsilon over delta, noise over scale, value over interval), the question/SQL column wrapping. Row text is escaped
+    (a question or SQL with brackets is not Rich markup)."""
+    from rich.markup import escape
+
+    table = Table(show_lines=True, padding=(0, 1), pad_edge=False, expand=False)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("time UTC", no_wrap=True)
+    table.add_column("who", max_width=10, overflow="fold")
+    table.add_column("eps\ndelta", no_wrap=True)
+    table.add_column("noise\nscale", no_wrap=True)
+    table.add_column("value\ninterval", no_wrap=True)
+    table.add_column("question / SQL", ratio=1, min_width=16, overflow="fold")
+    for r in rows:
+        kind = r.get("kind") or "release"
+        if kind == "custodian":
+            what = f"custodian tool [bold]{escape(str(r.get('tool')))}[/]: " + escape(json.dumps(r.get("details"), default=str)[:300])
+        elif kind == "synthetic":
+            what = escape(f"synthetic copy {r.get('copy_id')} ({r.get('note') or ''})")
+        else:
+            what = (escape(str(r["question"])) + "\n" if r.get("question") else "") + (f"[dim]{escape(str(r['sql']))}[/]" if r.get("sql") else "")
+        outcome = r.get("outcome")
+        if outcome and outcome != "released":
+            what = f"[yellow]{escape(str(outcome))}[/] {escape(str(r.get('detail') or ''))}\n{what}".strip()
+        eps = r.get("epsilon", r.get("charge_epsilon"))
+        dlt = r.get("delta", r.get("charge_delta"))
+        time_text = str(r.get("time", ""))[5:16].replace("T", " ")
+        table.add_row(
+            str(r["seq"]), time_text, escape(str(r.get("analyst") or "-")), f"{_short(eps)}\n{_short(dlt)}",
+            f"{_short(r.get('noise'))}\n{_short(r.get('scale'))}", _value_cell(r), what,
+        )
+    return table
