@@ -240,7 +240,38 @@ def _projection_phrase(tokens: list[Token], start: int) -> tuple[list[list[Token
             break
     items = [i for i in items if i]
     owner = [t for t in owner if t.lower not in STOPWORDS]
+    items += _companion_items(tokens, start)
     return items, owner
+
+
+_COMPANION = re.compile(r"\b(?:together\s+with|along\s+with|as\s+well\s+as|and\s+(?:also\s+)?(?:the\s+)?corresponding)\b", re.I)
+
+
+def _companion_items(tokens: list[Token], start: int) -> list[list[Token]]:
+    """"the date of each treatment, together with the first name of the professional": one more
+    asked-for item per connector, its words up to the next boundary (its "of" phrase included)."""
+    text = " ".join(t.lower for t in tokens)
+    out: list[list[Token]] = []
+    if not _COMPANION.search(text):
+        return out
+    words = [t for t in tokens if t.kind == "word"]
+    for i, t in enumerate(words):
+        if t.start < start:
+            continue
+        pair = " ".join(w.lower for w in words[i : i + 2])
+        triple = " ".join(w.lower for w in words[i : i + 3])
+        hit = next((n for n, p in ((2, pair), (3, triple)) if _COMPANION.fullmatch(p)), None)
+        if hit is None:
+            continue
+        item: list[Token] = []
+        for w in words[i + hit :]:
+            if w.lower in _PROJ_BOUNDARY - {"of"} or w.lemma in ("be", "have", "do"):
+                break
+            if w.lower not in STOPWORDS:
+                item.append(w)
+        if item:
+            out.append(item)
+    return out
 
 
 def _column_options(ctx: _Context, item: list[Token], owner_tables: dict[str, float]) -> list[_Proj]:
@@ -261,9 +292,12 @@ def _column_options(ctx: _Context, item: list[Token], owner_tables: dict[str, fl
         bonus = 0.35 * owner_tables.get(element.table, 0.0)
         table_words = _Element(element.table, None, tuple(w for w in _table_words(ctx, element.table)), "")
         own, _ = _match(table_words, item)
+        # "the dog's name": a possessive naming the table decides whose column it is
+        owned = _match(table_words, [t for t in item if _possessive(ctx.question, t)])[0]
         if element.column and element.column == _pk(ctx, element.table) and score < 1:
             score *= 0.8
-        out.append(_Proj(element.table, element.column or "", score + bonus + 0.1 * own, f"{phrase!r} -> {element.table}.{element.column}"))
+        total = score + bonus + 0.1 * own + _POSSESSIVE * owned
+        out.append(_Proj(element.table, element.column or "", total, f"{phrase!r} -> {element.table}.{element.column}"))
     for element in ctx.tables:
         score, _ = _match(element, item)
         if score < 0.5:
@@ -278,6 +312,15 @@ def _column_options(ctx: _Context, item: list[Token], owner_tables: dict[str, fl
         if (p.table, p.column) not in best or best[(p.table, p.column)].score < p.score:
             best[(p.table, p.column)] = p
     return sorted(best.values(), key=lambda p: -p.score)[:3]
+
+
+_POSSESSIVE = 0.4
+
+
+def _possessive(question: str, token: Token) -> bool:
+    return question[token.end : token.end + 2] in ("'s", "\u2019s") or (
+        question[token.end : token.end + 1] in ("'", "\u2019") and token.text.endswith("s")
+    )
 
 
 def _table_words(ctx: _Context, table: str) -> tuple[str, ...]:

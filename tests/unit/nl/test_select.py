@@ -163,3 +163,12 @@ def test_period_bounds():
     assert _period_bounds(datetime.date(2024, 1, 5), "last", "month") == (datetime.date(2023, 12, 1), datetime.date(2024, 1, 1))
     assert _period_bounds(d, "this", "week") == (datetime.date(2024, 3, 11), datetime.date(2024, 3, 18))
     assert _period_bounds(d, "", "yesterday") == (datetime.date(2024, 3, 14), d)
+
+
+def test_companion_item_and_possessive_pick_columns_of_other_tables(clinic):
+    engine, catalog, values, _ = clinic
+    top = translate_select("List the medication of each order, together with the name of the patient.", catalog, values)[0]
+    assert top.query.columns == (("medication_order", "medication"), ("patient", "name"))
+    assert _rows(engine, top.sql) == Counter({("warfarin", "Ann"): 1, ("aspirin", "Ann"): 1, ("insulin", "Bo"): 1})
+    top = translate_select("List the patient's name and the visit's diagnosis.", catalog, values)[0]
+    assert top.query.columns == (("patient", "name"), ("visit", "diagnosis"))
