@@ -118,3 +118,33 @@ def test_natural_language_policy_has_one_sentence_per_norm(policy_path, text_pat
 
 def test_domains_registry() -> None:
     assert set(DOMAINS) == {"hospital", "retail", "school"}
+
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize(("domain", "fixture", "norms"), [("retail", "retail_db", ("R1", "R3", "R6")),
+                                                          ("school", "school_db", ("S1", "S7"))])
+def test_golden_views_of_the_language_extensions(request, domain, fixture, norms) -> None:
+    """Subject paths (correlated subqueries), the purpose column and multi-column implication, as SQL."""
+    import os
+
+    db = load_database(request.getfixturevalue(fixture))
+    try:
+        policy = load_policy(DOMAINS[domain]["policy"]())
+        compiled = compile_policy(policy, db.catalog, db.engine)
+        run_checks(compiled, db.catalog, db.engine, policy=policy)
+        text = ""
+        for nid in norms:
+            for name, sql in compiled.views(nid).items():
+                text += f"-- {nid} {name}\n{sql}\n\n"
+        path = GOLDEN / f"{domain}_views.sql"
+        if os.environ.get("PIMENTO_UPDATE_GOLDEN"):
+            path.write_text(text)
+        assert text == path.read_text(), "compiled views changed; rerun with PIMENTO_UPDATE_GOLDEN=1 and review the diff"
+        for block in text.split("\n\n"):
+            sql = "\n".join(line for line in block.splitlines() if not line.startswith("--")).strip()
+            if sql:
+                db.engine.execute(f"SELECT COUNT(*) FROM ({sql}) AS v")
+    finally:
+        db.close()
