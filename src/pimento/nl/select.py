@@ -399,7 +399,7 @@ def translate_select(
     ctx.np = [t for item in items for t in item]
     owner_tables = _owner_tables(ctx, owner)
     named: dict[str, float] = {}
-    mentions = [m for m in _value_mentions(ctx) if not (m.tokens & item_tokens)]
+    mentions = [_clause_negation(ctx, m) for m in _value_mentions(ctx) if not (m.tokens & item_tokens)]
     used = item_tokens | {t.index for t in owner} | {i for m in mentions for i in m.tokens}
     free = [t for t in tokens if t.kind == "word" and t.index not in used and not t.is_stop and t.start >= start]
     for element in tables:
@@ -425,6 +425,29 @@ def translate_select(
         found = _select_candidates(ctx, per_item, mentions, owner_tables | named, bonus, distinct, skip_any=True)
     ranked = sorted(found.items(), key=lambda kv: (-kv[1][0], len(kv[0].tables), repr(kv[0])))[:k]
     return [SelectCandidate(q, q.to_sql("duckdb"), s, why) for q, (s, why) in ranked]
+
+
+_CLAUSE_END = {"who", "that", "which", "whose", "where", "and", "or", ",", "but", "?", "."}
+
+
+def _clause_negation(ctx: _Context, m: _Mention) -> _Mention:
+    """"conductors that do not have the nationality 'USA'": a "not" further back in the literal's
+    own clause than the counting parser's three-word window negates it too (= becomes <>)."""
+    first = min(m.tokens)
+    window = []
+    for t in reversed(ctx.tokens[max(0, first - 7) : first]):
+        if t.lower in _CLAUSE_END or t.kind in ("number", "quoted"):
+            break  # another clause, or another literal (which the "not" belongs to)
+        window.append(t)
+    if not any(t.lower in ("not", "n't", "never") for t in window[3:]):
+        return m
+    flipped = []
+    for o in m.options:
+        preds = tuple(
+            type(p)(p.table, p.column, "<>", p.values) if getattr(p, "op", None) == "=" else p for p in o.preds
+        )
+        flipped.append(type(o)(preds, o.score, o.why + " (negated)"))
+    return type(m)(m.tokens, flipped, m.optional, m.text)
 
 
 def _really_counting(question: str, intent: CountIntent) -> bool:

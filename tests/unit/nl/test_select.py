@@ -172,3 +172,13 @@ def test_companion_item_and_possessive_pick_columns_of_other_tables(clinic):
     assert _rows(engine, top.sql) == Counter({("warfarin", "Ann"): 1, ("aspirin", "Ann"): 1, ("insulin", "Bo"): 1})
     top = translate_select("List the patient's name and the visit's diagnosis.", catalog, values)[0]
     assert top.query.columns == (("patient", "name"), ("visit", "diagnosis"))
+
+
+def test_not_further_back_in_the_literals_clause_negates_it(school):
+    engine, catalog, values = school
+    top = translate_select("Which students do not live in the city of Boston?", catalog, values)[0]
+    assert "<>" in top.sql
+    assert _rows(engine, top.sql) == Counter({("Ann",): 1})
+    # a "not" in another clause does not
+    top = translate_select("Which students who are not 19 live in the city of Boston?", catalog, values)[0]
+    assert "= 'Boston'" in top.sql
