@@ -30,6 +30,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from pimento.sql.quote import quote_identifier, quote_identifiers
+
 __all__ = ["main", "tv_two_way", "join_size_errors", "rs_correlation"]
 
 
@@ -66,9 +68,9 @@ def tv_two_way(real: str, syn: str, catalog: Any) -> dict[str, float]:
             cols = _columns(catalog, t.name)
             if len(cols) < 2:
                 continue
-            sel = ", ".join(f'"{c.name}"' for c in cols)
-            rrows = rc.execute(f'SELECT {sel} FROM "{t.name}"').fetchall()
-            srows = sc.execute(f'SELECT {sel} FROM "{t.name}"').fetchall()
+            sel = f"SELECT {quote_identifiers(c.name for c in cols)} FROM {quote_identifier(t.name)}"
+            rrows = rc.execute(sel).fetchall()
+            srows = sc.execute(sel).fetchall()
             tvs = []
             for i, j in itertools.combinations(range(len(cols)), 2):
                 fi, fj = cols[i].type, cols[j].type

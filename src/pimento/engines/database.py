@@ -30,6 +30,7 @@ from pimento.engines.base import Engine, open_engine
 from pimento.errors import ConfigError, ConstraintViolation
 from pimento.schema import Catalog, ForeignKey, FunctionalDependency
 from pimento.schema.merge import declared_constraints, merge_catalog
+from pimento.sql.quote import quote_identifier
 
 __all__ = ["Database", "Violation", "load_database", "validate_constraints"]
 
@@ -238,7 +239,7 @@ def _is_dsn(db: str) -> bool:
 
 
 def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    return quote_identifier(name)  # the double-quoted form DuckDB, SQLite and PostgreSQL share
 
 
 def _cols(alias: str, columns: Sequence[str]) -> str:

@@ -28,6 +28,7 @@ from pimento.config import DEFAULT_MEMORY_LIMIT
 from pimento.engines.base import EngineQueryError, memory_limit_bytes
 from pimento.errors import DataSourceError, QueryTimeout
 from pimento.schema import Catalog, Column, ForeignKey, Table, normalize_type
+from pimento.sql.quote import quote_identifier
 
 __all__ = ["SQLiteEngine"]
 
@@ -228,7 +229,7 @@ class SQLiteEngine:
 
 
 def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    return quote_identifier(name, "sqlite")
 
 
 def _authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None, _source: str | None) -> int:

@@ -26,6 +26,7 @@ from pimento.errors import DataSourceError, InternalError
 from pimento.llm.base import Message
 from pimento.schema import Catalog
 from pimento.schema.synthetic import SYNTH_META_TABLE
+from pimento.sql.quote import quote_identifier
 
 __all__ = [
     "ExpansionAction",
@@ -119,8 +120,8 @@ class SyntheticValues:
             for column in table.columns:
                 if column.type != "text":
                     continue
-                col = exp.column(column.name, quoted=True).sql(dialect=engine.dialect)
-                tab = exp.to_identifier(table.name, quoted=True).sql(dialect=engine.dialect)
+                col = quote_identifier(column.name, engine.dialect)
+                tab = quote_identifier(table.name, engine.dialect)
                 rows = engine.execute(
                     f"SELECT {col}, COUNT(*) AS n FROM {tab} WHERE {col} IS NOT NULL "
                     f"GROUP BY {col} ORDER BY n DESC, {col} LIMIT {int(per_column)}"

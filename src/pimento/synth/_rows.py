@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from pimento.schema import Catalog
+from pimento.sql.quote import quote_identifier, quote_identifiers
 from pimento.synth._encode import ColumnData
 
 __all__ = ["read_table", "read_check_domains", "public_keys", "key_tuples", "norm", "lookup", "MAX_PUBLIC_KEYS"]
@@ -22,7 +23,8 @@ MAX_PUBLIC_KEYS = 200
 def read_table(engine: Any, catalog: Catalog, table: str) -> dict[str, ColumnData]:
     t = catalog.table(table)
     cols = [c.name for c in t.columns]
-    sql = "SELECT " + ", ".join(f'"{c}"' for c in cols) + f' FROM "{t.name}"'
+    dialect = getattr(engine, "dialect", "duckdb")
+    sql = f"SELECT {quote_identifiers(cols, dialect)} FROM {quote_identifier(t.name, dialect)}"
     con = getattr(engine, "connection", None)
     out: dict[str, ColumnData] = {}
     if con is not None and getattr(engine, "name", "") == "duckdb":
@@ -129,7 +131,9 @@ def read_check_domains(engine: Any, catalog: Catalog) -> dict[tuple[str, str], l
 
 def public_keys(engine: Any, table: str, column: str, limit: int = MAX_PUBLIC_KEYS) -> list[Any] | None:
     """The distinct non-NULL values of a public (or declared public) column, at most ``limit``."""
-    rows = engine.execute(f'SELECT DISTINCT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL').rows
+    dialect = getattr(engine, "dialect", "duckdb")
+    col = quote_identifier(column, dialect)
+    rows = engine.execute(f"SELECT DISTINCT {col} FROM {quote_identifier(table, dialect)} WHERE {col} IS NOT NULL").rows
     if len(rows) > limit:
         return None
     return sorted((norm(r[0]) for r in rows), key=lambda x: (str(type(x)), x))

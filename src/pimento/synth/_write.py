@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import duckdb
@@ -11,6 +12,7 @@ import numpy as np
 from pimento.errors import DataSourceError
 from pimento.schema import Catalog
 from pimento.schema.synthetic import SYNTH_META_TABLE as META_TABLE
+from pimento.sql.quote import quote_identifier, quote_identifiers
 
 __all__ = ["write_database", "source_ddl", "META_TABLE"]
 
@@ -48,20 +50,19 @@ def _ddl_from_catalog(catalog: Catalog, table: str, families: dict[tuple[str, st
         else:
             raw = c.raw_type or _DUCK_TYPES.get(c.type, "VARCHAR")
         raw = _duck_type(raw, fam)
-        parts.append(f'"{c.name}" {raw}' + (" NOT NULL" if not c.nullable else ""))
+        parts.append(f"{quote_identifier(c.name)} {raw}" + (" NOT NULL" if not c.nullable else ""))
     if t.primary_key:
-        parts.append("PRIMARY KEY (" + ", ".join(f'"{c}"' for c in t.primary_key) + ")")
+        parts.append(f"PRIMARY KEY ({quote_identifiers(t.primary_key)})")
     for u in t.unique:
-        parts.append("UNIQUE (" + ", ".join(f'"{c}"' for c in u) + ")")
+        parts.append(f"UNIQUE ({quote_identifiers(u)})")
     for fk in catalog.foreign_keys_of(table):
         ref = catalog.table(fk.ref_table)
         keys = [ref.primary_key, *ref.unique]
         if any(tuple(k.lower() for k in key) == tuple(c.lower() for c in fk.ref_columns) for key in keys if key) and ref.name != t.name:
             parts.append(
-                "FOREIGN KEY (" + ", ".join(f'"{c}"' for c in fk.columns) + f') REFERENCES "{ref.name}" ('
-                + ", ".join(f'"{c}"' for c in fk.ref_columns) + ")"
+                f"FOREIGN KEY ({quote_identifiers(fk.columns)}) REFERENCES {quote_identifier(ref.name)} ({quote_identifiers(fk.ref_columns)})"
             )
-    return f'CREATE TABLE "{t.name}" (' + ", ".join(parts) + ")"
+    return f"CREATE TABLE {quote_identifier(t.name)} (" + ", ".join(parts) + ")"
 
 
 def _duck_type(raw: str, family: str) -> str:
@@ -80,12 +81,29 @@ def source_ddl(engine: Any, catalog: Catalog, families: dict[tuple[str, str], st
         rows = engine.execute("SELECT table_name, sql FROM duckdb_tables() WHERE schema_name = current_schema()").rows
         have = {r[0]: r[1] for r in rows}
         for t in catalog.tables:
-            if t.name in have and have[t.name]:
+            if t.name in have and have[t.name] and _stored_ddl_usable(have[t.name], catalog, t.name):
                 out[t.name] = have[t.name]
     for t in catalog.tables:
         if t.name not in out and not t.name.startswith("_pimento"):
             out[t.name] = _ddl_from_catalog(catalog, t.name, families)
     return out
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _stored_ddl_usable(ddl: str, catalog: Catalog, table: str) -> bool:
+    """Whether DuckDB's stored CREATE TABLE of ``table`` can be replayed: DuckDB writes the table
+    a foreign key references without quotes (``REFERENCES my table(id)``), so a referenced name
+    that is not a plain identifier, or a statement that does not parse, falls back to the DDL
+    generated from the catalog (which quotes every name)."""
+    if any(not _PLAIN_NAME.fullmatch(fk.ref_table) for fk in catalog.foreign_keys_of(table)):
+        return False
+    try:
+        duckdb.extract_statements(ddl)
+    except duckdb.Error:
+        return False
+    return True
 
 
 def write_database(
@@ -116,7 +134,7 @@ def write_database(
                     frame[f"n{i}"] = null
                     select.append(f'CASE WHEN n{i} THEN NULL ELSE CAST(c{i} AS {_target_type(con, t, c.name)}) END')
                 con.register("_pimento_frame", frame)
-                con.execute(f'INSERT INTO "{t}" SELECT ' + ", ".join(select) + " FROM _pimento_frame")
+                con.execute(f"INSERT INTO {quote_identifier(t)} SELECT " + ", ".join(select) + " FROM _pimento_frame")
                 con.unregister("_pimento_frame")
         con.execute(
             f"CREATE TABLE {META_TABLE} (epsilon VARCHAR NOT NULL, delta VARCHAR NOT NULL, root VARCHAR NOT NULL, "

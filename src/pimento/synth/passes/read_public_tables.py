@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from pimento.sql.quote import quote_identifier, quote_identifiers
 from pimento.synth._state import SynthState
 
 __all__ = ["read_public_tables"]
@@ -20,7 +21,8 @@ def read_public_tables(state: SynthState, *, engine: Any) -> SynthState:
 def _read_public(engine: Any, catalog: Any, table: str) -> dict[str, np.ndarray]:
     t = catalog.table(table)
     cols = [c.name for c in t.columns]
-    rows = engine.execute("SELECT " + ", ".join(f'"{c}"' for c in cols) + f' FROM "{t.name}"').rows
+    dialect = getattr(engine, "dialect", "duckdb")
+    rows = engine.execute(f"SELECT {quote_identifiers(cols, dialect)} FROM {quote_identifier(t.name, dialect)}").rows
     out = {}
     for i, c in enumerate(cols):
         arr = np.empty(len(rows), dtype=object)

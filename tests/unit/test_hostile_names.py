@@ -1,0 +1,144 @@
+"""Table and column names with quotes, spaces, keywords and non-ASCII letters, end to end.
+
+Identifiers are quoted by one function (``pimento.sql.quote``); before it, the synthesizer built
+``f'"{c}"'`` without escaping, so a name with a double quote in it broke every read and the DDL.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import duckdb
+import pytest
+
+from pimento.engines import open_engine
+from pimento.sql.quote import quote_identifier, quote_identifiers
+from pimento.synth import synthesize
+
+ROOT = 'we"ird table'
+CHILD = "Örders 2"
+HOSTILE = [ROOT, CHILD, "select", "naïve col", "c id", "order", 'a "quoted" name', "semi;colon --", "日本"]
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "sqlite", "postgres", "spark"])
+@pytest.mark.parametrize("name", HOSTILE)
+def test_quote_identifier_round_trips_through_sqlglot(name, dialect):
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(f"SELECT {quote_identifier(name, dialect)} FROM {quote_identifier(name, dialect)}", read=dialect)
+    assert [c.name for c in tree.expressions] == [name]
+    assert tree.find(exp.Table).name == name
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_quote_identifier_names_the_table_in_duckdb_and_sqlite(name):
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE {quote_identifier(name)} ({quote_identifier(name)} INTEGER, x INTEGER)")
+    con.execute(f"INSERT INTO {quote_identifier(name)} ({quote_identifiers([name, 'x'])}) VALUES (1, 2)")
+    assert con.execute("SELECT table_name FROM duckdb_tables()").fetchall() == [(name,)]
+    lite = sqlite3.connect(":memory:")
+    lite.execute(f"CREATE TABLE {quote_identifier(name, 'sqlite')} ({quote_identifier(name, 'sqlite')} INTEGER)")
+    assert lite.execute("SELECT name FROM sqlite_master").fetchall() == [(name,)]
+    assert [r[1] for r in lite.execute(f"PRAGMA table_info({quote_identifier(name, 'sqlite')})")] == [name]
+
+
+def _rows(n: int = 300) -> tuple[list[tuple], list[tuple]]:
+    rng = random.Random(1)
+    root = [(i, rng.choice(["north", "south"]), i % 3) for i in range(n)]
+    child = [(j, j % n, rng.choice(["a", "b"])) for j in range(2 * n)]
+    return root, child
+
+
+def _duckdb_source(path) -> None:
+    root, child = _rows()
+    con = duckdb.connect(str(path))
+    con.execute('CREATE TABLE "we""ird table" (id INTEGER PRIMARY KEY, "select" VARCHAR NOT NULL, "naïve col" INTEGER)')
+    con.execute('CREATE TABLE "Örders 2" ("order" INTEGER PRIMARY KEY, "c id" INTEGER NOT NULL REFERENCES "we""ird table"(id), "group" VARCHAR)')
+    con.executemany('INSERT INTO "we""ird table" VALUES (?, ?, ?)', root)
+    con.executemany('INSERT INTO "Örders 2" VALUES (?, ?, ?)', child)
+    con.close()
+
+
+def _sqlite_source(path) -> None:
+    root, child = _rows()
+    con = sqlite3.connect(str(path))
+    con.execute('CREATE TABLE "we""ird table" (id INTEGER PRIMARY KEY, "select" TEXT NOT NULL, "naïve col" INTEGER)')
+    con.execute('CREATE TABLE "Örders 2" ("order" INTEGER PRIMARY KEY, "c id" INTEGER NOT NULL REFERENCES "we""ird table"(id), "group" TEXT)')
+    con.executemany('INSERT INTO "we""ird table" VALUES (?, ?, ?)', root)
+    con.executemany('INSERT INTO "Örders 2" VALUES (?, ?, ?)', child)
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "sqlite"])
+def test_synth_copies_hostile_names(tmp_path, kind):
+    """Reads (every table, a declared public value set), the generated DDL (SQLite source: the
+    DDL comes from the catalog) and the inserts all name the tables and columns exactly."""
+    src = tmp_path / ("src.duckdb" if kind == "duckdb" else "src.sqlite")
+    (_duckdb_source if kind == "duckdb" else _sqlite_source)(src)
+    engine = open_engine(str(src), read_only=True)
+    catalog = engine.introspect()
+    out = tmp_path / "syn.duckdb"
+    result = synthesize(
+        engine, catalog, out, "4", "1e-6", root=ROOT, seed=1, public_values=[f"{ROOT}.select"], _noise_seed=5,
+    )
+    result.engine.close()
+    engine.close()
+    con = duckdb.connect(str(out), read_only=True)
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        assert {ROOT, CHILD} <= tables
+        cols = [r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index", [ROOT]).fetchall()]
+        assert cols == ["id", "select", "naïve col"]
+        n_root = con.execute(f"SELECT COUNT(*) FROM {quote_identifier(ROOT)}").fetchone()[0]
+        assert n_root > 0
+        # The declared public value set was read through the quoted names: only real values.
+        values = {r[0] for r in con.execute(f'SELECT DISTINCT "select" FROM {quote_identifier(ROOT)}').fetchall()}
+        assert values <= {"north", "south"} and values
+        # The foreign key holds in the copy (the child's key column was named correctly).
+        dangling = con.execute(
+            f'SELECT COUNT(*) FROM {quote_identifier(CHILD)} o LEFT JOIN {quote_identifier(ROOT)} r ON o."c id" = r.id WHERE r.id IS NULL'
+        ).fetchone()[0]
+        assert dangling == 0
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def shop(tmp_path):
+    path = tmp_path / "shop.duckdb"
+    _duckdb_source(path)
+    (tmp_path / "pimento.toml").write_text('[ledger]\nepsilon_cap = "5"\n')
+    return path
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        'SELECT COUNT(*) FROM "we""ird table"',
+        'SELECT COUNT(*) FROM "we""ird table" WHERE "naïve col" = 1',
+        'SELECT COUNT(*) FROM "Örders 2" o JOIN "we""ird table" c ON o."c id" = c.id',
+    ],
+)
+def test_dp_release_on_hostile_table_names(shop, sql):
+    from pimento.release.session import Session
+
+    with Session(shop, analyst="ann", rng=random.Random(0)) as s:
+        answer = s.release_sql(sql, epsilon="0.5", delta="1e-6")
+    assert answer.to_dict()["value"] is not None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="src/pimento/sql/parse.py rebuilds selection predicates with unquoted identifiers "
+    "(exp.to_identifier(attr.column) in _Parser, then Selection(alias, combined.sql())), so a column "
+    "named like a keyword (\"select\") cannot be re-parsed by sql/ir._canonical_predicate",
+)
+def test_dp_release_filters_on_a_keyword_column(shop):
+    from pimento.release.session import Session
+
+    with Session(shop, analyst="ann", rng=random.Random(0)) as s:
+        answer = s.release_sql('SELECT COUNT(*) FROM "we""ird table" WHERE "select" = \'north\'', epsilon="0.5", delta="1e-6")
+    assert answer.to_dict()["value"] is not None
