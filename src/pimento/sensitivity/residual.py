@@ -37,7 +37,7 @@ How the engine computes it, without materialising joins where the hypergraph is 
    skips its GROUP BY (it is the identity); a component's root is chosen to need the fewest new
    GROUP BYs; a T_C over rows that all have c = 1 is an ``EXISTS``. PROOF.md, section 2.
 6. Keys need not be declared: before the T_E statement, one small statement checks which join
-   variable of each relation with two or more variables is unique among the rows the T_E reads
+   variable of each relation with two or more variables (and no declared key) is unique among the rows the T_E reads
    (``COUNT(*) = COUNT(DISTINCT col)`` under the base's own WHERE); such a variable is a key of
    this instance and is used as one (item 5). Nothing undeclared is trusted, the T_E values are
    the same, and a TPC-H chain without keys needs 4 GROUP BYs instead of 9 (4 relations).
@@ -311,15 +311,16 @@ class _Plan:
     def uniqueness_checks(self) -> list[tuple[str, int, str]]:
         """(alias, variable, SQL giving 1 if the variable's value is unique among the base's rows).
 
-        For every relation with two or more variables, each variable that no key of the catalog
-        already covers. A variable unique on the data is a key of this instance: the plan may
+        For every relation with two or more variables whose table declares no key at all (a
+        custodian who declares a table's keys declares its unique join columns too; checking
+        them would only add a statement per call), each of its variables. A variable unique on the data is a key of this instance: the plan may
         skip GROUP BYs on it exactly as on a declared key (the same T_E; PROOF.md, section 2),
         and nothing undeclared is trusted, since it is checked on the rows the T_E reads.
         """
         out = []
         for alias in self.graph.aliases:
             variables = self.graph.columns[alias]
-            if len(variables) < 2:
+            if len(variables) < 2 or self.declares_keys(alias):
                 continue
             qa = self.q(alias)
             where = " AND ".join(self.conditions(alias))
@@ -330,6 +331,13 @@ class _Plan:
                 out.append((alias, v, f"SELECT CASE WHEN COUNT(*) = COUNT(DISTINCT {rep}) THEN 1 ELSE 0 END "
                                       f"FROM {self.q(self.table_name(alias))} AS {qa} WHERE {where}"))
         return out
+
+    def declares_keys(self, alias: str) -> bool:
+        table = self.query.relation(alias).table
+        if self.catalog is None or not self.catalog.has_table(table):
+            return False
+        declared = self.catalog.table(table)
+        return bool(declared.primary_key or declared.unique)
 
     def base(self, alias: str) -> str:
         key = (frozenset([alias]), frozenset(["__base__"]))  # type: ignore[list-item]
