@@ -37,6 +37,7 @@ def entity_row_index(state: SynthState, e: str) -> dict[str, np.ndarray]:
         pos_of[tt] = inv_t
     return out
 
+
 def raw_attr(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Comparable raw values of attribute ``a`` for each valid entity row, and a presence mask."""
     r = rows[a.table]
@@ -59,6 +60,7 @@ def raw_attr(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) ->
         vals = np.where(ridx >= 0, np.where(col.null[np.maximum(ridx, 0)], None, col.values[np.maximum(ridx, 0)].astype(object)), None)
         return vals, present
     return np.zeros(len(r), dtype=object), present
+
 
 def attr_codes(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) -> np.ndarray:
     r = rows[a.table]
@@ -100,7 +102,6 @@ def attr_codes(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) 
     return codes.astype(np.int64)
 
 
-
 def per_unit_sample(state: SynthState, unit: np.ndarray, m: int) -> np.ndarray:
     """Positions of at most ``m`` entries per unit value, chosen in a random order."""
     if unit.size == 0:
@@ -113,6 +114,7 @@ def per_unit_sample(state: SynthState, unit: np.ndarray, m: int) -> np.ndarray:
     rank = np.arange(len(u)) - starts[group]
     return np.sort(perm[rank < m])
 
+
 def parent_entity_pos(state: SynthState, e: str) -> np.ndarray:
     """For each valid row of entity ``e``: the position of its parent entity row (among valid rows)."""
     parent = state.plan.tables[e].parent
@@ -124,7 +126,6 @@ def parent_entity_pos(state: SynthState, e: str) -> np.ndarray:
     inv[arr[ok]] = np.flatnonzero(ok)
     mine = state.parent_idx[e][state.valid[e]]
     return inv[mine]
-
 
 
 def partner_values(state: SynthState, e: str, partner: str, rows: dict[str, np.ndarray]) -> np.ndarray:

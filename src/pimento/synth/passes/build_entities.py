@@ -10,6 +10,7 @@ from pimento.synth._state import Attr, EntityInfo, SynthState, col_name
 
 __all__ = ["build_entities"]
 
+
 def build_entities(state: SynthState, *, engine: Any) -> SynthState:
     """Fills ``entities`` (no budget; public link keys are read from public tables)."""
     for t in state.plan.order:

@@ -7,6 +7,7 @@ from pimento.synth._state import SynthState, col_name
 
 __all__ = ["read_public_directory"]
 
+
 def read_public_directory(state: SynthState) -> SynthState:
     """Exact context codes of component roots whose columns are declared link context.
 
