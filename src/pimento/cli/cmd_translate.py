@@ -21,7 +21,7 @@ __all__ = ["register"]
 _PRIVATE_WARNING = (
     "WARNING: values are read from the PRIVATE database (--allow-private-values). Literal values linked "
     "this way shape the query from private data outside any privacy budget: never do this in production; "
-    "pass --synthetic SYN (the DP synthetic copy) instead."
+    "pass --synthetic SYN (the DP synthetic copy) instead. This use is written to the audit log."
 )
 
 
@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         llm: str = typer.Option(None, "--llm", help="OpenAI-compatible endpoint URL (or replay:DIR) for zero-shot generation."),
         k: int = typer.Option(5, "--k", min=1, max=50, help="How many candidates to return."),
         allow_private_values: bool = typer.Option(
-            False, "--allow-private-values", help="Without --synthetic, read values from --db (testing only; warns)."
+            False, "--allow-private-values", help="Custodian tool (shows private data, audited): without --synthetic, read values from --db; testing only."
         ),
         max_values: int = typer.Option(2000, "--max-values", help="Distinct values read per text column."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -86,18 +86,23 @@ def _value_index(database: Any, synthetic: str | None, allow_private: bool, max_
     from pimento.engines import open_engine
     from pimento.nl import ValueIndex
 
+    from pimento.mechanisms.ledger import Ledger
+
+    location = str(database.location)
     if synthetic:
+        from pimento.release.synthetic import synthetic_guarantee
+
+        # Values are read from the copy only if it is this database's charged synthetic copy:
+        # any other file (the private database itself, say) would put private values in the SQL.
+        with Ledger.for_database(location, database.settings) as ledger:
+            synthetic_guarantee(ledger, location, synthetic)
         engine = open_engine(synthetic)
         index = ValueIndex.from_engine(engine, engine.introspect(), max_values_per_column=max_values)
-        if not index.synthetic:
-            err_console.print(
-                f"[bold yellow]warning:[/] {synthetic} has no _pimento_synth_meta table: it does not look like a "
-                "synthetic database made by `pimento synth`; make sure it holds no private data",
-                highlight=False,
-            )
         return index, f"synthetic:{synthetic}", engine
     if allow_private:
         err_console.print(f"[bold red]{_PRIVATE_WARNING}[/]", highlight=False)
+        with Ledger.for_database(location, database.settings) as ledger:
+            ledger.record_custodian_action(location, "translate --allow-private-values", {"max_values": max_values})
         index = ValueIndex.from_engine(database.engine, database.catalog, max_values_per_column=max_values)
         return index, f"private:{database.engine.location}", None
     err_console.print(

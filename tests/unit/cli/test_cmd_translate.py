@@ -34,8 +34,40 @@ def db(tmp_path_factory):
     return str(path)
 
 
-def test_json_candidates_with_zero_llm_usage(app, db):
+@pytest.fixture(scope="module")
+def synthetic(db, tmp_path_factory):
+    """A stand-in for `pimento synth`'s copy of the pets database: same schema, marker, charged to its ledger."""
+    import shutil
+    import uuid
+
+    from pimento.engines.database import load_database
+    from pimento.mechanisms import Budget, Ledger
+    from pimento.mechanisms.ledger import database_key
+
+    path = tmp_path_factory.mktemp("syn") / "pets.synthetic.duckdb"
+    shutil.copy(db, path)
+    database = load_database(db)
+    location = str(database.location)
+    copy_id = f"standin-{uuid.uuid4()}"
+    engine = open_engine(str(path), read_only=False)
+    engine.execute("CREATE TABLE _pimento_synth_meta (epsilon VARCHAR, delta VARCHAR, root VARCHAR, copy_id VARCHAR, database_key VARCHAR, details VARCHAR)")
+    engine.execute("INSERT INTO _pimento_synth_meta VALUES ('1', '0.000001', 'pets', ?, ?, '{}')", [copy_id, database_key(location)])
+    engine.close()
+    with Ledger.for_database(location, database.settings) as ledger:
+        ledger.charge_synthetic(location, Budget.of("1", "0.000001"), copy_id=copy_id)
+    database.close()
+    return str(path)
+
+
+def test_values_come_only_from_this_databases_charged_copy(app, db):
+    """--synthetic naming any other file (here the private database itself) is refused: its values are private."""
     result = CliRunner().invoke(app, ["translate", "--db", db, "--synthetic", db, "How many dog pets are there?", "--json"])
+    assert result.exit_code == 2, result.output
+    assert "'dog'" not in result.stdout
+
+
+def test_json_candidates_with_zero_llm_usage(app, db, synthetic):
+    result = CliRunner().invoke(app, ["translate", "--db", db, "--synthetic", synthetic, "How many dog pets are there?", "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout[result.stdout.index("{") :])
     assert payload["source"] == "offline" and payload["usage"]["calls"] == 0
@@ -58,6 +90,13 @@ def test_private_values_need_a_flag_and_warn(app, db):
     assert "'dog'" not in plain.stdout
     allowed = CliRunner().invoke(app, ["translate", "--db", db, "--allow-private-values", "How many dog pets are there?", "--json"])
     assert "PRIVATE" in allowed.output and "'dog'" in allowed.stdout
+    from pimento.engines.database import load_database
+    from pimento.mechanisms import Ledger
+
+    database = load_database(db)
+    with Ledger.for_database(str(database.location), database.settings) as ledger:
+        assert any(r.get("tool") == "translate --allow-private-values" for r in ledger.audit_rows())
+    database.close()
 
 
 def test_non_counting_question_is_one_clear_line(app, db):
