@@ -124,6 +124,11 @@ class LedgerSettings(_Section):
     """The privacy-budget ledger."""
 
     path: str | None = Field(None, description="SQLite ledger file; default: <database>.ledger.sqlite")
+    url: str | None = Field(
+        None,
+        description="postgresql://... ledger shared by several processes or machines (replaces path); "
+        "may name ${ENV} variables for credentials",
+    )
     epsilon_cap: str = Field("10", description="total epsilon per database (exact decimal string)")
     delta_cap: str = Field("1e-5", description="total delta per database (exact decimal string)")
     analyst_epsilon_cap: str | None = Field(None, description="epsilon per analyst; default: database cap")

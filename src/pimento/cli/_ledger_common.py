@@ -29,6 +29,9 @@ def ledger_for(db: str, config: str | None, *, create: bool = True) -> tuple[Led
     budget never creates files -- unless the witness beside it says budget was spent: then the
     missing ledger is an error (LedgerIntegrityError)."""
     location, settings, _source = _locate(db, config)
+    if settings.ledger.url:  # a PostgreSQL ledger: on the server, nothing to create here
+        ledger = Ledger.for_database(location, settings)
+        return ledger, ledger.name, True, location  # type: ignore[return-value]  # a URL, not a Path
     path = ledger_path(location, settings)
     check_witness(path)
     existed = path.exists()

@@ -60,6 +60,7 @@ from typing import Any, TypeVar
 from pimento.config import LedgerSettings, Settings
 from pimento.errors import BudgetError, ConfigError, DataSourceError, InternalError
 from pimento.mechanisms import audit as _audit
+from pimento.mechanisms import ledger_postgres as _pg
 from pimento.mechanisms.budget import Budget, format_number, parse_number
 
 __all__ = [
@@ -462,18 +463,29 @@ class Ledger:
         busy_timeout_s: float = 60.0,
         pending_timeout_s: float = 900.0,
     ) -> None:
-        self.path = Path(path)
+        self.postgres = _pg.is_postgres_url(path)
+        # A PostgreSQL ledger is named by its URL without credentials (messages, summaries).
+        self.path = Path(_pg.redact(str(path))) if self.postgres else Path(path)
+        #: How messages name the ledger: its file, or its PostgreSQL URL without credentials.
+        self.name = _pg.redact(str(path)) if self.postgres else str(path)
         self.settings = settings or LedgerSettings()
         self.pending_timeout_s = float(pending_timeout_s)
         self._db_cap = Budget.of(self.settings.epsilon_cap, self.settings.delta_cap)
         self._analyst_cap = Budget.of(self.settings.analyst_epsilon_cap or self.settings.epsilon_cap, self.settings.delta_cap)
         self._memory = str(path) == ":memory:"
-        self.witness = None if self._memory else witness_path(self.path)
-        if not self._memory:
+        self.witness = None if self._memory or self.postgres else witness_path(self.path)
+        if self.witness is not None:
             check_witness(self.path)
         self._owner = _owner_token()
         self._verified: _State | None = None
         self._mine: set[int] = set()  # pending charges made through this object
+        if self.postgres:
+            try:
+                self._conn = _pg.PgConnection(str(path), connect_timeout_s=busy_timeout_s)  # type: ignore[assignment]
+                self._init_schema()
+            except sqlite3.Error as exc:
+                raise DataSourceError(f"cannot open the budget ledger {self.name}: {exc}") from None
+            return
         try:
             if not self._memory:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -483,7 +495,7 @@ class Ledger:
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             self._init_schema()
         except sqlite3.Error as exc:
-            raise DataSourceError(f"cannot open the budget ledger {self.path}: {exc}") from None
+            raise DataSourceError(f"cannot open the budget ledger {self.name}: {exc}") from None
         if self.witness is not None:
             witness = _load_witness(self.path)
             if witness and int(witness.get("charges", 0)) > 0:
@@ -491,7 +503,7 @@ class Ledger:
                 if count == 0:
                     self._conn.close()
                     raise LedgerIntegrityError(
-                        f"the budget ledger {self.path} holds no charge, but its witness records {witness.get('charges')} "
+                        f"the budget ledger {self.name} holds no charge, but its witness records {witness.get('charges')} "
                         f"(spent: {_spent_text(witness)}): refusing to use it",
                         hint=_recovery_hint(self.path),
                     )
@@ -500,18 +512,27 @@ class Ledger:
         for attempt in range(50):
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
-                row = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+                if self.postgres:
+                    row = self._conn.execute("SELECT to_regclass('meta')").fetchone()
+                    row = row if row and row[0] else None
+                else:
+                    row = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
                 fmt = self._conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() if row else None
+                if self.postgres and fmt is not None and fmt[0] == FORMAT:
+                    # The schema exists: no DDL, so the service's role needs no CREATE right after the first start.
+                    self._conn.execute("COMMIT")
+                    return
                 if fmt is not None and fmt[0] == "1":
                     self._migrate_from_1()
                 # Statements end with ";\n"; trigger bodies keep their inner "; END" on one line.
-                for statement in (_SCHEMA + _audit.SCHEMA).split(";\n"):
+                schema = _pg.PG_SCHEMA if self.postgres else _SCHEMA + _audit.SCHEMA
+                for statement in schema.split(";\n"):
                     if statement.strip():
                         self._conn.execute(statement)
-                self._conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('format', ?)", (FORMAT,))
+                self._conn.execute("INSERT INTO meta (key, value) VALUES ('format', ?) ON CONFLICT (key) DO NOTHING", (FORMAT,))
                 fmt = self._conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0]
                 if fmt != FORMAT:
-                    raise ConfigError(f"the budget ledger {self.path} has format {fmt}; this Pimento reads format {FORMAT}")
+                    raise ConfigError(f"the budget ledger {self.name} has format {fmt}; this Pimento reads format {FORMAT}")
                 self._conn.execute("COMMIT")
                 return
             except sqlite3.OperationalError as exc:
@@ -569,8 +590,11 @@ class Ledger:
 
     @classmethod
     def for_database(cls, database: str, settings: Settings | None = None) -> Ledger:
-        """The ledger of ``database`` as pimento.toml configures it."""
+        """The ledger of ``database`` as pimento.toml configures it: ``[ledger] url`` (PostgreSQL,
+        shared by several processes or machines) or the SQLite file :func:`ledger_path`."""
         settings = settings or Settings()
+        if settings.ledger.url:
+            return cls(os.path.expandvars(settings.ledger.url), settings.ledger)
         return cls(ledger_path(database, settings), settings.ledger)
 
     def close(self) -> None:
@@ -759,7 +783,7 @@ class Ledger:
         problems += [p.detail for p in self._witness_problems(state)]
         if problems:
             raise LedgerIntegrityError(
-                f"the budget ledger {self.path} failed its integrity check ({problems[0]}"
+                f"the budget ledger {self.name} failed its integrity check ({problems[0]}"
                 + (f"; and {len(problems) - 1} more" if len(problems) > 1 else "")
                 + "): releases are refused; nothing was spent",
                 hint="the custodian should run `pimento audit verify --db DB` and restore the ledger from a backup",
@@ -875,7 +899,7 @@ class Ledger:
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise DataSourceError(f"the budget ledger {self.path} is busy or unwritable: {exc}; nothing was spent") from None
+            raise DataSourceError(f"the budget ledger {self.name} is busy or unwritable: {exc}; nothing was spent") from None
         try:
             result = body()
             witness = self._witness_state() if self.witness is not None else None
@@ -1169,7 +1193,7 @@ class Ledger:
         return {
             "database": key if "://" in database or database.startswith(_KEY_PREFIX) else str(Path(database).resolve()),
             "deployment": key,
-            "ledger": str(self.path),
+            "ledger": self.name,
             "cap": self._db_cap.to_dict(),
             "spent": db_spent.to_dict(),
             "left": self._db_cap.minus(db_spent).to_dict(),

@@ -8,6 +8,26 @@ import pytest
 from pimento.config import LedgerSettings, settings_from_dict
 from pimento.errors import BudgetError, PrivacyParameterError
 from pimento.mechanisms import Budget, Ledger, guarded_release, ledger_path, mechanism_for
+from pimento.mechanisms.ledger_postgres import LedgerBackendError
+
+#: The ledger URL of the current test: None for SQLite (the file beside the database), else a
+#: fresh PostgreSQL database (tests/pg_support.py; skipped without PIMENTO_PG_DSN).
+_URL: list[str | None] = [None]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"], autouse=True)
+def backend(request):
+    """Every test of this file runs on both ledger backends."""
+    if request.param == "sqlite":
+        _URL[0] = None
+        yield "sqlite"
+        return
+    from ledger_pg_support import fresh_ledger_url
+
+    with fresh_ledger_url() as url:
+        _URL[0] = url
+        yield "postgresql"
+    _URL[0] = None
 
 
 @pytest.fixture
@@ -16,17 +36,30 @@ def db(tmp_path):
 
 
 def make(db, **kw) -> Ledger:
-    return Ledger(ledger_path(db), LedgerSettings(**kw))
+    return Ledger(_URL[0] or ledger_path(db), LedgerSettings(**kw))
 
 
-def test_ledger_file_sits_beside_the_database_in_wal_mode(db):
+def _other_connection(ledger):
+    """A second connection to the ledger's store, with the errors the backend raises on refusal."""
+    if _URL[0] is None:
+        return sqlite3.connect(ledger.path), sqlite3.DatabaseError
+    import psycopg
+
+    return psycopg.connect(_URL[0], autocommit=True), psycopg.Error
+
+
+def test_ledger_file_sits_beside_the_database_in_wal_mode(db, backend):
+    if backend != "sqlite":
+        pytest.skip("SQLite-only: the ledger file and its journal mode")
     ledger = make(db)
     assert ledger.path.name == "shop.duckdb.ledger.sqlite"
     assert ledger._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert ledger._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
 
 
-def test_settings_path_is_relative_to_pimento_toml(tmp_path, db):
+def test_settings_path_is_relative_to_pimento_toml(tmp_path, db, backend):
+    if backend != "sqlite":
+        pytest.skip("SQLite-only: the ledger file path")
     settings = settings_from_dict({"ledger": {"path": "budget/ledger.sqlite"}}, base_dir=str(tmp_path))
     assert ledger_path(db, settings) == tmp_path / "budget" / "ledger.sqlite"
 
@@ -38,7 +71,9 @@ def test_charges_are_exact_and_persisted(db):
     assert ledger.spent(db) == Budget.of(1)
     with pytest.raises(BudgetError, match="nothing was spent"):
         ledger.charge("ann", db, Budget.spend("0.0000001"))
-    stored = sqlite3.connect(ledger.path).execute("SELECT epsilon FROM charges").fetchall()
+    other = _other_connection(ledger)[0]
+    stored = other.execute("SELECT epsilon FROM charges").fetchall()
+    other.close()
     assert {row[0] for row in stored} == {"0.1"}
     reopened = make(db, epsilon_cap="1")
     assert reopened.spent(db, "ann") == Budget.of(1)
@@ -97,7 +132,10 @@ def test_totals_equal_the_sum_of_charges(db):
         total = total + c.budget
     assert ledger.spent(db) == total
     assert ledger.summary(db)["spent"]["epsilon"] == Budget.of(total.epsilon).to_text()[0]
-    assert not ledger._conn.execute("SELECT name FROM sqlite_master WHERE name = 'totals'").fetchone()  # no second copy to tamper with
+    if _URL[0] is None:
+        assert not ledger._conn.execute("SELECT name FROM sqlite_master WHERE name = 'totals'").fetchone()  # no second copy to tamper with
+    else:
+        assert ledger._conn.execute("SELECT to_regclass('totals')").fetchone()[0] is None
 
 
 def test_identical_request_returns_the_cached_answer_at_no_cost(db):
@@ -133,11 +171,15 @@ def test_invalid_parameters_spend_nothing(db):
 def test_charges_table_is_append_only(db):
     ledger = make(db)
     ledger.charge("ann", db, Budget.spend("0.1"))
-    conn = sqlite3.connect(ledger.path)
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+    ledger.record_custodian_action(db, "test", {})  # an audit row to try to change
+    conn, refused = _other_connection(ledger)
+    with pytest.raises(refused, match="append-only"):
         conn.execute("UPDATE charges SET epsilon = '0'")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+    with pytest.raises(refused, match="append-only"):
         conn.execute("DELETE FROM charges")
+    with pytest.raises(refused, match="append-only"):
+        conn.execute("DELETE FROM audit")
+    conn.close()
 
 
 def test_summary_lists_caps_spent_and_left(db):
@@ -147,3 +189,36 @@ def test_summary_lists_caps_spent_and_left(db):
     assert s["cap"]["epsilon"] == "2" and s["spent"]["epsilon"] == "0.5" and s["left"]["epsilon"] == "1.5"
     rows = {a["analyst"]: a for a in s["analysts"]}
     assert rows["ann"]["spent"]["delta"] == "0.000001" and rows["bob"]["spent"]["epsilon"] == "0"
+
+
+def test_concurrent_writers_never_overspend(db):
+    """Eight writers, each with its own Ledger (its own connection), race for a cap of 5: exactly 50
+    charges of 0.1 succeed on either backend (SQLite: BEGIN IMMEDIATE; PostgreSQL: the advisory lock)."""
+    import threading
+
+    make(db, epsilon_cap="5").close()  # the schema, made once
+    ok: list[int] = []
+    refused: list[int] = []
+    lock = threading.Lock()
+
+    def writer() -> None:
+        ledger = make(db, epsilon_cap="5")
+        try:
+            for _ in range(10):
+                try:
+                    ledger.charge("ann", db, Budget.spend("0.1"))
+                    with lock:
+                        ok.append(1)
+                except BudgetError:
+                    with lock:
+                        refused.append(1)
+        finally:
+            ledger.close()
+
+    threads = [threading.Thread(target=writer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ok) == 50 and len(refused) == 30
+    assert make(db, epsilon_cap="5").spent(db) == Budget.of(5)

@@ -24,6 +24,32 @@ from pimento.mechanisms.ledger import LedgerIntegrityError, ReleaseAbortedError,
 DEAD_OWNER = "{host}|999999999|1"  # a pid above pid_max: no such process
 
 
+#: The ledger URL of the current test: None for SQLite (the file beside the database), else a
+#: fresh PostgreSQL database (tests/ledger_pg_support.py; skipped without PIMENTO_PG_DSN).
+_URL: list[str | None] = [None]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"], autouse=True)
+def backend(request):
+    """Every test of this file runs on both ledger backends (those about the SQLite file and its
+    witness skip on PostgreSQL, which has neither)."""
+    if request.param == "sqlite":
+        _URL[0] = None
+        yield "sqlite"
+        return
+    from ledger_pg_support import fresh_ledger_url
+
+    with fresh_ledger_url() as url:
+        _URL[0] = url
+        yield "postgresql"
+    _URL[0] = None
+
+
+def sqlite_only(backend: str, why: str = "the SQLite ledger file and its witness") -> None:
+    if backend != "sqlite":
+        pytest.skip(f"SQLite-only: {why}")
+
+
 @pytest.fixture
 def db(tmp_path):
     return str(tmp_path / "shop.duckdb")
@@ -31,7 +57,7 @@ def db(tmp_path):
 
 def make(db, **kw) -> Ledger:
     kw.setdefault("epsilon_cap", "10")
-    return Ledger(ledger_path(db), LedgerSettings(**kw))
+    return Ledger(_URL[0] or ledger_path(db), LedgerSettings(**kw))
 
 
 def key(db: str, i: int) -> str:
@@ -48,6 +74,13 @@ def release(ledger: Ledger, db: str, i: int, value: int = 7) -> dict:
 
 
 def surgery(ledger: Ledger) -> sqlite3.Connection:
+    if _URL[0] is not None:
+        from pimento.mechanisms.ledger_postgres import PgConnection
+
+        pg = PgConnection(_URL[0])
+        for table in ("charges", "audit"):
+            pg.execute(f"DROP TRIGGER IF EXISTS {table}_append_only ON {table}")
+        return pg  # type: ignore[return-value]
     conn = sqlite3.connect(ledger.path, isolation_level=None)
     for trigger in ("charges_no_update", "charges_no_delete", "audit_no_update", "audit_no_delete"):
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
@@ -64,7 +97,7 @@ def test_zeroing_the_stored_spend_is_refused_not_refunded(db):
     release(ledger, db, 2)
     conn = surgery(ledger)
     conn.execute("UPDATE charges SET epsilon = '0'")
-    if conn.execute("SELECT name FROM sqlite_master WHERE name = 'totals'").fetchone():  # the format-1 running totals
+    if _URL[0] is None and conn.execute("SELECT name FROM sqlite_master WHERE name = 'totals'").fetchone():  # the format-1 running totals
         conn.execute("UPDATE totals SET epsilon = '0'")
     with pytest.raises(LedgerIntegrityError, match="integrity check"):
         release(ledger, db, 3)
@@ -83,7 +116,8 @@ def test_deleting_a_charge_row_is_detected_and_refused(db):
         release(ledger, db, 9)
 
 
-def test_deleting_the_last_charge_with_its_audit_row_is_detected(db):
+def test_deleting_the_last_charge_with_its_audit_row_is_detected(db, backend):
+    sqlite_only(backend, 'the witness file detects a rewound ledger')
     ledger = make(db)
     for i in range(3):
         release(ledger, db, i)
@@ -102,7 +136,8 @@ def test_deleting_the_last_charge_with_its_audit_row_is_detected(db):
 
 
 @pytest.mark.parametrize("how", ["delete", "truncate"])
-def test_deleting_or_emptying_the_ledger_file_fails_closed(db, how):
+def test_deleting_or_emptying_the_ledger_file_fails_closed(db, how, backend):
+    sqlite_only(backend, 'the ledger file and its witness')
     ledger = make(db, epsilon_cap="1")
     release(ledger, db, 1)  # the whole cap
     ledger.close()
@@ -124,7 +159,8 @@ def test_deleting_or_emptying_the_ledger_file_fails_closed(db, how):
     assert fresh.spent(db) == Budget.zero()
 
 
-def test_emptying_the_tables_fails_closed(db):
+def test_emptying_the_tables_fails_closed(db, backend):
+    sqlite_only(backend, 'the witness file detects emptied tables')
     ledger = make(db)
     release(ledger, db, 1)
     conn = surgery(ledger)
@@ -225,7 +261,7 @@ def test_pending_timeout_closes_a_hung_payer(db):
     k = key(db, 1)
     charge = payer.charge_release("ann", db, Budget.spend("1"), k)
     payer._conn.execute("UPDATE pending SET started = started - 100")
-    waiter = Ledger(ledger_path(db), LedgerSettings(epsilon_cap="10"), pending_timeout_s=50)
+    waiter = Ledger(_URL[0] or ledger_path(db), LedgerSettings(epsilon_cap="10"), pending_timeout_s=50)
     second = waiter.charge_release("ann", db, Budget.spend("1"), k)
     assert not isinstance(second, dict)
     assert "longer than 50 s" in waiter.audit_rows()[0]["detail"]
@@ -315,7 +351,8 @@ def test_chain_links_include_the_previous_hash(db):
         assert stored == hashlib.sha256((previous + row).encode()).hexdigest()
 
 
-def test_witness_records_head_and_spend(db):
+def test_witness_records_head_and_spend(db, backend):
+    sqlite_only(backend, 'the witness file')
     ledger = make(db)
     release(ledger, db, 1)
     witness = json.loads(witness_path(ledger.path).read_text())
@@ -339,7 +376,8 @@ INSERT INTO meta VALUES ('format', '1');
 """
 
 
-def test_a_format_1_ledger_is_migrated(db):
+def test_a_format_1_ledger_is_migrated(db, backend):
+    sqlite_only(backend, 'format 1 existed only as SQLite files')
     from pimento.mechanisms.ledger import database_key
 
     path = ledger_path(db)
@@ -392,7 +430,8 @@ def test_a_tampered_cached_answer_is_detected(db):
     assert "answer_unaudited" in problem_kinds(ledger)
 
 
-def test_restoring_an_older_copy_of_the_ledger_is_refused(db, tmp_path):
+def test_restoring_an_older_copy_of_the_ledger_is_refused(db, tmp_path, backend):
+    sqlite_only(backend, 'the ledger file and its witness')
     ledger = make(db, epsilon_cap="3")
     release(ledger, db, 1)
     backup = tmp_path / "backup.sqlite"
@@ -419,7 +458,8 @@ def test_custodian_details_of_any_type_are_recorded(db):
 
 
 @pytest.mark.parametrize("text", ["not json", '{"charges": "many"}', "[1, 2]"])
-def test_an_unreadable_witness_fails_closed(db, text):
+def test_an_unreadable_witness_fails_closed(db, text, backend):
+    sqlite_only(backend, 'the witness file')
     ledger = make(db)
     release(ledger, db, 1)
     ledger.close()
