@@ -60,8 +60,10 @@ def interval_from_public_fields(answer: dict) -> None:
         half = mech.half_width(bound)  # the public GS / epsilon
         assert bound == 1 / Fraction(answer["epsilon"]), answer
     else:
-        mech = mechanism_for(answer["epsilon"], answer["delta"] if Fraction(answer["delta"]) else None)
-        assert mech.name == answer["mechanism"], answer
+        # the quantile is public: a function of the law, epsilon, delta and the published share only
+        share = Fraction(answer["epsilon_rs_bound"]) / Fraction(answer["epsilon"])
+        mech = mechanism_for(answer["epsilon"], answer["delta"] if Fraction(answer["delta"]) else None, share=share)
+        assert mech.name == answer["mechanism"] and mech.epsilon_rs_bound == Fraction(answer["epsilon_rs_bound"]), answer
         half = mech.half_width(bound, mech._q_bound)
     if "value_unclamped" in answer:  # clamped at zero (post-processing): check the unclamped derivation
         value = Fraction(str(answer["value_unclamped"]))
@@ -299,7 +301,7 @@ def _cli_ask(synthetic: Path, *, text: bool = False):
     def run(path: Path, rng) -> dict:
         with Session(path, analyst="ann") as session:
             _charge_copy(session)
-        args = ["ask", "", "--db", str(path), "--synthetic", str(synthetic), "--epsilon", EPS, "--delta", DELTA, "--analyst", "ann"]
+        args = ["ask", "", "--db", str(path), "--synthetic", str(synthetic), "--epsilon", EPS, "--delta", DELTA, "--analyst", "ann", "--yes"]
         for sql in ASK_SEEDS:
             args += ["--seed-sql", sql]
         seed = rng.getrandbits(32)
@@ -403,7 +405,7 @@ def test_docs_page_names_every_analyst_field(tmp_path):
     sql = cli_json(["sql", "--db", str(path), "--sql", ATTACK, "--epsilon", EPS, "--delta", DELTA, "--analyst", "ann"], 1)
     ask = cli_json(
         ["ask", "", "--db", str(path), "--synthetic", str(synthetic), "--epsilon", EPS, "--delta", DELTA, "--analyst", "ann",
-         "--seed-sql", ASK_SEEDS[0]],
+         "--seed-sql", ASK_SEEDS[0], "--yes"],
         2,
     )
     search = cli_json(["search", "", "--db", str(path), "--synthetic", str(synthetic), "--seed-sql", ASK_SEEDS[0]], 3)

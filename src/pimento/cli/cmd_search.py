@@ -95,18 +95,36 @@ def register(app: typer.Typer) -> None:
         llm: str = typer.Option(None, "--llm", help="OpenAI-compatible endpoint for zero-shot warm starts."),
         variant: str = typer.Option("full", "--variant", help=f"Search variant: {', '.join(VARIANTS)}."),
         seed: int = typer.Option(0, "--seed", help="Random seed of the search."),
+        yes: bool = typer.Option(False, "--yes", "-y", help="Release without asking to confirm the interpretation (refused when its confidence is low)."),
+        confirm_sql: str = typer.Option(None, "--confirm-sql", help="Release only if the interpretation is exactly this SQL (non-interactive confirmation, also of a low-confidence reading)."),
+        preview_only: bool = typer.Option(False, "--preview", help="Show the interpretation and the accuracy estimate, spend nothing."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Answer a counting question (modes ci, dp, split, contextual), choosing the lowest-sensitivity correct SQL privately."""
+        """Answer a counting question (modes ci, dp, split, contextual), choosing the lowest-sensitivity correct SQL privately.
+
+        Two steps: the interpretation (chosen SQL, its reading, alternatives, accuracy estimate) is
+        found on the synthetic copy and shown first, for free; the budget is spent only once it is
+        confirmed (interactively, or with --yes, or with --confirm-sql SQL).
+        """
         from pimento.cli.cmd_sql import describe_release, print_ci
         from pimento.release.session import Session
 
+        arguments = dict(
+            synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst,
+            seed_sql=tuple(seed_sql), k=k, config=_config(rollouts, seed, variant), llm=llm, mode=mode, context=context,
+        )
         with Session(db, analyst=analyst or "default") as session:
-            answer = session.ask(
-                question, synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst,
-                seed_sql=tuple(seed_sql), k=k, config=_config(rollouts, seed, variant), llm=llm,
-                mode=mode, context=context,
-            )
+            seen = session.preview(question, **arguments)
+            shown = seen.to_dict()
+            if preview_only:
+                if json_out:
+                    emit_json(shown)
+                else:
+                    _print_interpretation(shown)
+                return
+            if confirm_sql is None:
+                confirm_sql = _confirmed_sql(shown, yes=yes, json_out=json_out)
+            answer = session.ask(question, expect_sql=confirm_sql, **arguments)
         data = answer.to_dict()
         if json_out:
             emit_json(data)
@@ -143,3 +161,47 @@ def register(app: typer.Typer) -> None:
         if data["avoided_sql"]:
             console.print(f"avoided (zero-shot top-1): {data['avoided_sql']}", highlight=False)
         console.print(_alternatives_table(answer.search))
+
+
+def _print_interpretation(shown: dict) -> None:
+    """The interpretation found on the synthetic copy: what will be counted, how sure, how accurate."""
+    console.print(f"[bold]{shown['question']}[/]")
+    console.print(f"will answer: {shown['reading']}", highlight=False)
+    console.print(f"SQL: {shown['chosen_sql']}", highlight=False)
+    if shown["confidence"] == "low":
+        console.print(
+            f"[bold yellow]low confidence[/]: the {shown['readings_proposed']} readings proposed for this question give "
+            "different answers on the synthetic copy; check that this is the one you mean",
+            highlight=False,
+        )
+    cost = shown["cost"]
+    console.print(
+        f"cost: epsilon {cost['epsilon']} delta {cost['delta']}; expected accuracy about +-{shown['estimated_half_width_95']:.4g} "
+        "(95%, estimated on the synthetic copy; the released interval is usually wider)",
+        highlight=False,
+    )
+    others = [a for a in shown["alternatives"] if a["sql"] != shown["chosen_sql"]][:3]
+    for a in others:
+        console.print(f"  [dim]also considered: {a['sql']}[/]", highlight=False)
+
+
+def _confirmed_sql(shown: dict, *, yes: bool, json_out: bool) -> str:
+    """The SQL the analyst confirms (asked on a terminal), or a UserError: nothing is spent without it."""
+    import sys
+
+    from pimento.errors import UserError
+
+    low = shown["confidence"] == "low"
+    if yes and not low:
+        return shown["chosen_sql"]
+    if not sys.stdin.isatty() or json_out:
+        why = "its confidence is low (the readings proposed disagree on the synthetic copy)" if low else "it was not confirmed"
+        raise UserError(
+            f"nothing was released: {why}; the interpretation is: {shown['chosen_sql']}",
+            hint="check it with --preview, then confirm with --confirm-sql \"<that SQL>\""
+            + ("" if low else " or --yes"),
+        )
+    _print_interpretation(shown)
+    if not typer.confirm("Release the answer to this SQL and spend the cost above?", default=False):
+        raise UserError("nothing was released: not confirmed")
+    return shown["chosen_sql"]

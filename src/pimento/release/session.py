@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pimento.errors import InternalError
+from pimento.errors import InternalError, UserError
 from pimento.mechanisms import GlobalLaplace, GuardedAnswer, Ledger, guarded_release, mechanism_for
 from pimento.mechanisms.budget import Budget, NumberLike, format_number
 from pimento.mechanisms.guarded import Measured
@@ -41,7 +41,7 @@ from pimento.release import ask as _ask
 from pimento.release.ask import SearchOutcome
 from pimento.sql import CountQuery
 
-__all__ = ["AskAnswer", "SqlAnswer", "Session"]
+__all__ = ["AskAnswer", "Interpretation", "SqlAnswer", "Session"]
 
 DEFAULT_ANALYST = "default"
 
@@ -134,6 +134,82 @@ class AskAnswer:
             "guarantee": self.guarantee(),
             "search": self.search.to_dict(),
             "seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass(frozen=True)
+class Interpretation:
+    """What a question will be answered as, found on the synthetic copy only (:meth:`Session.preview`).
+
+    Every field is public input or computed on the synthetic copy: showing it spends nothing.
+    ``confidence`` weighs the readings the parser (or LLM) proposed as the final selection does
+    (the proposal ranked r counts 2^-r): ``"high"`` when those giving the chosen answer on the
+    synthetic copy hold at least 2/3 of the weight (the two best-ranked readings agree, say),
+    ``"low"`` otherwise: the question can be read in several ways, and the analyst should check
+    the reading before spending. A heuristic on the synthetic copy, not a guarantee.
+    """
+
+    question: str
+    mode: str
+    outcome: SearchOutcome
+    query: CountQuery
+    sql: str
+    mechanism: Any
+    spec: Any
+    policy: Any
+    shapley: dict[str, float]
+    synthetic_budget: Budget
+    public_inputs: tuple[str, ...]
+    contextual_sql: str | None = None
+    synthetic_crs: float | None = None
+
+    @property
+    def confidence(self) -> str:
+        result = self.outcome.result
+        chosen = next((a.cluster for a in result.alternatives if a.sql == result.sql), None)
+        weights: dict[int, float] = {}
+        for a in result.alternatives:
+            if a.source.startswith("warm-start #"):
+                rank = int(a.source.rsplit("#", 1)[1]) - 1
+                weights[a.cluster] = weights.get(a.cluster, 0.0) + 2.0**-rank
+        total = sum(weights.values())
+        if total == 0 or chosen is None:
+            return "low"
+        return "high" if weights.get(chosen, 0.0) >= 2 * total / 3 else "low"
+
+    def to_dict(self) -> dict[str, Any]:
+        from pimento.sql.reading import reading
+
+        used = self.mechanism.for_relations(len(self.query.relations))
+        cost = used.privacy_cost()
+        rs = self.synthetic_crs if self.synthetic_crs is not None else self.outcome.result.synthetic_rs
+        if isinstance(used, GlobalLaplace):
+            half = used.half_width(used.scale(used.gs))
+        else:
+            half = used.half_width(used.scale(rs)) if rs and float(rs) > 0 else 0
+        result = self.outcome.result
+        return {
+            "question": self.question,
+            "mode": self.mode,
+            "chosen_sql": self.sql,
+            "reading": reading(self.query),
+            "confidence": self.confidence,
+            "readings_proposed": len({a.cluster for a in result.alternatives if a.source.startswith("warm-start")}),
+            "synthetic_answer": result.synthetic_answer,
+            "synthetic_rs": result.synthetic_rs,
+            **({"synthetic_crs": self.synthetic_crs} if self.synthetic_crs is not None else {}),
+            "synthetic_shapley": dict(self.shapley),
+            "estimated_half_width_95": float(half),
+            "estimate_basis": "noise at the synthetic copy's residual sensitivity for this epsilon; the released "
+            "interval comes from a DP bound of the private one and is usually wider",
+            "cost": {"epsilon": format_number(cost.epsilon), "delta": format_number(cost.delta)},
+            "guarantee_if_confirmed": {
+                "epsilon": format_number(self.synthetic_budget.epsilon + cost.epsilon),
+                "delta": format_number(self.synthetic_budget.delta + cost.delta),
+                "public_inputs": list(self.public_inputs),
+            },
+            "alternatives": [a.to_dict() for a in result.alternatives[:10]],
+            "spent": {"epsilon": "0", "delta": "0"},
         }
 
 
@@ -372,6 +448,7 @@ class Session:
         llm: str | None = None,
         mode: str = "dp",
         context: Any = None,
+        expect_sql: str | None = None,
     ) -> Any:
         """Answer a natural-language counting question (``pimento ask --mode ci|dp|split|contextual``).
 
@@ -389,14 +466,87 @@ class Session:
         end-to-end guarantee. A question with no usable formulation raises a UserError and
         spends nothing.
         """
+        start = time.perf_counter()
+        analyst = analyst or self.analyst
+        seen = self._interpret(question, synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst,
+                               seed_sql=seed_sql, k=k, config=config, llm=llm, mode=mode, context=context)
+        outcome = seen.outcome
+        if expect_sql is not None and " ".join(expect_sql.split()) != " ".join(seen.sql.split()):
+            raise UserError(
+                "the search chose another formulation than the one confirmed; nothing was spent",
+                hint=f"confirmed: {expect_sql}; now chosen: {seen.sql} (preview again and confirm what will be answered)",
+            )
+        query = seen.query
+        # Time before the release only: how long the private count and RS take depends on the data.
+        seconds = time.perf_counter() - start
+        if mode == "ci":
+            return self._ci(outcome.result.sql, seen.spec, seen.policy, analyst=analyst, question=question)
+        released = self._release(query, seen.mechanism, analyst=analyst, question=question, mode=mode, spec=seen.spec, policy=seen.policy)
+        avoided = None
+        top1 = outcome.result.zero_shot_top1
+        if top1 is not None and top1.canonical() != outcome.result.query:
+            avoided = top1.to_sql(self.database.engine.dialect)
+        return AskAnswer(
+            question,
+            released,
+            outcome,
+            float(outcome.result.synthetic_rs),
+            seen.shapley,
+            avoided,
+            seconds,
+            seen.synthetic_budget,
+            tuple(seen.public_inputs),
+            seen.contextual_sql,
+            seen.synthetic_crs,
+        )
+
+    def preview(
+        self,
+        question: str,
+        *,
+        synthetic: str | Path | None = None,
+        epsilon: NumberLike,
+        delta: NumberLike | None = None,
+        analyst: str | None = None,
+        seed_sql: tuple[str, ...] = (),
+        k: int = 10,
+        config: Any = None,
+        llm: str | None = None,
+        mode: str = "dp",
+        context: Any = None,
+    ) -> Interpretation:
+        """What :meth:`ask` with the same arguments would answer, found on the synthetic copy only; spends nothing.
+
+        The chosen SQL with a plain-language reading, the alternatives weighed, the synthetic RS
+        and the noise it implies at this epsilon (an accuracy estimate), a confidence flag, the
+        cost and the end-to-end guarantee. Nothing here reads the private database. Confirm by
+        calling :meth:`ask` with ``expect_sql=preview.sql``: it refuses, spending nothing, if the
+        search now chooses anything else.
+        """
+        return self._interpret(question, synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst or self.analyst,
+                               seed_sql=seed_sql, k=k, config=config, llm=llm, mode=mode, context=context)
+
+    def _interpret(
+        self,
+        question: str,
+        *,
+        synthetic: str | Path | None,
+        epsilon: NumberLike,
+        delta: NumberLike | None,
+        analyst: str,
+        seed_sql: tuple[str, ...],
+        k: int,
+        config: Any,
+        llm: str | None,
+        mode: str,
+        context: Any,
+    ) -> Interpretation:
+        """Everything before the release: parameters, policy, the search on the synthetic copy (no private read)."""
         from pimento import sensitivity
+        from pimento.release import modes
         from pimento.release.synthetic import synthetic_guarantee
         from pimento.sql import parse_count_query
 
-        from pimento.release import modes
-
-        start = time.perf_counter()
-        analyst = analyst or self.analyst
         spec = modes.parse_context(context)
         policy = self.configured_policy()
         modes.check_mode(mode, spec, policy)
@@ -425,27 +575,10 @@ class Session:
         finally:
             engine.close()
         query = parse_count_query(contextual_sql or outcome.result.sql, catalog)
-        # Time before the release only: how long the private count and RS take depends on the data.
-        seconds = time.perf_counter() - start
-        if mode == "ci":
-            return self._ci(outcome.result.sql, spec, policy, analyst=analyst, question=question)
-        released = self._release(query, mechanism, analyst=analyst, question=question, mode=mode, spec=spec, policy=policy)
-        avoided = None
-        top1 = outcome.result.zero_shot_top1
-        if top1 is not None and top1.canonical() != outcome.result.query:
-            avoided = top1.to_sql(self.database.engine.dialect)
-        return AskAnswer(
-            question,
-            released,
-            outcome,
-            float(outcome.result.synthetic_rs),
-            shapley,
-            avoided,
-            seconds,
-            synthetic_budget,
-            tuple(public_inputs),
-            contextual_sql,
-            synthetic_crs,
+        return Interpretation(
+            question=question, mode=mode, outcome=outcome, query=query, sql=contextual_sql or outcome.result.sql,
+            mechanism=mechanism, spec=spec, policy=policy, shapley=shapley, synthetic_budget=synthetic_budget,
+            public_inputs=tuple(public_inputs), contextual_sql=contextual_sql, synthetic_crs=synthetic_crs,
         )
 
 

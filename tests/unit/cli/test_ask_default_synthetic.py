@@ -21,7 +21,7 @@ def test_ask_without_synthetic_uses_the_copy_beside_the_database(tmp_path, stand
     result = CliRunner().invoke(
         app,
         ["ask", DEMO_QUESTION, "--db", str(db), "--mode", "dp", "--epsilon", "1", "--delta", "1e-6",
-         "--rollouts", "3", "--json"],
+         "--rollouts", "3", "--yes", "--json"],
     )
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)

@@ -230,7 +230,7 @@ def test_cli_ask_in_the_new_modes(tmp_path, standin_synthetic):
     policy = tmp_path / "compiled.json"
     policy.write_text(json.dumps(compiled.to_dict()))
     configure_policy(db, policy)
-    base = ["ask", DEMO_QUESTION, "--db", str(db), "--epsilon", "1", "--delta", "1e-6", "--rollouts", "2",
+    base = ["ask", DEMO_QUESTION, "--db", str(db), "--epsilon", "1", "--delta", "1e-6", "--rollouts", "2", "--yes",
             "--context", CTX]
     out = CliRunner().invoke(app, [*base, "--mode", "contextual", "--json"])
     assert out.exit_code == 0, out.output

@@ -1,0 +1,76 @@
+"""pimento ask in two steps: the interpretation (found on the synthetic copy) is shown first and the
+budget is spent only once it is confirmed (--yes, --confirm-sql, or a yes on a terminal)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from pimento.cli.app import app
+from pimento.demo.hospital import DEMO_QUESTION, create_demo
+from pimento.mechanisms import Ledger
+
+
+@pytest.fixture(scope="module")
+def hospital(tmp_path_factory, standin_synthetic):
+    folder = tmp_path_factory.mktemp("two_steps")
+    db = folder / "hospital.duckdb"
+    create_demo(db, patients=300, seed=5)
+    (folder / "other").mkdir()
+    made = standin_synthetic(folder / "other" / "hospital.duckdb", seed=6, for_database=db)
+    shutil.copy(made, folder / "hospital.synthetic.duckdb")
+    return db
+
+
+def _charges(db):
+    from pimento.engines.database import load_database
+
+    database = load_database(db)
+    try:
+        with Ledger.for_database(str(database.location), database.settings) as ledger:
+            return [c for c in ledger.charges() if c.kind != "synthetic"]
+    finally:
+        database.close()
+
+
+BASE = ["--epsilon", "1", "--delta", "1e-6", "--rollouts", "2"]
+
+
+def test_preview_shows_the_reading_and_spends_nothing(hospital):
+    out = CliRunner().invoke(app, ["ask", DEMO_QUESTION, "--db", str(hospital), *BASE, "--preview", "--json"])
+    assert out.exit_code == 0, out.output
+    shown = json.loads(out.stdout)
+    assert shown["reading"].startswith("the number of") and "warfarin" in shown["reading"]
+    assert shown["confidence"] in ("high", "low") and shown["spent"] == {"epsilon": "0", "delta": "0"}
+    assert shown["estimated_half_width_95"] > 0 and shown["chosen_sql"].startswith("SELECT COUNT")
+    assert _charges(hospital) == []
+
+
+def test_without_a_terminal_nothing_is_released_unless_confirmed(hospital):
+    out = CliRunner().invoke(app, ["ask", DEMO_QUESTION, "--db", str(hospital), *BASE, "--json"])
+    assert out.exit_code == 2 and "nothing was released" in out.output
+    assert _charges(hospital) == []
+
+
+def test_confirm_sql_releases_exactly_the_confirmed_sql_and_refuses_another(hospital):
+    shown = json.loads(CliRunner().invoke(app, ["ask", DEMO_QUESTION, "--db", str(hospital), *BASE, "--preview", "--json"]).stdout)
+    wrong = CliRunner().invoke(app, ["ask", DEMO_QUESTION, "--db", str(hospital), *BASE, "--confirm-sql", "SELECT COUNT(*) FROM Patient", "--json"])
+    assert wrong.exit_code == 2 and "another formulation than the one confirmed" in wrong.output
+    assert _charges(hospital) == []
+    right = CliRunner().invoke(app, ["ask", DEMO_QUESTION, "--db", str(hospital), *BASE, "--confirm-sql", shown["chosen_sql"], "--json"])
+    assert right.exit_code == 0, right.output
+    assert json.loads(right.stdout)["chosen_sql"] == shown["chosen_sql"]
+    assert len(_charges(hospital)) == 1
+
+
+def test_yes_is_refused_for_a_low_confidence_reading(monkeypatch, hospital):
+    from pimento.release.session import Interpretation
+
+    monkeypatch.setattr(Interpretation, "confidence", property(lambda self: "low"))
+    before = len(_charges(hospital))
+    out = CliRunner().invoke(app, ["ask", DEMO_QUESTION, "--db", str(hospital), *BASE, "--yes", "--seed", "7"])
+    assert out.exit_code == 2 and "confidence is low" in " ".join(out.output.split())
+    assert len(_charges(hospital)) == before
