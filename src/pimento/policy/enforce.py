@@ -62,9 +62,24 @@ FLAGS = f"{PREFIX}f"
 MEMBERS = f"{PREFIX}mem"
 #: Its flag: the subject resolves to a row of the subject principal relation.
 KNOWN = f"{PREFIX}known"
-#: The one CTE that binds the context's identities: the only ``?`` placeholders of a request
-#: (so the same SQL runs on DuckDB, SQLite and PostgreSQL, and a caller may prefix its WITH).
-CTX_CTE = f"{PREFIX}ctx AS (SELECT CAST(? AS VARCHAR) AS sender, CAST(? AS VARCHAR) AS recipient)"
+
+
+def context_sql(dialect: str) -> tuple[str, str, str]:
+    """How a request binds the context's identities on ``dialect``: the ``__p_ctx`` CTE and the
+    SQL of the sender and of the recipient. The parameters are always ``[sender, recipient]``.
+
+    Numbered parameters where the engine has them (DuckDB ``$1``, SQLite ``?1``): the identities
+    are then constants to the planner (a scalar subquery per use measured about 45% slower on
+    DuckDB). PostgreSQL (``?`` rewritten for psycopg, each used once) reads them from the
+    one-row ``__p_ctx`` CTE, which its planner evaluates once (an InitPlan).
+    """
+    if dialect in ("duckdb", "sqlite"):
+        s, r = ("$1", "$2") if dialect == "duckdb" else ("?1", "?2")
+        cte = f"{PREFIX}ctx AS (SELECT CAST({s} AS VARCHAR) AS sender, CAST({r} AS VARCHAR) AS recipient)"
+        return cte, f"CAST({s} AS VARCHAR)", f"CAST({r} AS VARCHAR)"
+    cte = f"{PREFIX}ctx AS (SELECT CAST(? AS VARCHAR) AS sender, CAST(? AS VARCHAR) AS recipient)"
+    return cte, f"(SELECT x.sender FROM {PREFIX}ctx AS x)", f"(SELECT x.recipient FROM {PREFIX}ctx AS x)"
+
 #: A subject atom on a cell whose subject is unresolved: unknown.
 UNKNOWN = "CAST(NULL AS BOOLEAN)"
 
@@ -640,7 +655,7 @@ class Enforcer:
                 pos, neg = by_column.setdefault((loc.relation, loc.attribute), ([], []))
                 (pos if norm.positive else neg).append((loc, formula))
         # __p_ctx binds both parameters even when no formula needs one of them
-        ctes = [CTX_CTE]
+        ctes = [context_sql(self.dialect)[0]]
         ctes += [f"{role_cte(r)} AS MATERIALIZED ({self.compiled.roles[r].sql})" for r in sorted(ns.roles_used)]
         ctes += [f"{cond_cte(c)} AS MATERIALIZED ({self.compiled.conditions[c].sql})" for c in sorted(ns.conditions_used)]
         if formulas.sets:
@@ -737,8 +752,8 @@ class Enforcer:
     def _norm_sql(self, context: Context, *, subject_sql: str = "d.subject") -> NormSQL:
         return NormSQL(
             self.compiled,
-            sender_sql=f"(SELECT x.sender FROM {PREFIX}ctx AS x)",
-            recipient_sql=f"(SELECT x.recipient FROM {PREFIX}ctx AS x)",
+            sender_sql=context_sql(self.dialect)[1],
+            recipient_sql=context_sql(self.dialect)[2],
             sender_kind=context.sender.kind,
             recipient_kind=context.recipient.kind,
             purposes=self.compiled.purpose_names(context.purpose),
@@ -794,7 +809,7 @@ class Enforcer:
                 f"SELECT d.relation, d.row_key, d.attribute, d.value, {lit(norm.id)} AS norm, {lit(norm.sign)} AS sign, "
                 f"({pred}) IS NULL AS unknown FROM {dname} AS d WHERE {decides}"
             )
-        ctes = [CTX_CTE]
+        ctes = [context_sql(self.dialect)[0]]
         ctes += [f"{role_cte(r)} AS ({self.compiled.roles[r].sql})" for r in sorted(ns.roles_used)]
         ctes += [f"{cond_cte(c)} AS ({self.compiled.conditions[c].sql})" for c in sorted(ns.conditions_used)]
         ctes += data_ctes
