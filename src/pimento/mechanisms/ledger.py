@@ -327,6 +327,7 @@ def deployment_id(database: str, *, create: bool = True) -> str | None:
     resolved = Path(database).resolve()
     if not create or not resolved.is_file():
         return None
+    _refuse_lost_deployment(resolved, file)
     data = {"id": uuid.uuid4().hex, "created": _now(), "aliases": [str(resolved)]}
     tmp = file.with_name(f"{file.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
@@ -344,6 +345,22 @@ def deployment_id(database: str, *, create: bool = True) -> str | None:
         tmp.unlink(missing_ok=True)
     found = _read_deployment(file)
     return str(found["id"]) if found else None
+
+
+def _refuse_lost_deployment(resolved: Path, file: Path) -> None:
+    """Before a new id is made: refuse (fail closed) when the witness beside the database records
+    spending under a deployment id, i.e. the deployment file was deleted. A new id would start
+    the budget again at zero."""
+    witness = _read_witness(witness_path(Path(f"{resolved}{_LEDGER_SUFFIX}")))
+    spent = (witness or {}).get("spent")
+    lost = sorted(k for k in spent if isinstance(k, str) and k.startswith(_KEY_PREFIX)) if isinstance(spent, dict) else []
+    if lost:
+        ident = lost[0][len(_KEY_PREFIX):]
+        raise LedgerIntegrityError(
+            f"the deployment file {file} is missing, but the ledger's witness records spending under {lost[0]}: "
+            "a new deployment id would start the budget again at zero; nothing was spent",
+            hint=f'restore {file.name} from a backup, or write {{"id": "{ident}"}} into it',
+        )
 
 
 def database_key(database: str) -> str:

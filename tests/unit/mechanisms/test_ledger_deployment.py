@@ -139,3 +139,18 @@ def test_the_id_is_made_once_and_kept(tmp_path):
     assert data["id"] in ids and data["aliases"] == [str(tmp_path / "a" / "shop.duckdb")]
     assert deployment_id(str(tmp_path / "missing.duckdb")) is None  # nothing made for a file that is not there
     assert not (tmp_path / "missing.duckdb.pimento-deployment.json").exists()
+
+
+def test_deleting_the_deployment_file_of_a_deployment_that_spent_fails_closed(tmp_path):
+    db = _database(tmp_path / "a")
+    with _open(db) as ledger:
+        _spend(ledger, db, "1")
+    ident = deployment_id(db)
+    deployment_file(db).unlink()
+    with pytest.raises(LedgerIntegrityError, match="deployment file") as info:
+        database_key(db)
+    assert ident in (info.value.hint or "")
+    assert not deployment_file(db).exists()  # no new id was made
+    deployment_file(db).write_text(json.dumps({"id": ident}))  # the recovery the hint gives
+    with _open(db) as ledger:
+        assert ledger.spent(db) == Budget.of(1)
