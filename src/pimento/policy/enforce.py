@@ -448,6 +448,8 @@ class Enforcer:
         self.engine = engine
         self.catalog = catalog
         self.dialect = compiled.dialect
+        #: the engine's own dialect decides how the context's identities are bound
+        self._bind_dialect = getattr(engine, "dialect", None) or compiled.dialect
         self._known: dict[tuple[str, str], bool] = {}
         self._plans: OrderedDict[tuple[Any, ...], _Plan] = OrderedDict()
 
@@ -655,7 +657,7 @@ class Enforcer:
                 pos, neg = by_column.setdefault((loc.relation, loc.attribute), ([], []))
                 (pos if norm.positive else neg).append((loc, formula))
         # __p_ctx binds both parameters even when no formula needs one of them
-        ctes = [context_sql(self.dialect)[0]]
+        ctes = [context_sql(self._bind_dialect)[0]]
         ctes += [f"{role_cte(r)} AS MATERIALIZED ({self.compiled.roles[r].sql})" for r in sorted(ns.roles_used)]
         ctes += [f"{cond_cte(c)} AS MATERIALIZED ({self.compiled.conditions[c].sql})" for c in sorted(ns.conditions_used)]
         if formulas.sets:
@@ -752,8 +754,8 @@ class Enforcer:
     def _norm_sql(self, context: Context, *, subject_sql: str = "d.subject") -> NormSQL:
         return NormSQL(
             self.compiled,
-            sender_sql=context_sql(self.dialect)[1],
-            recipient_sql=context_sql(self.dialect)[2],
+            sender_sql=context_sql(self._bind_dialect)[1],
+            recipient_sql=context_sql(self._bind_dialect)[2],
             sender_kind=context.sender.kind,
             recipient_kind=context.recipient.kind,
             purposes=self.compiled.purpose_names(context.purpose),
@@ -809,7 +811,7 @@ class Enforcer:
                 f"SELECT d.relation, d.row_key, d.attribute, d.value, {lit(norm.id)} AS norm, {lit(norm.sign)} AS sign, "
                 f"({pred}) IS NULL AS unknown FROM {dname} AS d WHERE {decides}"
             )
-        ctes = [context_sql(self.dialect)[0]]
+        ctes = [context_sql(self._bind_dialect)[0]]
         ctes += [f"{role_cte(r)} AS ({self.compiled.roles[r].sql})" for r in sorted(ns.roles_used)]
         ctes += [f"{cond_cte(c)} AS ({self.compiled.conditions[c].sql})" for c in sorted(ns.conditions_used)]
         ctes += data_ctes
