@@ -8,8 +8,9 @@ default 0.1) for a DP upper bound of RS, from which the interval is computed, so
 tells nothing about the exact RS (issue 18, finding 1). For each noise law (smooth Laplace with
 delta, the quartic law without), epsilon and RS, ``--reps`` seeded releases of a fixed count give
 
-* coverage: the share of intervals that contain the true count (stated: at least 95%), with an
-  exact one-sided 95% lower confidence bound (Clopper-Pearson);
+* coverage: the share of intervals that contain the true count (stated: at least 95%, and close
+  to it: the interval's quantile is computed over the exact law of the bound, PROOF.md section 8),
+  with an exact one-sided 95% lower confidence bound (Clopper-Pearson);
 * bound miss: the share of releases whose DP bound fell below RS (stated: at most 1%);
 * width / oracle: the mean (and median) released width over the width of the interval one would state
   knowing RS (the noise law's exact 95% quantile at the true scale and FULL epsilon, i.e. the

@@ -36,6 +36,7 @@ fixed grid (1 for counts).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from decimal import Decimal
@@ -64,22 +65,19 @@ __all__ = [
 
 #: Coverage of the interval every release reports.
 CONFIDENCE = Fraction(95, 100)
-#: Of the 5% the interval may miss: the DP bound of RS falls below RS with probability at most
-#: RS_BOUND_MISS, the noise exceeds the half-width computed from that bound with probability at
-#: most NOISE_MISS (union bound, PROOF.md section 8).
+#: The DP bound U of RS falls below RS with probability at most RS_BOUND_MISS: this is what
+#: ``noise_scale_upper`` states (PROOF.md, section 8). The interval does NOT split its 5% by a
+#: union bound: its quantile is computed over the public law of U / RS (:func:`interval_quantile`).
 RS_BOUND_MISS = Fraction(1, 100)
-NOISE_MISS = 1 - CONFIDENCE - RS_BOUND_MISS
 #: Share of epsilon spent on the DP bound of RS when the custodian sets none ([release] rs_bound_share).
 DEFAULT_RS_BOUND_SHARE = Fraction(1, 10)
 
-#: Upper bounds of the quantiles of |X| for the two noise laws (rounded outward).
-#: Laplace(1): |X| ~ Exp(1), 0.95 quantile ln(20) = 2.99573227355399..., 0.96 quantile ln(25) = 3.21887582486820...
+#: Upper bounds of the 0.95 quantiles of |X| for the two noise laws (rounded outward).
+#: Laplace(1): |X| ~ Exp(1), 0.95 quantile ln(20) = 2.99573227355399...
 _Q95_LAPLACE = Fraction(2995733, 1000000)
-_Q96_LAPLACE = Fraction(3218876, 1000000)
-#: Density (sqrt 2 / pi) / (1 + z^4): 0.95 quantile 1.79336157677476..., 0.96 quantile 1.93852086670736...
+#: Density (sqrt 2 / pi) / (1 + z^4): 0.95 quantile 1.79336157677476...
 #: (scipy brentq on the closed-form CDF, see tests/unit/mechanisms/test_smooth.py which re-checks the bounds).
 _Q95_QUARTIC = Fraction(1793362, 1000000)
-_Q96_QUARTIC = Fraction(1938521, 1000000)
 
 _BETA_BITS = 64
 #: beta is reported at most (1 - 2^-40) times its exact value, leaving room for a sensitivity
@@ -260,8 +258,6 @@ class _SmoothBase:
     noise = ""
     name = ""
     _q95 = Fraction(0)
-    #: (1 - NOISE_MISS) quantile of |X|: the interval's half-width at the DP bound of the scale.
-    _q_bound = Fraction(0)
     #: scale = _factor * S / epsilon_noise.
     _factor = Fraction(0)
 
@@ -317,6 +313,16 @@ class _SmoothBase:
         k = math.ceil(q * scale / self.grid - Fraction(1, 2))
         return max(0, k) * self.grid
 
+    def _bound_law(self) -> tuple[Fraction, int]:
+        """Public constants of the DP bound of RS: the Laplace scale b (in log2 units) and the shift t' / h.
+
+        b = (beta log2(e) + h) / epsilon_rs_bound; t' = h ceil(t / h) with t = h/2 + b ln(1/(2 RS_BOUND_MISS)).
+        """
+        h = _LOG2_GRID
+        b = (self.beta() * _LOG2_E_UPPER + h) / self.epsilon_rs_bound
+        shift = h / 2 + b * ln_upper(1 / (2 * RS_BOUND_MISS))
+        return b, math.ceil(shift / h)
+
     def rs_upper(self, rs: Fraction, rng: RandomSource) -> tuple[Fraction, int]:
         """A DP upper bound U of ``rs`` with P(U < rs) <= RS_BOUND_MISS, and the grid point it was drawn around.
 
@@ -325,13 +331,20 @@ class _SmoothBase:
         (:func:`rounded_laplace`), the result is shifted up by t >= h/2 + b ln(1/(2 RS_BOUND_MISS))
         and U = 2^(that) rounded up. PROOF.md, section 8.
         """
-        h = _LOG2_GRID
-        b = (self.beta() * _LOG2_E_UPPER + h) / self.epsilon_rs_bound
+        b, shift_steps = self._bound_law()
         steps = log2_steps_up(rs)
-        m = rounded_laplace(b, h, rng)
-        shift = h / 2 + b * ln_upper(1 / (2 * RS_BOUND_MISS))
-        shift_steps = math.ceil(shift / h)
+        m = rounded_laplace(b, _LOG2_GRID, rng)
         return pow2_steps_upper(steps + m + shift_steps), steps
+
+    @property
+    def _q_bound(self) -> Fraction:
+        """The interval's quantile at ``noise_scale_upper``: public, from (noise law, b, t') only (:func:`interval_quantile`).
+
+        The interval ``value +- half_width(noise_scale_upper, _q_bound)`` covers with probability
+        at least CONFIDENCE over both the value's noise and the bound's (PROOF.md, section 8).
+        """
+        b, shift_steps = self._bound_law()
+        return interval_quantile(self.noise, b, shift_steps)
 
     def release(self, true_value: int, rs: Any, *, rng: RandomSource | None = None) -> Outcome:
         """Noisy ``true_value`` calibrated to the smooth bound ``rs`` (computed at :meth:`beta`), with its interval."""
@@ -380,7 +393,6 @@ class SmoothLaplace(_SmoothBase):
     noise = "laplace"
     name = "smooth_laplace"
     _q95 = _Q95_LAPLACE
-    _q_bound = _Q96_LAPLACE
     _factor = Fraction(2)
 
     def __init__(self, budget: Budget, *, grid: Fraction = Fraction(1), share: Fraction = DEFAULT_RS_BOUND_SHARE) -> None:
@@ -409,7 +421,6 @@ class SmoothQuartic(_SmoothBase):
     noise = "quartic"
     name = "smooth_quartic"
     _q95 = _Q95_QUARTIC
-    _q_bound = _Q96_QUARTIC
     _factor = Fraction(10)
 
     def __init__(self, budget: Budget, *, grid: Fraction = Fraction(1), share: Fraction = DEFAULT_RS_BOUND_SHARE) -> None:
@@ -586,6 +597,112 @@ def round_up_significant(x: Fraction, digits: int) -> Fraction:
     while x / unit >= 10**digits:
         unit *= 10
     return math.ceil(x / unit) * unit
+
+
+# --------------------------------------------------------------------------------------
+# The interval's quantile: coverage over the public law of U / RS (PROOF.md, section 8)
+# --------------------------------------------------------------------------------------
+
+#: The bound below integrates over Y ~ Laplace(1) on [-_Y_SPAN, _Y_SPAN] cut into steps of _Y_STEP
+#: (exact binary fractions); each step carries at most _Y_STEP / 2 of Y's mass, which bounds
+#: what the step function gives away against the exact integral.
+_Y_SPAN = 40
+_Y_STEP = 2.0**-10
+#: Absolute allowance for floating-point error in the computed miss bound (the error is below
+#: 1e-13, PROOF.md section 8), and the exponent (bits) taken off before evaluating the tail.
+_FLOAT_ALLOWANCE = 1e-9
+_EXPONENT_MARGIN_BITS = 2.0**-20
+#: Significant decimal digits of the interval's quantile (rounded up).
+_Q_DIGITS = 6
+
+
+def _abs_tail(noise: str, x: Any) -> Any:
+    """P(|X| > x) for x >= 0 (numpy array), X the unit noise law: exp(-x) for Laplace(1), closed form for 1/(1+z^4).
+
+    The quartic CDF: P(|Z| <= x) = ln((x^2 + sqrt2 x + 1)/(x^2 - sqrt2 x + 1)) / (2 pi)
+    + (atan(sqrt2 x + 1) + atan(sqrt2 x - 1)) / pi (0 at x = 0, 1 at infinity).
+    """
+    import numpy as np
+
+    if noise == "laplace":
+        return np.exp(-x)
+    if noise != "quartic":
+        raise InternalError(f"no tail for noise law {noise!r}")
+    r2 = math.sqrt(2)
+    cdf = np.log((x * x + r2 * x + 1) / (x * x - r2 * x + 1)) / (2 * math.pi) + (np.arctan(r2 * x + 1) + np.arctan(r2 * x - 1)) / math.pi
+    return np.clip(1 - cdf, 0.0, 1.0)
+
+
+@functools.lru_cache(maxsize=64)
+def _laplace_steps() -> tuple[Any, Any, float]:
+    """Left ends y_i of the steps of [-_Y_SPAN, _Y_SPAN], P(Y in [y_i, y_i + _Y_STEP)), and P(|Y| >= _Y_SPAN), Y ~ Laplace(1)."""
+    import numpy as np
+
+    count = int(2 * _Y_SPAN / _Y_STEP)
+    left = -_Y_SPAN + _Y_STEP * np.arange(count, dtype=np.float64)  # exact: multiples of 2^-10 below 2^6
+    mass = np.where(left < 0, 0.5 * np.exp(left) * math.expm1(_Y_STEP), -0.5 * np.exp(-left) * math.expm1(-_Y_STEP))
+    return left, mass, math.exp(-_Y_SPAN)
+
+
+def _miss_terms(noise: str, b: float, shift_bits: float, log2_q: float) -> Any:
+    """mass_i * P(|X| > 2^(e_i)) with e_i = log2 q + shift_bits + b y_i minus a margin, capped at 500 bits."""
+    import numpy as np
+
+    left, mass, _ = _laplace_steps()
+    exponent = log2_q + shift_bits + b * left - (_EXPONENT_MARGIN_BITS + b * 2.0**-40)
+    return mass * _abs_tail(noise, np.exp2(np.minimum(exponent, 500.0)))
+
+
+def interval_miss_upper(noise: str, b: Fraction, shift_steps: int, q: Fraction) -> float:
+    """An upper bound (before the float allowance) of the interval's miss probability at quantile ``q``.
+
+    The miss probability is at most E[P(|X| > q 2^(t' - h/2 + b Y))], Y ~ Laplace(1), with
+    t' = shift_steps h (PROOF.md, section 8); the integrand decreases in Y, so on each step it is
+    at most its value at the step's left end: the sum of those times the steps' masses, plus the
+    mass beyond +-_Y_SPAN counted as misses.
+    """
+    if q <= 0:
+        return 1.0
+    _, _, tails = _laplace_steps()
+    log2_q = math.log2(q.numerator) - math.log2(q.denominator)
+    terms = _miss_terms(noise, float(b), (shift_steps - 0.5) * float(_LOG2_GRID), log2_q)
+    return math.fsum(terms.tolist()) + tails
+
+
+@functools.lru_cache(maxsize=256)
+def interval_quantile(noise: str, b: Fraction, shift_steps: int) -> Fraction:
+    """The smallest q (6 significant digits, rounded up) whose interval misses with probability at most 1 - CONFIDENCE.
+
+    Public: a function of the noise law and of the bound's public constants b and t' only. The
+    search is a bisection on log2 q with the pairwise float sum; the result is then re-checked
+    with :func:`interval_miss_upper` (exactly rounded sum) plus the float allowance.
+    """
+    target = float(1 - CONFIDENCE)
+    _, _, tails = _laplace_steps()
+    shift_bits = (shift_steps - 0.5) * float(_LOG2_GRID)
+
+    def misses(log2_q: float) -> float:
+        return float(_miss_terms(noise, float(b), shift_bits, log2_q).sum()) + tails
+
+    lo, hi = -16.0, 16.0  # bracket log2 q: misses(lo) above the target, misses(hi) at most it
+    while misses(hi) > target - 2 * _FLOAT_ALLOWANCE:
+        lo, hi = hi, 2 * hi
+        if hi > 1 << 20:
+            raise InternalError(f"no interval quantile found for noise={noise}, b={b}")  # pragma: no cover
+    while misses(lo) <= target - 2 * _FLOAT_ALLOWANCE:
+        lo, hi = 2 * lo, lo
+        if lo < -(1 << 20):
+            raise InternalError(f"no interval quantile found for noise={noise}, b={b}")  # pragma: no cover
+    while hi - lo > 2.0**-24:  # log2 q to 6e-8 bits, below the 6-digit rounding of q
+        mid = (lo + hi) / 2
+        if misses(mid) > target - 2 * _FLOAT_ALLOWANCE:
+            lo = mid
+        else:
+            hi = mid
+    q = round_up_significant(Fraction(2.0**hi), _Q_DIGITS)
+    if interval_miss_upper(noise, b, shift_steps, q) + _FLOAT_ALLOWANCE > target:
+        raise InternalError(f"interval quantile {q} failed its check for noise={noise}, b={b}")  # pragma: no cover
+    return q
 
 
 # --------------------------------------------------------------------------------------
