@@ -43,6 +43,9 @@ def custodian_db(tmp_path: Path) -> Path:
 def _sql(*args: str) -> tuple[int, dict | None, str]:
     result = CliRunner().invoke(app, ["sql", *args, "--json"])
     payload = json.loads(result.stdout) if result.exit_code == 0 else None
+    if result.exit_code == 2:  # under --json an error is {"error": {...}} on stdout (docs/errors.md)
+        error = json.loads(result.stdout)["error"]
+        return result.exit_code, None, f"{error['message']} ({error['hint']})" + result.stderr
     return result.exit_code, payload, result.stderr
 
 
