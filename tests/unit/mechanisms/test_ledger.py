@@ -8,7 +8,6 @@ import pytest
 from pimento.config import LedgerSettings, settings_from_dict
 from pimento.errors import BudgetError, PrivacyParameterError
 from pimento.mechanisms import Budget, Ledger, guarded_release, ledger_path, mechanism_for
-from pimento.mechanisms.ledger_postgres import LedgerBackendError
 
 #: The ledger URL of the current test: None for SQLite (the file beside the database), else a
 #: fresh PostgreSQL database (tests/pg_support.py; skipped without PIMENTO_PG_DSN).
