@@ -151,7 +151,10 @@ class SparkEngine:
         if not folder.is_dir():
             raise DataSourceError(f"Spark database folder not found: {folder}",
                                   hint="name a folder of Parquet tables: spark:/path/to/folder")
-        self.location = f"{SPARK_PREFIX}{folder}"
+        folder = folder.resolve()
+        # The folder's absolute path, without the prefix: the ledger, witness and synthetic copy sit
+        # beside it (``<folder>.ledger.sqlite``) whatever the working directory or the spelling.
+        self.location = str(folder)
         self.folder = folder
         self.read_only = bool(read_only)
         self.timeout_s = timeout_s

@@ -82,6 +82,22 @@ class TestSparkConformance(EngineConformance):
             assert (fk.table, fk.columns, fk.ref_table, fk.declared) == ("emp", ("dept_id",), "dept", True)
             assert db.engine.execute("SELECT count(*) FROM emp JOIN dept USING (dept_id)").scalar() == 3
 
+    def test_the_ledger_sits_beside_the_folder_whatever_the_working_directory(self, tmp_path, monkeypatch) -> None:
+        # A relative ``spark:`` location once put the ledger under ./spark:/... of the working
+        # directory: another directory meant a fresh budget.
+        from pimento.engines.database import load_database
+        from pimento.mechanisms.ledger import ledger_path
+
+        write_parquet_folder(tmp_path / "data" / "tables", SCHEMA + ROWS)
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        found = []
+        for cwd, spelling in ((tmp_path, "spark:data/tables"), (elsewhere, f"spark:{tmp_path}/data/../data/tables")):
+            monkeypatch.chdir(cwd)
+            with load_database(spelling) as db:
+                found.append(ledger_path(db.location, db.settings))
+        assert found[0] == found[1] == tmp_path / "data" / "tables.ledger.sqlite"
+
     def test_a_false_declared_key_is_caught_on_load(self, tmp_path) -> None:
         from pimento.engines.database import load_database
         from pimento.errors import ConstraintViolation
