@@ -1,0 +1,21 @@
+"""bench/scale on a tiny TPC-H: Parquet for Spark written once, DuckDB rows with the fields the docs use."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("duckdb_extension_tpch")
+
+from pimento.bench.scale import TABLES, parquet_folder, worker  # noqa: E402
+
+
+def test_parquet_folder_and_duckdb_worker(tmp_path):
+    folder = parquet_folder(0.01, tmp_path)
+    assert sorted(p.stem for p in folder.glob("*.parquet")) == sorted(TABLES)
+    assert parquet_folder(0.01, tmp_path) == folder  # written once
+    rows = worker("duckdb", 0.01, tmp_path, 1, 0.01, 1, "1GB")
+    assert [r["relations"] for r in rows] == [3, 4, 5]
+    assert len({r["count"] for r in rows}) == 1 and rows[0]["count"] > 0
+    for row in rows:
+        assert row["rs_s"] > 0 and row["count_s"] > 0 and row["peak_mb"] > 0
+        assert row["ratio"] > 0 and row["rs"] > 0
