@@ -44,6 +44,8 @@ __all__ = [
     "Clinic",
     "DIAGNOSES",
     "VALUE_FIELDS",
+    "HARNESS_DATABASE_KEY",
+    "write_deployment",
     "assert_neighbour_invariant",
     "cli_json",
     "cli_text",
@@ -257,6 +259,23 @@ def drop_timings(data: Any) -> Any:
     return data
 
 
+#: The deployment id D and D' share: they are the same deployment (the custodian's metadata, not
+#: data), so its ledger key is the same on both and a synthetic copy made for one fits the other.
+HARNESS_DEPLOYMENT_ID = "neighbour-harness"
+HARNESS_DATABASE_KEY = f"deployment:{HARNESS_DEPLOYMENT_ID}"
+
+
+def write_deployment(path: Path) -> None:
+    """Give the database at ``path`` the harness's deployment id (``<db>.pimento-deployment.json``)."""
+    import json
+
+    from pimento.mechanisms.ledger import deployment_file
+
+    file = deployment_file(str(path))
+    assert file is not None
+    file.write_text(json.dumps({"id": HARNESS_DEPLOYMENT_ID, "created": "2026-01-01T00:00:00+00:00", "aliases": []}))
+
+
 def run_pair(
     run: Callable[[Path, random.Random], Any],
     d: Clinic,
@@ -277,6 +296,7 @@ def run_pair(
         if config is not None:
             (folder / "pimento.toml").write_text(config)
         path = clinic.write(folder / file_name)
+        write_deployment(path)
         outputs.append(run(path, random.Random(seed)))
     shutil.rmtree(folder)
     return outputs[0], outputs[1]

@@ -14,6 +14,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from neighbours import (
+    HARNESS_DATABASE_KEY,
+    write_deployment,
     VALUE_FIELDS,
     Clinic,
     assert_neighbour_invariant,
@@ -254,7 +256,6 @@ def charged_copy(folder: Path, workdir: Path) -> Path:
 
     import duckdb
 
-    from pimento.mechanisms.ledger import database_key
     from pimento.synth import META_TABLE
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -269,7 +270,7 @@ def charged_copy(folder: Path, workdir: Path) -> Path:
     )
     con.execute(
         f"INSERT INTO {META_TABLE} VALUES (?, ?, 'Patient', 0, 'stand-in', TIMESTAMP '2026-01-01', 'test', NULL, ?, ?, ?)",
-        [*COPY_BUDGET, json.dumps({}), COPY_ID, database_key(str(workdir / "db" / "clinic.duckdb"))],
+        [*COPY_BUDGET, json.dumps({}), COPY_ID, HARNESS_DATABASE_KEY],  # the deployment D and D' share
     )
     con.close()
     return path
@@ -399,6 +400,7 @@ def test_docs_page_names_every_analyst_field(tmp_path):
     folder = tmp_path / "db"
     folder.mkdir()
     path = d.write(folder / "clinic.duckdb")
+    write_deployment(path)
     synthetic = charged_copy(tmp_path / "syn", tmp_path)
     with Session(path, analyst="ann") as session:
         _charge_copy(session)

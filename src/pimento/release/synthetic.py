@@ -19,7 +19,7 @@ from typing import Any
 from pimento.engines import Engine, open_engine
 from pimento.errors import DataSourceError, PimentoError
 from pimento.mechanisms.budget import Budget
-from pimento.mechanisms.ledger import Ledger, database_key
+from pimento.mechanisms.ledger import Ledger, database_key, database_keys
 from pimento.synth import META_TABLE
 from pimento.synth.api import public_inputs
 
@@ -83,7 +83,9 @@ def synthetic_guarantee(ledger: Ledger, database: str, synthetic: str | Path | E
     """
     meta = _meta(synthetic)
     key = database_key(database)
-    if meta["database"] != key:
+    # A copy made before the database had a deployment id names its old path key, which the
+    # deployment file lists among its aliases: it is still this database's copy.
+    if meta["database"] not in database_keys(database):
         raise SyntheticCopyError(
             f"the synthetic database {synthetic} was made from {meta['database']}, not from {key}: its spend is not part of this database's budget",
             hint=_REMAKE,
