@@ -336,7 +336,9 @@ def _parse_fragment(sql: str, *, clause: str, what: str, dialect: str, select: b
     return tree
 
 
-def _check_tables(tree: exp.Expression, catalog: Catalog, *, clause: str, what: str) -> None:
+def _check_tables(tree: exp.Expression, catalog: Catalog, *, clause: str, what: str, dialect: str | None = None) -> None:
+    """Every table ``tree`` reads is in the catalog; on PostgreSQL, which folds unquoted names to
+    lower case, each is rewritten in place to the catalog's spelling, quoted (``Link`` -> ``"Link"``)."""
     cte_names = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     for table in tree.find_all(exp.Table):
         if not isinstance(table.this, exp.Identifier):
@@ -349,6 +351,8 @@ def _check_tables(tree: exp.Expression, catalog: Catalog, *, clause: str, what: 
                 clause=clause,
                 hint=f"tables: {', '.join(catalog.table_names)}",
             )
+        if dialect == "postgres":
+            table.set("this", exp.to_identifier(catalog.table(table.name).name, quoted=True))
 
 
 def _qualify_to(tree: exp.Expression, alias: str, columns: set[str]) -> exp.Expression:
@@ -523,7 +527,7 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
         where = "TRUE"
         if r.where:
             tree = _parse_fragment(r.where, clause=clause, what="the role predicate", dialect=dialect, select=False)
-            _check_tables(tree, catalog, clause=clause, what="the role predicate")
+            _check_tables(tree, catalog, clause=clause, what="the role predicate", dialect=dialect)
             cols = {c.lower() for c in catalog.table(pr["relation"]).column_names}
             where = f"COALESCE(({_qualify_to(tree, 't', cols).sql(dialect)}), FALSE)"
         sql = f"SELECT CAST(t.{quote(pr['key'])} AS VARCHAR) AS agent FROM {quote(pr['relation'])} AS t WHERE {where}"
@@ -535,7 +539,7 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
     for name, c in g.conditions.items():
         clause = f"grounding.conditions.{name}"
         tree = _parse_fragment(c.sql, clause=clause, what="the condition view", dialect=dialect, select=True)
-        _check_tables(tree, catalog, clause=clause, what="the condition view")
+        _check_tables(tree, catalog, clause=clause, what="the condition view", dialect=dialect)
         outputs = [s.alias_or_name.lower() for s in tree.selects] if isinstance(tree, exp.Select) else []
         probed = _probe(engine, tree.sql(dialect), clause=clause, what="the condition view")
         if probed:
@@ -623,7 +627,7 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
             cols = {c.lower() for c in table.column_names}
             if loc.where:
                 tree = _parse_fragment(loc.where, clause=clause, what="the location predicate", dialect=dialect, select=False)
-                _check_tables(tree, catalog, clause=clause, what="the location predicate")
+                _check_tables(tree, catalog, clause=clause, what="the location predicate", dialect=dialect)
                 where = f"COALESCE(({_qualify_to(tree, 't', cols).sql(dialect)}), FALSE)"
             subject_sql = _subject_sql(catalog, table.name, loc.subject or _declared_subject(g, table.name), subj, clause)
             key = _row_key(catalog, table.name, clause)
