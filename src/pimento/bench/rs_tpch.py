@@ -98,7 +98,7 @@ def keyed_database(sf: float, folder: Path) -> Path:
     return path
 
 
-def _median_time(fn, repeat: int) -> float:
+def median_time(fn, repeat: int) -> float:
     fn()  # warm-up
     times = []
     for _ in range(repeat):
@@ -119,9 +119,9 @@ def bench_chains(sf: float, folder: Path, repeat: int, beta: float, keys: bool) 
         query = chain_query(length)
         sql = query.to_sql("duckdb")
         count = engine.execute(sql).scalar()
-        t_count = _median_time(lambda sql=sql: engine.execute(sql), repeat)
+        t_count = median_time(lambda sql=sql: engine.execute(sql), repeat)
         results = []
-        t_rs = _median_time(lambda query=query: results.append(residual_sensitivity(engine, query, catalog, beta)), repeat)
+        t_rs = median_time(lambda query=query: results.append(residual_sensitivity(engine, query, catalog, beta)), repeat)
         last = results[-1]
         rows.append(
             {

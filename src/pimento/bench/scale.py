@@ -23,7 +23,6 @@ import json
 import os
 import platform
 import resource
-import statistics
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import duckdb
 
+from pimento.bench.rs_tpch import median_time as _median
 from pimento.bench.rs_tpch import chain_query, tpch_database
 
 TABLES = ("region", "nation", "customer", "orders", "lineitem")
@@ -52,16 +52,6 @@ def parquet_folder(sf: float, folder: Path) -> Path:
         con.close()
     partial.rename(out)
     return out
-
-
-def _median(fn, repeat: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _jvm_peak_mb() -> float:
