@@ -28,7 +28,7 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from pimento.bench.nl_spider import _db_path, _to_sqlite, placeholder_index
+from pimento.bench.nl_spider import _db_path, _to_sqlite, placeholder_index, tally
 from pimento.engines import open_engine
 from pimento.errors import UserError
 from pimento.nl import ValueIndex, translate_select
@@ -151,20 +151,7 @@ def run(spider: Path, split: str = "dev", *, k: int = 5, values: str = "real", m
                     hits.append(Counter(con.execute(c.query.to_sql("sqlite")).fetchall()) == gold)
                 except sqlite3.Error:
                     hits.append(False)
-            if hits and hits[0]:
-                report.top1 += 1
-            if any(hits):
-                report.topk += 1
-            if not (hits and hits[0]):
-                report.failures.append(
-                    {
-                        "db": item.db,
-                        "question": item.question,
-                        "gold": item.gold,
-                        "top": candidates[0].sql if candidates else None,
-                        "rank_of_correct": (hits.index(True) + 1) if any(hits) else None,
-                    }
-                )
+            tally(report, item, candidates, hits)
         finally:
             con.close()
     return report

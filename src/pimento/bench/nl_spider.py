@@ -183,25 +183,30 @@ def run(
                     hits.append(con.execute(c.query.to_sql("sqlite")).fetchall() == gold_rows)
                 except sqlite3.Error:
                     hits.append(False)
-            if hits and hits[0]:
-                report.top1 += 1
-                stats[1] += 1
-            if any(hits):
-                report.topk += 1
-                stats[2] += 1
-            if not (hits and hits[0]):
-                report.failures.append(
-                    {
-                        "db": item.db,
-                        "question": item.question,
-                        "gold": item.gold,
-                        "top": candidates[0].sql if candidates else None,
-                        "rank_of_correct": (hits.index(True) + 1) if any(hits) else None,
-                    }
-                )
+            top1, topk = tally(report, item, candidates, hits)
+            stats[1] += top1
+            stats[2] += topk
         finally:
             con.close()
     return report
+
+
+def tally(report, item, candidates, hits: list[bool]) -> tuple[bool, bool]:  # type: ignore[no-untyped-def]
+    """Count one question into ``report`` (top-1, top-k, failures) from its candidates' hits."""
+    top1, topk = bool(hits and hits[0]), any(hits)
+    report.top1 += top1
+    report.topk += topk
+    if not top1:
+        report.failures.append(
+            {
+                "db": item.db,
+                "question": item.question,
+                "gold": item.gold,
+                "top": candidates[0].sql if candidates else None,
+                "rank_of_correct": (hits.index(True) + 1) if topk else None,
+            }
+        )
+    return top1, topk
 
 
 def _to_sqlite(sql: str, dialect: str) -> str:
