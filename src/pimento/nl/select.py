@@ -42,6 +42,7 @@ from pimento.nl.translate import (
 )
 from pimento.nl.values import ValueIndex
 from pimento.schema import Catalog
+from pimento.sql.quote import quote_identifier
 
 __all__ = ["NotASelectQuestion", "SelectCandidate", "SelectQuery", "translate_select"]
 
@@ -56,6 +57,11 @@ class NotASelectQuestion(UserError):
         super().__init__(message, hint="ask for rows or columns ('List the names of ...', 'Which ... ?') or a count")
         self.question = question
         self.reason = reason
+
+
+def _table(name: str) -> exp.Table:
+    """``name`` as a table reference, quoted by the one quoting function (``pimento.sql.quote``)."""
+    return exp.to_table(quote_identifier(name, "duckdb"), dialect="duckdb")
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,7 @@ class SelectQuery:
         select = exp.select(*projections)
         if self.distinct and not self.count:
             select.set("distinct", exp.Distinct())
-        select = select.from_(exp.to_table(f'"{self.tables[0]}"'))
+        select = select.from_(_table(self.tables[0]))
         joined = {self.tables[0]}
         pending = list(self.joins)
         while pending:
@@ -97,7 +103,7 @@ class SelectQuery:
                     if new in joined:  # both already joined: a further condition
                         select = select.where(conds[0], copy=False)
                     else:
-                        select = select.join(exp.to_table(f'"{new}"'), on=exp.and_(*conds), copy=False)
+                        select = select.join(_table(new), on=exp.and_(*conds), copy=False)
                         joined.add(new)
                     pending = [p for p in pending if {p[0], p[2]} != {child, parent}]
                     break

@@ -16,13 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlglot import exp
-
 from pimento.engines import Engine
 from pimento.errors import PimentoError
 from pimento.nl.text import lemma, stem
 from pimento.schema import Catalog
 from pimento.schema.synthetic import SYNTH_META_TABLE
+from pimento.sql.quote import quote_identifier
 
 __all__ = ["NumericRange", "ValueHit", "ValueIndex", "normalize_value"]
 
@@ -105,9 +104,9 @@ class ValueIndex:
         for table in catalog.tables:
             if table.name.lower() == SYNTH_META_TABLE:
                 continue
-            tname = exp.to_identifier(table.name, quoted=True).sql(engine.dialect)
+            tname = quote_identifier(table.name, engine.dialect)
             for column in table.columns:
-                cname = exp.to_identifier(column.name, quoted=True).sql(engine.dialect)
+                cname = quote_identifier(column.name, engine.dialect)
                 try:
                     if column.type in ("integer", "real"):
                         row = engine.execute(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pimento.bench.nl_spider import placeholder_index
 from pimento.nl import ValueIndex
 
@@ -12,3 +14,17 @@ def test_text_columns_become_placeholders_and_numbers_stay():
     assert index.columns[("cars", "maker")] == ("[synthetic]",)
     assert index.columns[("cars", "year")] == real.columns[("cars", "year")]
     assert index.synthetic and index.numeric == real.numeric
+
+
+def test_round_two_splits_the_old_heldout_half_into_open_and_sealed():
+    from pimento.bench.nl_spider import in_partition, train_partition
+
+    assert in_partition("hospital_1", "heldout-open") and not in_partition("hospital_1", "sealed")
+    assert in_partition("aircraft", "sealed") and not in_partition("aircraft", "heldout-open")
+    assert in_partition("aircraft", "heldout") and in_partition("baseball_1", "tune")
+    assert not in_partition("baseball_1", "sealed") and not in_partition("activity_1", "heldout-open")
+    for db in ("aircraft", "hospital_1", "wedding", "debate", "railway", "movie_1"):
+        assert train_partition(db) == "heldout"
+        assert in_partition(db, "heldout-open") != in_partition(db, "sealed")
+    with pytest.raises(ValueError):
+        in_partition("aircraft", "secret")

@@ -182,3 +182,21 @@ def test_not_further_back_in_the_literals_clause_negates_it(school):
     # a "not" in another clause does not
     top = translate_select("Which students who are not 19 live in the city of Boston?", catalog, values)[0]
     assert "= 'Boston'" in top.sql
+
+
+def test_hostile_table_names_are_quoted_by_the_one_quoting_function():
+    """A table name with a double quote in it (issue 17): the FROM and JOIN clauses used to wrap the
+    name in bare quotes (f'"{name}"'), which sqlglot could not even tokenize."""
+    from pimento.nl.select import SelectQuery
+
+    q = SelectQuery(
+        columns=(('we"ird table', "select"), ("b t", "x")),
+        tables=('we"ird table', "b t"),
+        joins=(("b t", "fk", 'we"ird table', "select"),),
+        where=(),
+    )
+    assert q.to_sql("duckdb") == (
+        'SELECT "we""ird table"."select", "b t"."x" FROM "we""ird table" '
+        'JOIN "b t" ON "b t"."fk" = "we""ird table"."select"'
+    )
+    assert 'FROM `we"ird table`' in q.to_sql("spark")
