@@ -544,7 +544,13 @@ def _names(rng: np.random.Generator, n: int, prefix: str = "") -> _Cat:
 def _pick(rng: np.random.Generator, cumulative: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """For each i, a column index drawn from the distribution whose CDF is ``cumulative[rows[i]]``."""
     u = rng.random(len(rows))
-    out = (cumulative[rows] < u[:, None]).sum(axis=1)
+    # The number of CDF entries below u, one CDF (a non-decreasing row) at a time: the same
+    # draw as comparing every row with its CDF at once, without a rows x width matrix (which
+    # needed 40 GB at 1,000,000 patients).
+    out = np.zeros(len(rows), dtype=np.int64)
+    for r in np.unique(rows):
+        sel = np.flatnonzero(rows == r)
+        out[sel] = np.searchsorted(cumulative[r], u[sel], side="left")
     return np.minimum(out, cumulative.shape[1] - 1)
 
 
