@@ -184,6 +184,18 @@ class ReleaseSettings(_Section):
     )
 
 
+class ProvenanceSettings(_Section):
+    """``[provenance]``: what a CI answer may carry of the documents an ingested database was read from
+    (custodian setting; docs/ingest.md, "Provenance in CI answers")."""
+
+    release: Literal["none", "span", "sentence"] = Field(
+        "none",
+        description='text traced to an authorized cell of a CI answer: "none", "span" (the characters it was read from) '
+        'or "sentence" (its sentence, when every value read from the sentence is authorized in the context)',
+    )
+    corpus: str | None = Field(None, description="the folder of the ingested documents (relative to this file)")
+
+
 class Settings(_Section):
     """All of pimento.toml."""
 
@@ -195,6 +207,7 @@ class Settings(_Section):
     synth: SynthSettings = Field(default_factory=SynthSettings)
     release: ReleaseSettings = Field(default_factory=ReleaseSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
+    provenance: ProvenanceSettings = Field(default_factory=ProvenanceSettings)
     extra: dict[str, Any] = Field(default_factory=dict, description="free-form tables of later features")
     #: Directory of the file the settings came from (paths are relative to it).
     base_dir: str = Field(".", exclude=True)
@@ -239,7 +252,7 @@ def _explain(exc: ValidationError, source: str) -> str:
     error = errors[0]
     where = ".".join(str(p) for p in error["loc"])
     if error["type"] == "extra_forbidden":
-        parent = Settings
+        parent: type[BaseModel] = Settings
         for part in error["loc"][:-1]:
             field = parent.model_fields.get(str(part)) if isinstance(part, str) else None
             annotation = getattr(field, "annotation", None) if field else None

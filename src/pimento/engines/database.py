@@ -265,8 +265,8 @@ def _check(
                 found += _key_violations(
                     engine, table.name, table.primary_key, "primary_key", declared, nulls=True, examples=examples
                 )
-    for table, columns in unique:
-        found += _key_violations(engine, table, columns, "unique", declared, nulls=False, examples=examples)
+    for table_name, columns in unique:
+        found += _key_violations(engine, table_name, columns, "unique", declared, nulls=False, examples=examples)
     for fk in fks:
         child, parent = _q(fk.table), _q(fk.ref_table)
         not_null = " AND ".join(f"c.{_q(c)} IS NOT NULL" for c in fk.columns)

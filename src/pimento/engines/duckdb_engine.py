@@ -73,10 +73,10 @@ class DuckDBEngine:
 
     def _configure_unlocked(self, memory_limit: int, threads: int | None) -> None:
         con = self._con
-        locked = con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]
+        locked = _setting(con, "lock_configuration")
         if locked:
             # Another engine in this process already hardened and locked this file's instance.
-            if con.execute("SELECT current_setting('enable_external_access')").fetchone()[0]:
+            if _setting(con, "enable_external_access"):
                 con.close()
                 raise DataSourceError(
                     f"cannot open DuckDB database {self.location}: it is already open in this process with "
@@ -211,6 +211,12 @@ def _index_expressions(text: str) -> list[str]:
             item = item[1:-1].replace('""', '"')
         cleaned.append(item)
     return cleaned
+
+
+def _setting(con: duckdb.DuckDBPyConnection, name: str) -> Any:
+    """The current value of one of DuckDB's settings."""
+    row = con.execute(f"SELECT current_setting('{name}')").fetchone()  # name: one of ours
+    return row[0] if row else None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -133,13 +133,13 @@ class PostgresEngine:
         except psycopg.ProgrammingError as exc:
             raise DataSourceError(f"invalid PostgreSQL DSN: {_first_line(exc)}") from None
         #: The DSN without its password, for messages.
-        self.location = make_conninfo(**{k: v for k, v in params.items() if k != "password"})
+        self.location = make_conninfo("", **{k: v for k, v in params.items() if k != "password"})
         params.setdefault("connect_timeout", "10")
         if self.read_only:
             options = str(params.get("options") or "")
             params["options"] = (options + " -c default_transaction_read_only=on").strip()
         try:
-            self._con = psycopg.connect(make_conninfo(**params), autocommit=False)
+            self._con = psycopg.connect(make_conninfo("", **params), autocommit=False)
         except psycopg.Error as exc:
             raise DataSourceError(
                 f"cannot connect to PostgreSQL at {self.location}: {_first_line(exc)}",
@@ -303,7 +303,8 @@ _LEADING = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/|\()*", re.DOTALL)
 
 def _reads_only(sql: str) -> bool:
     """Whether the statement starts with SELECT or WITH (after blanks, comments and parentheses)."""
-    rest = sql[_LEADING.match(sql).end():]
+    leading = _LEADING.match(sql)  # always matches (possibly the empty prefix)
+    rest = sql[leading.end() if leading else 0:]
     word = re.match(r"[A-Za-z]+", rest)
     return word is not None and word.group(0).upper() in ("SELECT", "WITH")
 

@@ -77,10 +77,10 @@ def declared_constraints(catalog: Catalog, settings: Settings, *, source: str = 
         if key not in unique:
             unique.append(key)
     fks: list[ForeignKey] = []
-    for i, entry in enumerate(section.foreign_keys):
-        table, columns = _resolve(catalog, entry.from_, f"constraints.foreign_keys[{i}].from", source)
-        ref_table, ref_columns = _resolve(catalog, entry.to, f"constraints.foreign_keys[{i}].to", source)
-        where = f"{source}: constraints.foreign_keys[{i}] ({entry.from_} -> {entry.to})"
+    for i, fk_entry in enumerate(section.foreign_keys):
+        table, columns = _resolve(catalog, fk_entry.from_, f"constraints.foreign_keys[{i}].from", source)
+        ref_table, ref_columns = _resolve(catalog, fk_entry.to, f"constraints.foreign_keys[{i}].to", source)
+        where = f"{source}: constraints.foreign_keys[{i}] ({fk_entry.from_} -> {fk_entry.to})"
         if len(columns) != len(ref_columns):
             raise CatalogError(f"{where}: {len(columns)} column(s) reference {len(ref_columns)} column(s)")
         target = catalog.table(ref_table)
@@ -89,15 +89,15 @@ def declared_constraints(catalog: Catalog, settings: Settings, *, source: str = 
         if not (target.is_key(ref_columns) or any({c.lower() for c in k} <= wanted for k in declared_keys)):
             raise CatalogError(
                 f"{where}: the referenced columns are not the primary key or a unique key of {ref_table!r}",
-                hint=f"declare them unique with [[constraints.unique]] columns = \"{entry.to}\" if they are",
+                hint=f"declare them unique with [[constraints.unique]] columns = \"{fk_entry.to}\" if they are",
             )
         fk = ForeignKey(table, columns, ref_table, ref_columns, declared=True)
         if fk not in fks:
             fks.append(fk)
     fds: list[FunctionalDependency] = []
-    for i, entry in enumerate(section.functional_dependencies):
-        lhs_table, lhs = _resolve(catalog, entry.lhs, f"constraints.functional_dependencies[{i}].lhs", source)
-        rhs_table, rhs = _resolve(catalog, entry.rhs, f"constraints.functional_dependencies[{i}].rhs", source)
+    for i, fd_entry in enumerate(section.functional_dependencies):
+        lhs_table, lhs = _resolve(catalog, fd_entry.lhs, f"constraints.functional_dependencies[{i}].lhs", source)
+        rhs_table, rhs = _resolve(catalog, fd_entry.rhs, f"constraints.functional_dependencies[{i}].rhs", source)
         if lhs_table != rhs_table:
             raise CatalogError(
                 f"{source}: constraints.functional_dependencies[{i}]: lhs is in {lhs_table!r} but rhs is in "

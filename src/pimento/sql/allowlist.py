@@ -117,7 +117,7 @@ class Refusal(Exception):
     """Why a selection is outside the allow-list: a construct of :data:`SELECTION_REASONS`."""
 
     construct: str
-    node: exp.Expression
+    node: exp.Expr
     detail: str = ""
 
     def __post_init__(self) -> None:
@@ -156,10 +156,10 @@ def column_family(type_family: str, raw_type: str) -> str:
 @dataclass(frozen=True)
 class _Value:
     family: str  # number, text, boolean, date, timestamp, time, uuid, blob, other, string, null
-    literal: exp.Expression | None = None  # the literal node for "string" / "number" literals
+    literal: exp.Expr | None = None  # the literal node for "string" / "number" literals
 
 
-def check_selection(node: exp.Expression, family_of: Callable[[exp.Column], str]) -> exp.Expression:
+def check_selection(node: exp.Expr, family_of: Callable[[exp.Column], str]) -> exp.Expr:
     """Check a single-relation predicate against the allow-list; return it, numerals rewritten.
 
     Args:
@@ -221,7 +221,7 @@ class _Checker:
         self.family_of = family_of
 
     # ------------------------------------------------------------------ predicates
-    def predicate(self, node: exp.Expression) -> None:
+    def predicate(self, node: exp.Expr) -> None:
         if isinstance(node, exp.Paren):
             return self.predicate(node.this)
         if isinstance(node, (exp.And, exp.Or)):
@@ -300,7 +300,7 @@ class _Checker:
                 i += 1
 
     # ------------------------------------------------------------------ values
-    def value(self, node: exp.Expression) -> _Value:
+    def value(self, node: exp.Expr) -> _Value:
         if isinstance(node, exp.Paren):
             return self.value(node.this)
         if isinstance(node, exp.Column):
@@ -339,7 +339,7 @@ class _Checker:
             raise Refusal("cast", node, f"{node.sql_name()} to {to.sql() if to is not None else '?'}")
         raise _refusal_for(node)
 
-    def date_part(self, node: exp.Expression, unit: str, arg: exp.Expression) -> _Value:
+    def date_part(self, node: exp.Expr, unit: str, arg: exp.Expr) -> _Value:
         value = self.value(arg)
         if value.family not in _TEMPORAL or arg.find(exp.Column) is None:
             raise Refusal("type_mismatch", node, f"date parts apply to a date or timestamp column, not {value.family}")
@@ -348,7 +348,7 @@ class _Checker:
         raise Refusal("function", node, f"date part {unit or '?'} of a {value.family} is not on the allow-list")
 
     # ------------------------------------------------------------------ comparisons
-    def compare(self, node: exp.Expression, left: _Value, right: _Value) -> None:
+    def compare(self, node: exp.Expr, left: _Value, right: _Value) -> None:
         if "null" in (left.family, right.family):
             return
         a, b = left.family, right.family
@@ -369,7 +369,7 @@ class _Checker:
             return self.string_against(node, a, right.literal)
         raise Refusal("type_mismatch", node, f"compares {_name(a)} with {_name(b)}")
 
-    def string_against(self, node: exp.Expression, family: str, literal: exp.Expression) -> None:
+    def string_against(self, node: exp.Expr, family: str, literal: exp.Expr) -> None:
         text = literal.this
         if family == "text":
             return
@@ -399,7 +399,7 @@ class _Checker:
         raise Refusal("type_mismatch", node, f"compares {_name(family)} with a string")
 
 
-def _is_literal(node: exp.Expression) -> bool:
+def _is_literal(node: exp.Expr) -> bool:
     if isinstance(node, exp.Paren):
         return _is_literal(node.this)
     if isinstance(node, (exp.Literal, exp.Null, exp.Boolean)):
@@ -443,7 +443,7 @@ def _valid_time(text: str) -> bool:
     return True
 
 
-def _check_number(node: exp.Expression, text: str) -> None:
+def _check_number(node: exp.Expr, text: str) -> None:
     stripped = text.lstrip("+-")
     if stripped.isdigit():
         if abs(int(text)) >= _NUMBER_LIMIT:
@@ -457,7 +457,7 @@ def _check_number(node: exp.Expression, text: str) -> None:
         raise Refusal("literal", node, f"numbers must be finite and at most {MAX_NUMBER_CHARS} characters")
 
 
-def _number_literal(text: str) -> exp.Expression:
+def _number_literal(text: str) -> exp.Expr:
     text = text.lstrip("+")
     if text.startswith("-"):
         return exp.Neg(this=exp.Literal.number(text[1:]))
@@ -468,7 +468,7 @@ def _numeric(family: str) -> bool:
     return family == "number" or family.startswith("number:")
 
 
-def _as_double(literal: exp.Expression, *, integers: bool) -> None:
+def _as_double(literal: exp.Expr, *, integers: bool) -> None:
     """Write a numeric literal in exponent form, which every engine reads as a double (DuckDB then
     casts the column to DOUBLE, which cannot fail): always for decimals, for integers on request."""
     if not isinstance(literal, exp.Literal) or literal.is_string:
@@ -486,7 +486,7 @@ def _name(family: str) -> str:
     return {"string": "a string", "number": "a number", "null": "NULL"}.get(family, f"a {family} column")
 
 
-def _refusal_for(node: exp.Expression) -> Refusal:
+def _refusal_for(node: exp.Expr) -> Refusal:
     """The reason an operand outside the allow-list is refused."""
     if isinstance(node, (exp.Subquery, exp.Select, exp.Exists)):
         return Refusal("expression", node, "subquery")
@@ -496,14 +496,14 @@ def _refusal_for(node: exp.Expression) -> Refusal:
     if isinstance(node, exp.Anonymous):
         names.add(str(node.name).lower())
     if names & _NONDETERMINISTIC:
-        shown = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
+        shown = node.name if isinstance(node, exp.Anonymous) else node.sql_name() if isinstance(node, exp.Func) else type(node).__name__
         return Refusal("nondeterministic_function", node, f"{shown}()")
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.Pow, exp.Neg)) or (
         isinstance(node, exp.Binary) and type(node).__name__.startswith("Bitwise")
     ):
         return Refusal("arithmetic", node, type(node).__name__.upper())
     if isinstance(node, exp.Func):
-        shown = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
+        shown = node.name if isinstance(node, exp.Anonymous) else node.sql_name() if isinstance(node, exp.Func) else type(node).__name__
         why = next((_WHY[n] for n in names if n in _WHY), "it is not known to be total on every engine")
         return Refusal("function", node, f"{shown}(): {why}")
     return Refusal("expression", node, type(node).__name__.upper())

@@ -81,7 +81,7 @@ class Selection:
         # One spelling per predicate, so that equal selections compare equal whoever wrote them.
         object.__setattr__(self, "predicate", _canonical_predicate(self.predicate))
 
-    def expression(self) -> exp.Expression:
+    def expression(self) -> exp.Expr:
         return sqlglot.parse_one(self.predicate)
 
 
@@ -182,7 +182,7 @@ class CountQuery:
 
     def neighbours(self, alias: str) -> frozenset[str]:
         """Aliases joined directly with ``alias``."""
-        out = set()
+        out: set[str] = set()
         for j in self.joins:
             if alias in j.aliases:
                 out.update(j.aliases)
@@ -313,7 +313,7 @@ def _render_with_joins(query: CountQuery, dialect: str, pretty: bool) -> str:
     when the join graph is connected; disconnected parts become CROSS JOINs.
     """
     if query.count.column is None:
-        agg: exp.Expression = exp.Count(this=exp.Star())
+        agg: exp.Expr = exp.Count(this=exp.Star())
     else:
         col = _qualified(query.count.column)
         agg = exp.Count(this=exp.Distinct(expressions=[col]) if query.count.distinct else col)
@@ -327,7 +327,7 @@ def _render_with_joins(query: CountQuery, dialect: str, pretty: bool) -> str:
         order.append(pick)
         remaining.remove(pick)
 
-    def table_expr(alias: str) -> exp.Expression:
+    def table_expr(alias: str) -> exp.Expr:
         rel = query.relation(alias)
         table = exp.Table(this=_identifier(rel.table))
         if rel.alias != rel.table:
@@ -351,7 +351,7 @@ def _render_with_joins(query: CountQuery, dialect: str, pretty: bool) -> str:
     if joins:
         select.set("joins", joins)
     leftovers = [j for j in query.joins if j not in used]
-    where: list[exp.Expression] = [exp.EQ(this=_qualified(j.left), expression=_qualified(j.right)) for j in leftovers]
+    where: list[exp.Expr] = [exp.EQ(this=_qualified(j.left), expression=_qualified(j.right)) for j in leftovers]
     for s in query.selections:
         where.append(_requalify(s.expression()))
     if where:
@@ -367,7 +367,7 @@ def _qualified(attr: Attribute) -> exp.Column:
     return exp.Column(this=_identifier(attr.column), table=_identifier(attr.alias))
 
 
-def _requalify(expression: exp.Expression) -> exp.Expression:
+def _requalify(expression: exp.Expr) -> exp.Expr:
     """Re-quote identifiers of a stored predicate consistently with the rest of the query."""
     expression = expression.copy()
     for col in expression.find_all(exp.Column):

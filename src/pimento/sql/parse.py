@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
@@ -134,12 +135,12 @@ class _Parser:
         self.dialect = dialect
         self.scope = _Scope()
         self.joins: list[JoinCondition] = []
-        self.selections: dict[str, list[exp.Expression]] = {}
+        self.selections: dict[str, list[exp.Expr]] = {}
         self._pending_semi_joins: list[exp.In] = []
-        self._sources: dict[str, exp.Expression] = {}
+        self._sources: dict[str, exp.Expr] = {}
 
     # ------------------------------------------------------------------ errors
-    def _highlight(self, node: exp.Expression | None, keyword: str | None = None) -> Highlight | None:
+    def _highlight(self, node: exp.Expr | None, keyword: str | None = None) -> Highlight | None:
         if keyword:
             match = re.search(keyword, self.sql, flags=re.IGNORECASE)
             if match:
@@ -173,7 +174,7 @@ class _Parser:
             end += 1
         return Highlight(self.sql, start, end)
 
-    def _reject(self, construct: str, node: exp.Expression | None = None, *, keyword: str | None = None, detail: str = "") -> UnsupportedQuery:
+    def _reject(self, construct: str, node: exp.Expr | None = None, *, keyword: str | None = None, detail: str = "") -> UnsupportedQuery:
         what = REJECTION_REASONS[construct]
         message = f"outside the DP-compatible counting class: {what}"
         if detail:
@@ -270,6 +271,7 @@ class _Parser:
     # ------------------------------------------------------------------ FROM
     def _from(self, select: exp.Select) -> None:
         from_ = select.args.get("from_") or select.args.get("from")
+        assert from_ is not None, "callers reject a SELECT without FROM first"
         self._add_source(from_.this)
         for extra in from_.expressions or []:  # old-style comma lists on some versions
             self._add_source(extra)
@@ -306,7 +308,7 @@ class _Parser:
                     right = Attribute(relation.alias, self.catalog.table(relation.table).column(name).name)
                     self.joins.append(JoinCondition(left, right))
 
-    def _add_source(self, source: exp.Expression) -> Relation:
+    def _add_source(self, source: exp.Expr) -> Relation:
         if isinstance(source, exp.Subquery):
             raise self._reject("derived_table", source)
         if isinstance(source, (exp.Values, exp.Unnest, exp.Lateral)) or not isinstance(source, exp.Table):
@@ -360,7 +362,7 @@ class _Parser:
             hint="qualify it with a relation alias",
         )
 
-    def _columns_of(self, node: exp.Expression) -> list[tuple[exp.Column, Attribute]]:
+    def _columns_of(self, node: exp.Expr) -> list[tuple[exp.Column, Attribute]]:
         """Resolve every column reference in ``node`` (not descending into subqueries)."""
         out = []
         for column in list(node.find_all(exp.Column)):
@@ -386,7 +388,7 @@ class _Parser:
             return None
         return exp.Literal.string(ident.name)
 
-    def _condition(self, node: exp.Expression, *, in_on: bool) -> None:
+    def _condition(self, node: exp.Expr, *, in_on: bool) -> None:
         for sub in node.walk():
             if isinstance(sub, (exp.Subquery, exp.Exists)) or (isinstance(sub, exp.Select) and sub is not node):
                 if isinstance(node, exp.In) and node.args.get("query") is not None and not _has_not_above(node):
@@ -445,7 +447,7 @@ class _Parser:
         col = table.column(attr.column)
         return column_family(col.type, col.raw_type)
 
-    def _sqlite_text_affinity(self, node: exp.Expression) -> exp.Expression:
+    def _sqlite_text_affinity(self, node: exp.Expr) -> exp.Expr:
         """Make SQLite's comparison rule explicit: a TEXT-affinity column against a number compares text.
 
         SQLite applies the column's TEXT affinity to a numeric literal (``horsepower > 150`` with
@@ -522,7 +524,7 @@ class _Parser:
             and not sub.args.get("having")
             and not sub.args.get("limit")
             and not sub.args.get("order")
-            and isinstance((sub.args.get("from_") or sub.args.get("from")).this, exp.Table)
+            and isinstance(getattr(sub.args.get("from_") or sub.args.get("from"), "this", None), exp.Table)
         )
         if not inner_ok:
             raise self._reject("subquery", node, detail="only IN (SELECT col FROM one_table WHERE ...) is rewritten")
@@ -557,7 +559,7 @@ class _Parser:
                 raise self._reject("self_join", node, detail=f"the subquery reads {inner_rel.table} again")
             inner = _rename(inner, inner_rel.alias, new_alias)
             inner_rel = Relation(new_alias, inner_rel.table)
-        inner_col = inner._resolve(_unalias(sub.expressions[0]))
+        inner_col = inner._resolve(cast(exp.Column, _unalias(sub.expressions[0])))  # inner_ok checked it
         self.scope.add(inner_rel)
         self.joins.append(JoinCondition(outer_attr, Attribute(inner_rel.alias, inner_col.column)))
         for alias, preds in inner.selections.items():
@@ -634,7 +636,7 @@ def _parenthesis_depth(sql: str) -> int:
     return deepest
 
 
-def _tree_depth(tree: exp.Expression) -> int:
+def _tree_depth(tree: exp.Expr) -> int:
     """Levels of a parsed tree, counted without recursion."""
     deepest = 0
     stack = [(tree, 1)]
@@ -645,10 +647,10 @@ def _tree_depth(tree: exp.Expression) -> int:
     return deepest
 
 
-def _sqlite_number_text(node: exp.Expression | None) -> str | None:
+def _sqlite_number_text(node: exp.Expr | None) -> str | None:
     """The text SQLite gives a numeric literal when TEXT affinity applies to it, or None."""
     negative = isinstance(node, exp.Neg)
-    literal = node.this if negative else node
+    literal = node.this if isinstance(node, exp.Neg) else node
     if not isinstance(literal, exp.Literal) or literal.is_string:
         return None
     raw = literal.this
@@ -664,7 +666,7 @@ def _sqlite_number_text(node: exp.Expression | None) -> str | None:
     return str(value) if isinstance(value, int) else repr(value)
 
 
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
     while isinstance(node, exp.Paren) and not isinstance(node.this, exp.Tuple):
         node = node.this
     if isinstance(node, exp.And):
@@ -672,15 +674,15 @@ def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
     return [node]
 
 
-def _paren_or(node: exp.Expression) -> exp.Expression:
+def _paren_or(node: exp.Expr) -> exp.Expr:
     return exp.paren(node, copy=False) if isinstance(node, exp.Or) else node
 
 
-def _unalias(node: exp.Expression) -> exp.Expression:
+def _unalias(node: exp.Expr) -> exp.Expr:
     return node.this if isinstance(node, exp.Alias) else node
 
 
-def _has_not_above(node: exp.Expression) -> bool:
+def _has_not_above(node: exp.Expr) -> bool:
     return isinstance(node.parent, exp.Not)
 
 
