@@ -56,9 +56,10 @@ _LOCATION_CUES = {"in", "from", "at", "to", "into", "near", "inside", "within", 
 _NAME_CUES = {"named", "called", "name", "by", "titled", "title", "author", "whose"}
 _PLACE_WORDS = {"city", "town", "location", "place", "state", "hometown", "home", "county", "district", "area",
                 "province", "residence", "venue", "headquarters", "headquarter", "birth", "region", "capital",
-                "village", "born"}  # fmt: skip
+                "village", "born", "building", "build", "campus", "hall", "street", "address", "site"}  # fmt: skip
 _NATION_WORDS = {"country", "nation", "nationality", "citizenship"}
 _CODE_WORDS = {"code", "abbreviation", "abbrev", "type", "format", "status", "building", "room", "symbol", "id"}
+_KEY_WORDS = {"id", "code", "key", "no", "number", "num", "abbreviation", "abbrev", "ref", "uid", "guid"}
 _GENERIC = {"id", "name", "code", "number", "type", "detail", "other", "info", "information", "description"}
 _CONNECTORS = {"of", "de", "del", "la", "le", "van", "von", "da", "du", "y", "&"}
 _OPERATOR_WORDS = {"more", "less", "greater", "fewer", "larger", "smaller", "higher", "lower", "older", "younger",
@@ -247,6 +248,10 @@ def link_span(
     kind = kind_of(span.text)
     refs = {(fk.table.lower(), c.lower()): r for fk in catalog.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)}
     heads = _head_tables(span, catalog)
+    labels = _label_tables(span, tokens, catalog, hints, span_set | claimed)
+    fk_targets = {
+        (fk.table.lower(), c.lower()): (fk.ref_table, r) for fk in catalog.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)
+    }
     out: list[OpenLink] = []
     for table in catalog.tables:
         if table.name.lower().startswith("_pimento"):
@@ -262,8 +267,8 @@ def link_span(
             if span.kind == "coded":
                 if not c_words & _CODED_COLUMNS:
                     continue
-            elif is_key and span.kind not in ("code", "quoted"):
-                continue
+            elif is_key and span.kind not in ("code", "quoted") and c_words & _KEY_WORDS:
+                continue  # a natural text key ("dept_name", "building") holds values a question names
             profile = column_profile(values, catalog, table.name, column.name)
             if profile.informative and profile.style == "numeric":
                 continue
@@ -284,6 +289,10 @@ def link_span(
             reasons += why
             if span.kind == "coded":
                 score += 0.3
+            label = _label_bonus(labels, catalog, table.name, column.name, fk_targets.get(key))
+            if label:
+                score += label
+                reasons.append("a noun beside the literal names its table")
             if heads and table.name not in heads:
                 score -= 0.15  # "United Airlines" is an airline: a column of another table is less likely
                 reasons.append("the literal's last word names another table")
@@ -312,6 +321,63 @@ def _head_tables(span: Span, catalog: Catalog) -> frozenset[str]:
     )  # fmt: skip
 
 
+_LABEL_SKIP = {"the", "a", "an", "of", "called", "named", "with"}
+
+
+def _label_tables(span: Span, tokens: list[Token], catalog: Catalog, hints: Hints, exclude: frozenset[int]) -> dict[str, float]:
+    """Tables named by the noun right beside the literal: "the artist 'Metallica'", "the store chain
+    South", "the Physics department" (0..1 each; words of other literals excluded).
+
+    Before the literal: up to three content words ending right before it (articles and "named/
+    called" skipped); after it: up to two content words starting right after it.
+    """
+    n = len(tokens)
+    before: list[int] = []
+    k = min(span.tokens + span.label) - 1
+    while k >= 0 and tokens[k].lower in _LABEL_SKIP:
+        k -= 1
+    while k >= 0 and len(before) < 3 and tokens[k].kind == "word" and not tokens[k].is_stop and tokens[k].index not in exclude:
+        before.append(k)
+        k -= 1
+    after: list[int] = []
+    k = max(span.tokens + span.label) + 1
+    while k < n and len(after) < 2 and tokens[k].kind == "word" and not tokens[k].is_stop and tokens[k].index not in exclude:
+        after.append(k)
+        k += 1
+    out: dict[str, float] = {}
+    for window in (before, after):
+        if not window:
+            continue
+        others = frozenset(t.index for t in tokens if t.index not in window)
+        for table in catalog.tables:
+            if table.name.lower().startswith("_pimento"):
+                continue
+            strength = hints.table_hint(table.name, exclude=others)
+            if strength >= 0.6:
+                out[table.name] = max(out.get(table.name, 0.0), strength)
+    return out
+
+
+def _label_bonus(
+    labels: dict[str, float], catalog: Catalog, table: str, column: str, target: tuple[str, str] | None
+) -> float:
+    """A label column (name/title, or named by its table's words only) of a table the noun beside
+    the literal names, or a foreign key to such a column ("courses in the Physics department" ->
+    ``course.dept_name``): +0.3 x how well the noun names the table."""
+    if not labels:
+        return 0.0
+    best = 0.0
+    for t, c in ((table, column), target or ("", "")):
+        if t in labels and _is_label_column(catalog, t, c):
+            best = max(best, labels[t])
+    return 0.3 * best
+
+
+def _is_label_column(catalog: Catalog, table: str, column: str) -> bool:
+    c_words = set(name_words(column))
+    return bool(c_words) and c_words <= set(name_words(table)) | {"name", "title"}
+
+
 def _hint(hints: Hints, table: str, column: str, span: Span, exclude: frozenset[int]) -> float:
     """Column named near the span, more when named right beside it ("City Aberdeen", "type CV")."""
     first, last = span.tokens[0], span.tokens[-1]
@@ -330,7 +396,7 @@ def _cue(tokens: list[Token], span: Span) -> str:
         k -= 1
         while k >= 0 and (_capital(tokens[k]) or tokens[k].kind == "quoted"):
             k -= 1
-    while k >= 0 and (tokens[k].lower in ("the", "a", "an", "city", "country") or tokens[k].kind == "punct" and tokens[k].text in ",'\""):
+    while k >= 0 and (tokens[k].lower in ("the", "a", "an", "city", "country", "either", "both", "neither") or tokens[k].kind == "punct" and tokens[k].text in ",'\""):
         k -= 1
     if k < 0:
         return ""
@@ -441,8 +507,8 @@ def _title(text: str) -> str:
 def _singular(word: str) -> str:
     low = word.lower()
     base = lemma(low)
-    if base == low or low.endswith("ss"):
-        return word
+    if base == low or low.endswith("ss") or not low.endswith("s"):
+        return word  # only a plural ending is taken off ("Beijing" stays)
     return word[: len(base)] if word[: len(base)].lower() == base else (base.title() if word[:1].isupper() else base)
 
 

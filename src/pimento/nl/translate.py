@@ -58,6 +58,8 @@ class Candidate:
 
 # --------------------------------------------------------------------------- schema lexicon
 _GENERIC = {"id", "name", "code", "number", "type", "detail", "other", "info", "information", "description", "be", "have"}
+#: words that mark a table's role rather than its content ("Ref_Locations", "All_Documents")
+_TABLE_PREFIXES = {"ref", "reference", "lookup", "all"}
 _BOUNDARY = {
     "be", "have", "do", "that", "who", "which", "whose", "with", "in", "on", "at", "from", "by", "for", "to",
     "there", "where", "when", "than", "can", "will", "would", "using", "having", "and", "or", "ever", "whom",
@@ -122,7 +124,7 @@ def _match(element: _Element, tokens: list[Token]) -> tuple[float, frozenset[int
     total = got = 0.0
     used: set[int] = set()
     for word in element.words:
-        weight = 0.35 if word in _GENERIC else 1.0
+        weight = 0.35 if word in _GENERIC or word in _TABLE_PREFIXES else 1.0
         total += weight
         best, best_i = 0.0, None
         for t in tokens:
@@ -207,8 +209,13 @@ _LT = ("less than", "fewer than", "smaller than", "lower than", "below", "under"
        "lighter than", "shorter than", "earlier than", "cheaper than", "prior to", "less", "fewer", "younger",
        "smaller", "lower", "lighter", "shorter", "earlier", "cheaper")  # fmt: skip
 _GE = ("at least", "no less than", "not less than", "or more", "or above", "or greater", "or older", "or later",
-       "or after", "or higher", "or over")
-_LE = ("at most", "no more than", "not more than", "or less", "or fewer", "or below", "or younger", "or earlier", "up to")
+       "or after", "or higher", "or over", "or larger", "or bigger", "or longer", "or heavier", "or taller", "or newer",
+       "or more recent")  # fmt: skip
+_LE = ("at most", "no more than", "not more than", "or less", "or fewer", "or below", "or younger", "or earlier", "up to",
+       "or before", "or lower", "or under", "or smaller", "or shorter", "or cheaper", "or lighter")  # fmt: skip
+#: words before a literal that ask for a substring match ("a location that contains NY")
+_LIKE_CUES = ("contain", "contains", "containing", "include", "includes", "including", "like", "substring", "word",
+              "letter", "phrase")  # fmt: skip
 _NEG = ("not", "n't", "other than", "except", "excluding", "besides", "never", "without", "neither", "nor")
 
 
@@ -223,6 +230,8 @@ def _phrase_after(tokens: list[Token], i: int, width: int = 2) -> str:
 
 def _operator(tokens: list[Token], i: int) -> str:
     after = _phrase_after(tokens, i)
+    if i + 3 < len(tokens) and tokens[i + 3].kind in ("number", "quoted"):
+        after = ""  # "after 2013 or before 2008": "or before" starts the next comparison
     for phrase in _GE:
         if after.startswith(phrase):
             return ">="
@@ -237,13 +246,21 @@ def _operator(tokens: list[Token], i: int) -> str:
             return ">="
         if any(w in ("less", "smaller", "fewer", "lower", "below", "under", "earlier", "younger") for w in head):
             return "<="
-    before = _phrase_before(tokens, i, 4)
+    # a comparative before another literal belongs to that one ("above 3000 in year 2001")
+    lo, cut = max(0, i - 4), False
+    for k in range(i - 1, lo - 1, -1):
+        if tokens[k].kind in ("number", "quoted"):
+            lo, cut = k + 1, True
+            break
+    before = _phrase_before(tokens, i, i - lo)
     # the phrase ending nearest the number wins, the longer one on a tie ("in or after" is >=,
     # not the "after" inside it)
     best, best_pos = "=", (-1, 0)
     for ops, op in ((_GE, ">="), (_LE, "<="), (_GT, ">"), (_LT, "<")):
         for phrase in ops:
             pos = (" " + before + " ").rfind(" " + phrase + " ")
+            if pos == 0 and cut and phrase.startswith("or "):
+                continue  # "2013 or before 2008": the other number's postfix, not this one's
             if pos >= 0 and (pos + len(phrase), len(phrase)) > best_pos:
                 best, best_pos = op, (pos + len(phrase), len(phrase))
     if best_pos[0] >= 0:
@@ -306,7 +323,7 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             continue
         hits = ctx.values.lookup(t.text)
         like = _phrase_before(tokens, t.index, 4)
-        wants_like = any(w in like.split() for w in ("contain", "contains", "containing", "include", "includes", "including", "like", "substring", "word", "letter", "phrase"))
+        wants_like = any(w in like.split() for w in _LIKE_CUES)
         neg = _negated(tokens, t.index)
         options = []
         if wants_like:
@@ -385,6 +402,8 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
         if any(i in taken for i in span.tokens):
             continue
         options = _open_options(ctx, span, claimed=_claimed(tokens, span.tokens, literals))
+        if options and any(w in _phrase_before(tokens, span.tokens[0], 3).split() for w in _LIKE_CUES):
+            options = [_as_like(o) for o in options]  # "a location that contains NY": a substring
         if options:
             strong = span.kind in ("code", "proper") and options[0].score >= 0.55
             mentions.append(_Mention(frozenset(span.tokens), options, optional=not strong, text=span.text))
@@ -468,6 +487,15 @@ def _open_options(ctx: _Context, span: Span, n: int = 6, claimed: frozenset[int]
         pairs = ", ".join(f"{t}.{c} = {v!r}" for t, c, v in link.pairs)
         out.append(_Option(preds, link.score, f"literal {span.text!r}: {pairs} ({link.why})"))
     return out
+
+
+def _as_like(option: _Option) -> _Option:
+    """An open literal's option as a substring match: ``c = 'NY'`` -> ``c LIKE '%NY%'``."""
+    preds = tuple(
+        _Pred(p.table, p.column, "LIKE", (f"%{p.values[0]}%",)) if isinstance(p, _Pred) and p.op == "=" and len(p.values) == 1 else p
+        for p in option.preds
+    )
+    return _Option(preds, option.score, option.why + " (a substring: LIKE)")
 
 
 def _fallback_text_options(ctx: _Context, t: Token, *, like: bool) -> list[_Option]:
@@ -801,6 +829,9 @@ def _targets(ctx: _Context, mentions: list[_Mention]) -> list[_Target]:
         score += 0.1 * ctx.table_hint(element.table, exclude=frozenset(t.index for t in np) | strong_value_tokens)
         factor = 1.0 if distinct else 0.7
         table = ctx.catalog.table(element.table)
+        t_words = set(name_words(element.table))
+        if not distinct and used and all(any(_strength(ctx.tokens[i], w) >= 0.85 for w in t_words) for i in used):
+            factor *= 0.85  # "documents" names the table All_Documents, not its Document_Description
         if (element.column,) == table.primary_key:
             factor *= 0.8
         out.append(
