@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from pimento.cli._common import console, emit_json, handle_errors
+from pimento.cli._common import console, emit_json, err_console, handle_errors
 from pimento.search.mcts import VARIANTS
 
 __all__ = ["register"]
@@ -86,6 +87,11 @@ def register(app: typer.Typer) -> None:
         ),
         mode: str = typer.Option("dp", "--mode", help="Release mode: ci | dp | split | contextual (docs/modes.md)."),
         context: str = typer.Option(None, "--context", help="sender=KIND:ID,recipient=KIND:ID,purpose=NAME (modes ci, split, contextual)."),
+        neighbours: str = typer.Option(
+            None, "--neighbours",
+            help="Neighbourhood of the guarantee: add-remove | change | both (default: the custodian's [release] neighbours; "
+            "you may only ask for both instead; change and both need --mode contextual).",
+        ),
         epsilon: str = typer.Option(..., "--epsilon", help="Epsilon spent on the release."),
         delta: str = typer.Option(None, "--delta", help="Delta spent on the release (omit for pure epsilon-DP)."),
         analyst: str = typer.Option(None, "--analyst", help="Who is asking (charged in the ledger)."),
@@ -112,6 +118,7 @@ def register(app: typer.Typer) -> None:
         arguments = dict(
             synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst,
             seed_sql=tuple(seed_sql), k=k, config=_config(rollouts, seed, variant), llm=llm, mode=mode, context=context,
+            neighbours=neighbours,
         )
         with Session(db, analyst=analyst or "default") as session:
             seen = session.preview(question, **arguments)
@@ -122,6 +129,7 @@ def register(app: typer.Typer) -> None:
                 else:
                     _print_interpretation(shown)
                 return
+            interactive_shown = confirm_sql is None and not (yes and shown["confidence"] != "low")
             if confirm_sql is None:
                 confirm_sql = _confirmed_sql(shown, yes=yes, json_out=json_out)
             answer = session.ask(question, expect_sql=confirm_sql, **arguments)
@@ -129,6 +137,8 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(data)
             return
+        if not interactive_shown:
+            print_notes((data.get("search") or {}).get("notes", ()))
         if mode == "ci":
             console.print(f"[bold]{question}[/]")
             console.print(f"SQL: {data['sql']}", highlight=False)
@@ -144,7 +154,7 @@ def register(app: typer.Typer) -> None:
         console.print(f"answer: [bold green]{data['value']}[/]  (95% interval {lo} .. {hi}){clamped}{cached}", highlight=False)
         console.print(describe_release(data), highlight=False)
         g = data["guarantee"]
-        kind = "-contextual DP for this context" if mode == "contextual" else "-DP"
+        kind = ("-contextual DP for this context" if mode == "contextual" else "-DP") + f", {g['neighbours']} neighbours"
         console.print(
             f"end-to-end guarantee: ({g['epsilon']}, {g['delta']}){kind} = synthetic copy ({g['epsilon_synthetic']}, "
             f"{g['delta_synthetic']}) + this release ({g['epsilon_release']}, {g['delta_release']})"
@@ -180,9 +190,16 @@ def _print_interpretation(shown: dict) -> None:
         "(95%, estimated on the synthetic copy; the released interval is usually wider)",
         highlight=False,
     )
+    print_notes(shown.get("notes", ()))
     others = [a for a in shown["alternatives"] if a["sql"] != shown["chosen_sql"]][:3]
     for a in others:
         console.print(f"  [dim]also considered: {a['sql']}[/]", highlight=False)
+
+
+def print_notes(notes) -> None:
+    """Search notes the analyst must see (the LLM was unreachable and the offline parser answered), on stderr."""
+    for note in notes:
+        err_console.print(f"[bold yellow]note[/]: {escape(note)}", highlight=False)
 
 
 def _confirmed_sql(shown: dict, *, yes: bool, json_out: bool) -> str:

@@ -26,6 +26,11 @@ from pimento.sql import CountQuery, parse_count_query
 __all__ = ["SearchOutcome", "default_synthetic_path", "open_synthetic", "resolve_synthetic", "search_question"]
 
 
+#: How a search note that the LLM could not be used begins (the CLI, the service and the page show
+#: these notes: an analyst who asked for an LLM learns that the offline parser answered instead).
+LLM_UNUSABLE = "LLM unreachable or unusable"
+
+
 @dataclass(frozen=True)
 class SearchOutcome:
     """The search's choice, where its warm start came from, and what it cost."""
@@ -37,11 +42,17 @@ class SearchOutcome:
     llm_tokens: int
     seconds: float
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the analyst should be told about how the interpretation was found (the LLM fell back)."""
+        return tuple(n for n in self.dropped if n.startswith(LLM_UNUSABLE) or n.startswith("LLM expansion: offline_fallback"))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.result.to_dict(),
             "warm_start": list(self.candidates),
             "dropped_candidates": list(self.dropped),
+            "notes": list(self.notes),
             "llm_calls": self.llm_calls,
             "llm_tokens": self.llm_tokens,
             "search_seconds": round(self.seconds, 4),
@@ -111,8 +122,11 @@ def search_question(
             dropped.append(f"--seed-sql {sql!r}: {exc.one_line()}")
     usage = Usage()
     config = config or SearchConfig()
+    llm_failed = False
     if question:
+        notes_before = len(dropped)
         translated, sampled = _translated(question, synthetic, catalog, k=k, llm=llm, usage=usage, dropped=dropped)
+        llm_failed = any(note.startswith(LLM_UNUSABLE) for note in dropped[notes_before:])
         candidates.extend(translated)
         if sampled:
             config = votes_for_samples(config)  # LLM samples are unordered: one vote each
@@ -122,7 +136,7 @@ def search_question(
             hint="; ".join(dropped) if dropped else "rephrase the question or pass --seed-sql",
         )
     expander = None
-    if llm and question:
+    if llm and question and not llm_failed:  # an endpoint that just failed is not tried again per expansion
         expander = _llm_expander(llm, synthetic, catalog, question, usage, config, dropped)
     search = SensitivitySearch(synthetic, catalog, beta=beta, config=config, expander=expander)
     result = search.run(candidates)
@@ -149,7 +163,7 @@ def _llm_expander(llm: str, synthetic: Engine, catalog: Catalog, question: str, 
         backend = open_backend(url=llm)
         values = SyntheticValues.from_engine(synthetic, catalog)
     except UserError as exc:
-        dropped.append(f"LLM expander unavailable, offline expander used: {exc.one_line()}")
+        dropped.append(f"{LLM_UNUSABLE}, offline expander used: {exc.one_line()}")
         return None
     fallback = SchemaGraphExpander(catalog, max_relations=config.max_relations)
     return LLMExpander(backend, catalog, question, values=values, size=config.expansion_size, fallback=fallback, usage=usage)
@@ -173,7 +187,7 @@ def _translated(
             out.extend(zero_shot.distinct_queries)
             dropped.extend(f"{n} LLM sample(s) dropped: {reason}" for reason, n in zero_shot.dropped.items())
         except UserError as exc:
-            dropped.append(f"LLM unusable, offline parser used instead: {exc.one_line()}")
+            dropped.append(f"{LLM_UNUSABLE}, offline parser used instead: {exc.one_line()}")
     if out:
         return out, True
     values_index = ValueIndex.from_engine(synthetic, catalog)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from pimento.mechanisms.samplers import RandomSource
 from pimento.mechanisms.smooth import Mechanism
 from pimento.release import ask as _ask
 from pimento.release.ask import SearchOutcome
+from pimento.release.clamp import plain_number
 from pimento.sql import CountQuery
 
 __all__ = ["AskAnswer", "Interpretation", "SqlAnswer", "Session"]
@@ -58,6 +60,8 @@ class SqlAnswer:
     context: Any = None
     #: split mode: the authorized part, exact (computed from authorized cells only)
     authorized_exact: int | None = None
+    #: the neighbourhood the guarantee holds for (release.modes.NEIGHBOURS; public input)
+    neighbours: str = "add-remove"
 
     @property
     def release(self):  # type: ignore[no-untyped-def]
@@ -69,16 +73,16 @@ class SqlAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         from pimento.release.clamp import clamp_count
-        from pimento.release.modes import GUARANTEES, REMAINDER
+        from pimento.release.modes import REMAINDER, guarantee_kind
 
-        out = {"sql": self.sql, "analyst": self.analyst, "mode": self.mode, **self.answer.to_dict()}
+        out = {"sql": self.sql, "analyst": self.analyst, "mode": self.mode, **self.answer.to_dict(), "neighbours": self.neighbours}
         if self.context is not None:
             out["context"] = self.context.to_dict()
         if self.mode == "split":
             out["authorized_exact"] = self.authorized_exact
             out["remainder"] = REMAINDER
         if self.mode != "dp":
-            out["guarantee_kind"] = GUARANTEES[self.mode]
+            out["guarantee_kind"] = guarantee_kind(self.mode, self.neighbours)
         return clamp_count(out)  # a count is never negative: post-processing, said in `clamped`
 
 
@@ -120,6 +124,7 @@ class AskAnswer:
             "delta": format_number(total_delta),
             "public_inputs": list(self.public_inputs),
             "kind": "contextual DP for this context" if self.release.mode == "contextual" else "DP",
+            "neighbours": self.release.neighbours,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -135,6 +140,19 @@ class AskAnswer:
             "search": self.search.to_dict(),
             "seconds": round(self.seconds, 4),
         }
+
+
+def estimated_half_width(mechanism: Any, rs: Any) -> Fraction:
+    """The 95% half-width of ``mechanism``'s noise at sensitivity ``rs`` (its GS for the global mechanism).
+
+    The accuracy estimate of a preview and of the epsilon planner: ``rs`` is computed on the
+    synthetic copy, never on the private database.
+    """
+    if isinstance(mechanism, GlobalLaplace):
+        return Fraction(mechanism.half_width(mechanism.scale(mechanism.gs)))
+    if not rs or float(rs) <= 0:
+        return Fraction(0)
+    return Fraction(mechanism.half_width(mechanism.scale(rs)))
 
 
 @dataclass(frozen=True)
@@ -162,6 +180,7 @@ class Interpretation:
     public_inputs: tuple[str, ...]
     contextual_sql: str | None = None
     synthetic_crs: float | None = None
+    neighbours: str = "add-remove"
 
     @property
     def confidence(self) -> str:
@@ -183,10 +202,7 @@ class Interpretation:
         used = self.mechanism.for_relations(len(self.query.relations))
         cost = used.privacy_cost()
         rs = self.synthetic_crs if self.synthetic_crs is not None else self.outcome.result.synthetic_rs
-        if isinstance(used, GlobalLaplace):
-            half = used.half_width(used.scale(used.gs))
-        else:
-            half = used.half_width(used.scale(rs)) if rs and float(rs) > 0 else 0
+        half = estimated_half_width(used, rs)
         result = self.outcome.result
         return {
             "question": self.question,
@@ -199,16 +215,22 @@ class Interpretation:
             "synthetic_rs": result.synthetic_rs,
             **({"synthetic_crs": self.synthetic_crs} if self.synthetic_crs is not None else {}),
             "synthetic_shapley": dict(self.shapley),
-            "estimated_half_width_95": float(half),
+            "estimated_half_width_95": plain_number(half),
             "estimate_basis": "noise at the synthetic copy's residual sensitivity for this epsilon; the released "
             "interval comes from a DP bound of the private one and is usually wider",
             "cost": {"epsilon": format_number(cost.epsilon), "delta": format_number(cost.delta)},
+            "mechanism": used.describe()["mechanism"],
             "guarantee_if_confirmed": {
                 "epsilon": format_number(self.synthetic_budget.epsilon + cost.epsilon),
                 "delta": format_number(self.synthetic_budget.delta + cost.delta),
+                "epsilon_synthetic": format_number(self.synthetic_budget.epsilon),
+                "delta_synthetic": format_number(self.synthetic_budget.delta),
                 "public_inputs": list(self.public_inputs),
+                **({"neighbours": self.neighbours} if self.mode != "ci" else {}),
             },
             "alternatives": [a.to_dict() for a in result.alternatives[:10]],
+            "notes": list(self.outcome.notes),
+            "search_seconds": round(self.outcome.seconds, 4),
             "spent": {"epsilon": "0", "delta": "0"},
         }
 
@@ -264,6 +286,7 @@ class Session:
         question: str | None = None,
         mode: str = "dp",
         context: Any = None,
+        neighbours: str | None = None,
     ) -> Any:
         """Release SQL in one of the four modes (:mod:`pimento.release.modes`).
 
@@ -272,6 +295,10 @@ class Session:
         authorized data of ``context`` under the custodian's policy (``[policy] compiled`` in the
         pimento.toml beside the database; a caller never names one); no budget, an audit row. ``split`` / ``contextual``: a counting query; see the module.
         ``context``: ``"sender=KIND:ID,recipient=KIND:ID,purpose=NAME"`` or a dict.
+        ``neighbours``: ``add-remove``, ``change`` or ``both``, the neighbourhood the guarantee holds
+        for; default the custodian's ``[release] neighbours``, which the caller can only make
+        stricter (``both``); only ``contextual`` covers change and both
+        (:func:`pimento.release.modes.resolve_neighbours`).
         """
         from pimento.release import modes
         from pimento.sql import parse_count_query
@@ -280,6 +307,7 @@ class Session:
         spec = modes.parse_context(context)
         policy = self.configured_policy()
         modes.check_mode(mode, spec, policy)
+        chosen = self.neighbours(mode, neighbours)
         if mode == "ci":
             return self._ci(sql, spec, policy, analyst=analyst, question=question)
         if epsilon is None:
@@ -289,7 +317,17 @@ class Session:
         query = parse_count_query(sql, self.database.catalog, max_chars=self.database.settings.database.max_sql_chars)
         if mode == "dp":
             return self._release(query, mechanism, analyst=analyst, question=question)
-        return self._release(query, mechanism, analyst=analyst, question=question, mode=mode, spec=spec, policy=policy)
+        return self._release(query, mechanism, analyst=analyst, question=question, mode=mode, spec=spec, policy=policy,
+                             neighbours=chosen)
+
+    def neighbours(self, mode: str, requested: str | None = None) -> str:
+        """The neighbourhood a ``mode`` release will hold for: the custodian's ``[release] neighbours``
+        unless ``requested`` is stricter; refused (ModeError, nothing read) when ``mode`` cannot give it."""
+        from pimento.release import modes
+
+        chosen = modes.resolve_neighbours(requested, self.database.settings.release.neighbours)
+        modes.check_neighbours(mode, chosen, explicit=requested is not None)
+        return chosen
 
     def configured_policy(self) -> str | None:
         """The custodian's compiled policy (``[policy] compiled`` beside the database), or None.
@@ -300,13 +338,14 @@ class Session:
         compiled = self.database.settings.policy.compiled
         return self.database.settings.resolve(compiled) if compiled else None
 
-    def _lowest_crs(self, outcome: SearchOutcome, synthetic: Any, beta: float, policy: Any, spec: Any) -> tuple[str | None, float | None]:
+    def _lowest_crs(self, outcome: SearchOutcome, synthetic: Any, beta: float, policy: Any, spec: Any,
+                    neighbours: str = "add-remove") -> tuple[str | None, float | None]:
         """Contextual mode's search objective: among the formulations of the chosen cluster, the one
         with the lowest CRS (tight variant) on the synthetic copy, the context's authorization
         evaluated there. Reads the synthetic copy only; ties keep the search's choice."""
         from pimento.policy import Enforcer
         from pimento.policy.authorized_tuples import authorization_view
-        from pimento.release.modes import load_compiled_policy
+        from pimento.release.modes import load_compiled_policy, neighbourhood_of
         from pimento.sensitivity.contextual import contextual_sensitivity
         from pimento.sql import parse_count_query
 
@@ -321,7 +360,8 @@ class Session:
             query = parse_count_query(sql, catalog)
             if len(query.relations) < 2:
                 continue
-            crs = contextual_sensitivity(synthetic, query, catalog, beta, authorization_view(enforcer, context, query), variant="tight").crs
+            crs = contextual_sensitivity(synthetic, query, catalog, beta, authorization_view(enforcer, context, query), variant="tight",
+                                         neighbourhood=neighbourhood_of(neighbours)).crs
             if best is None or crs < best[0]:
                 best = (crs, sql)
         if best is None:
@@ -348,7 +388,10 @@ class Session:
             {"analyst": analyst, "sql": sql, "question": question, "context": spec.to_dict(), "policy": enforcer.compiled.name},
         )
         auth = enforcer.authorize(context, sql)
-        return CIAnswer(sql, analyst, spec, enforcer.compiled.name, auth.columns, auth.rows)
+        from pimento.release.provenance import audit_trace
+
+        shown = audit_trace(self, enforcer, context, sql, auth, analyst=analyst, spec=spec)
+        return CIAnswer(sql, analyst, spec, enforcer.compiled.name, auth.columns, auth.rows, shown)
 
     def _release(
         self,
@@ -360,6 +403,7 @@ class Session:
         mode: str = "dp",
         spec: Any = None,
         policy: Any = None,
+        neighbours: str = "add-remove",
     ) -> SqlAnswer:
         """Charge, then count and RS (CRS in contextual mode) on the private data, then noise (guarded_release)."""
         from pimento import sensitivity
@@ -374,6 +418,8 @@ class Session:
         if mode in ("split", "contextual"):
             enforcer, context = self._enforcer(policy, spec)  # schema and policy only: nothing read
             key_mode = f"{mode}:{enforcer.compiled.name}:{spec.key()}"
+            if neighbours != "add-remove":  # another neighbourhood, another bound: never the same cached answer
+                key_mode += f":{neighbours}"
 
         def view() -> Any:
             from pimento.policy.authorized_tuples import authorization_view
@@ -392,10 +438,13 @@ class Session:
             if isinstance(mechanism, GlobalLaplace):
                 return Measured(true_value, mechanism.gs, custodian)
             if mode == "contextual":
+                from pimento.release.modes import neighbourhood_of
                 from pimento.sensitivity.contextual import contextual_sensitivity
 
-                # the tight variant (authorization at every distance; CONTEXTUAL.md section 6)
-                crs = contextual_sensitivity(engine, query, catalog, mechanism.beta_float(), view(), variant="tight")
+                # the tight variant (authorization at every distance; CONTEXTUAL.md section 6; add/remove only:
+                # under change and both the paper's rules, sound there, apply)
+                crs = contextual_sensitivity(engine, query, catalog, mechanism.beta_float(), view(), variant="tight",
+                                             neighbourhood=neighbourhood_of(neighbours))
                 return Measured(true_value, crs.crs, {**custodian, "crs": crs.custodian_dict()})
             result = sensitivity.residual_sensitivity(engine, query, catalog, mechanism.beta_float(), attribution=False)
             custodian.update({"ls": result.ls, "k_star": result.k_star, "te": {str(k): int(v) for k, v in result.te.items()}})
@@ -415,7 +464,7 @@ class Session:
         exact = None
         if mode == "split":
             exact = self._authorized_part(query, view, answer)
-        return SqlAnswer(answer, counted_sql, analyst, mode, spec, exact)
+        return SqlAnswer(answer, counted_sql, analyst, mode, spec, exact, neighbours)
 
     def _authorized_part(self, query: CountQuery, view: Any, answer: GuardedAnswer) -> int:
         """Split mode, after the charge: the authorized part (authorized cells only: a CI release).
@@ -449,6 +498,7 @@ class Session:
         mode: str = "dp",
         context: Any = None,
         expect_sql: str | None = None,
+        neighbours: str | None = None,
     ) -> Any:
         """Answer a natural-language counting question (``pimento ask --mode ci|dp|split|contextual``).
 
@@ -469,7 +519,8 @@ class Session:
         start = time.perf_counter()
         analyst = analyst or self.analyst
         seen = self._interpret(question, synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst,
-                               seed_sql=seed_sql, k=k, config=config, llm=llm, mode=mode, context=context)
+                               seed_sql=seed_sql, k=k, config=config, llm=llm, mode=mode, context=context,
+                               neighbours=neighbours)
         outcome = seen.outcome
         if expect_sql is not None and " ".join(expect_sql.split()) != " ".join(seen.sql.split()):
             raise UserError(
@@ -481,7 +532,8 @@ class Session:
         seconds = time.perf_counter() - start
         if mode == "ci":
             return self._ci(outcome.result.sql, seen.spec, seen.policy, analyst=analyst, question=question)
-        released = self._release(query, seen.mechanism, analyst=analyst, question=question, mode=mode, spec=seen.spec, policy=seen.policy)
+        released = self._release(query, seen.mechanism, analyst=analyst, question=question, mode=mode, spec=seen.spec, policy=seen.policy,
+                                 neighbours=seen.neighbours)
         avoided = None
         top1 = outcome.result.zero_shot_top1
         if top1 is not None and top1.canonical() != outcome.result.query:
@@ -514,6 +566,7 @@ class Session:
         llm: str | None = None,
         mode: str = "dp",
         context: Any = None,
+        neighbours: str | None = None,
     ) -> Interpretation:
         """What :meth:`ask` with the same arguments would answer, found on the synthetic copy only; spends nothing.
 
@@ -524,7 +577,8 @@ class Session:
         search now chooses anything else.
         """
         return self._interpret(question, synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst or self.analyst,
-                               seed_sql=seed_sql, k=k, config=config, llm=llm, mode=mode, context=context)
+                               seed_sql=seed_sql, k=k, config=config, llm=llm, mode=mode, context=context,
+                               neighbours=neighbours)
 
     def _interpret(
         self,
@@ -540,6 +594,7 @@ class Session:
         llm: str | None,
         mode: str,
         context: Any,
+        neighbours: str | None = None,
     ) -> Interpretation:
         """Everything before the release: parameters, policy, the search on the synthetic copy (no private read)."""
         from pimento import sensitivity
@@ -550,6 +605,7 @@ class Session:
         spec = modes.parse_context(context)
         policy = self.configured_policy()
         modes.check_mode(mode, spec, policy)
+        chosen_neighbours = self.neighbours(mode, neighbours)
         mechanism = self.mechanism(epsilon, delta)  # bad parameters fail here: nothing read, nothing spent
         self.ledger.analyst_cap(analyst)
         if mode != "dp":
@@ -565,7 +621,8 @@ class Session:
             chosen = outcome.result.query
             contextual_sql = synthetic_crs = None
             if mode == "contextual":
-                contextual_sql, synthetic_crs = self._lowest_crs(outcome, engine, mechanism.beta_float(), policy, spec)
+                contextual_sql, synthetic_crs = self._lowest_crs(outcome, engine, mechanism.beta_float(), policy, spec,
+                                                                 chosen_neighbours)
                 if contextual_sql is not None:
                     chosen = parse_count_query(contextual_sql, catalog)
             shapley: dict[str, float] = {}
@@ -579,6 +636,7 @@ class Session:
             question=question, mode=mode, outcome=outcome, query=query, sql=contextual_sql or outcome.result.sql,
             mechanism=mechanism, spec=spec, policy=policy, shapley=shapley, synthetic_budget=synthetic_budget,
             public_inputs=tuple(public_inputs), contextual_sql=contextual_sql, synthetic_crs=synthetic_crs,
+            neighbours=chosen_neighbours,
         )
 
 

@@ -21,6 +21,7 @@ from pimento.mechanisms.budget import format_number
 from pimento.mechanisms.ledger import database_key
 from pimento.release.clamp import clamp_count
 from pimento.release.clamp import plain_number as _plain
+from pimento.release.session import estimated_half_width
 from pimento.service.keys import ApiKey, KeyStore, keys_path
 
 __all__ = ["Deployment", "HISTORY_FIELDS", "SearchSettings", "clamp_count"]
@@ -48,15 +49,6 @@ class SearchSettings:
 
 #: The epsilons the preview's planner prices (besides the one asked for).
 PLANNER_EPSILONS = ("0.1", "0.25", "0.5", "1", "2", "4")
-
-
-def _half_width(mechanism: Any, rs: Any) -> Fraction:
-    """The 95% half-width of ``mechanism``'s noise at sensitivity ``rs`` (GS for the global mechanism)."""
-    if isinstance(mechanism, GlobalLaplace):
-        return Fraction(mechanism.half_width(mechanism.scale(mechanism.gs)))
-    if not rs or float(rs) <= 0:
-        return Fraction(0)
-    return Fraction(mechanism.half_width(mechanism.scale(rs)))
 
 
 def _finish(data: dict[str, Any]) -> dict[str, Any]:
@@ -169,14 +161,18 @@ class Deployment:
         return _finish(answer.to_dict())
 
     def preview(self, key: ApiKey, question: str, epsilon: str, delta: str | None) -> dict[str, Any]:
-        """The interpretation of ``question``, found on the synthetic copy only; spends nothing.
+        """The interpretation of ``question`` (:class:`pimento.release.session.Interpretation`, as
+        ``pimento ask --preview`` shows it), plus the epsilon planner and the budget left; spends nothing.
 
-        The chosen SQL (what ``ask`` with the same parameters releases: the search is seeded), the
-        alternatives it weighed, the synthetic RS and an accuracy estimate computed from it, and
-        the guarantee an answer would carry. Nothing here reads the private database.
+        Found on the synthetic copy only, with the catalog read when the service started: unlike the
+        CLI, the private database is not even opened. The chosen SQL is what ``ask`` with the same
+        parameters releases (the search is seeded).
         """
+        from pimento import sensitivity
         from pimento.release.ask import open_synthetic, search_question
+        from pimento.release.session import Interpretation
         from pimento.release.synthetic import synthetic_guarantee
+        from pimento.sql import parse_count_query
 
         mechanism = mechanism_for(epsilon, delta, share=self.settings.release.rs_bound_share)
         with self.ledger() as ledger:
@@ -189,37 +185,22 @@ class Deployment:
             outcome = search_question(
                 question, engine, self.catalog, beta=mechanism.beta_float(), k=self.search.k, config=self.search.config()
             )
-            result = outcome.result
-            planner = self._planner(engine, result.query, epsilon, delta)
+            query = parse_count_query(outcome.result.sql, self.catalog)
+            shapley: dict[str, float] = {}
+            if len(query.relations) > 1:
+                on_copy = sensitivity.residual_sensitivity(engine, query, self.catalog, mechanism.beta_float(), attribution=True)
+                shapley = {name: round(float(v), 4) for name, v in on_copy.shapley.items()}
+            planner = self._planner(engine, query, epsilon, delta)
         finally:
             engine.close()
-        used = mechanism.for_relations(len(result.query.relations))
-        cost = used.privacy_cost()
-        half_width = _half_width(used, result.synthetic_rs)
+        seen = Interpretation(
+            question=question, mode="dp", outcome=outcome, query=query, sql=outcome.result.sql, mechanism=mechanism,
+            spec=None, policy=None, shapley=shapley, synthetic_budget=synthetic_budget, public_inputs=tuple(public_inputs),
+        )
         return {
-            "question": question,
-            "chosen_sql": result.sql,
-            "synthetic_answer": result.synthetic_answer,
-            "synthetic_rs": result.synthetic_rs,
-            "estimated_half_width_95": _plain(Fraction(half_width)),
-            "estimate_basis": (
-                "noise at the synthetic copy's residual sensitivity for this epsilon; the released interval uses a DP "
-                "upper bound of the private one and is usually wider"
-            ),
-            "mechanism": used.describe()["mechanism"],
-            "cost": {"epsilon": format_number(cost.epsilon), "delta": format_number(cost.delta)},
-            "guarantee_if_confirmed": {
-                "epsilon": format_number(synthetic_budget.epsilon + cost.epsilon),
-                "delta": format_number(synthetic_budget.delta + cost.delta),
-                "epsilon_synthetic": format_number(synthetic_budget.epsilon),
-                "delta_synthetic": format_number(synthetic_budget.delta),
-                "public_inputs": list(public_inputs),
-            },
+            **seen.to_dict(),
             "planner": planner,
-            "alternatives": [a.to_dict() for a in result.alternatives[:10]],
             "budget_left": {"epsilon": format_number(left.epsilon), "delta": format_number(left.delta)},
-            "spent": {"epsilon": "0", "delta": "0"},
-            "search_seconds": round(outcome.seconds, 4),
         }
 
     def _planner(self, engine: Any, query: Any, epsilon: str, delta: str | None) -> list[dict[str, Any]]:
@@ -236,7 +217,7 @@ class Deployment:
                 rs: Any = mechanism.gs
             else:
                 rs = sensitivity.residual_sensitivity(engine, query, self.catalog, mechanism.beta_float(), attribution=False).rs
-            rows.append({"epsilon": text, "estimated_half_width_95": _plain(Fraction(_half_width(mechanism, rs)))})
+            rows.append({"epsilon": text, "estimated_half_width_95": _plain(estimated_half_width(mechanism, rs))})
         return rows
 
     def _synthetic_path(self) -> Path:

@@ -74,3 +74,17 @@ def test_yes_is_refused_for_a_low_confidence_reading(monkeypatch, hospital):
     out = CliRunner().invoke(app, ["ask", DEMO_QUESTION, "--db", str(hospital), *BASE, "--yes", "--seed", "7"])
     assert out.exit_code == 2 and "confidence is low" in " ".join(out.output.split())
     assert len(_charges(hospital)) == before
+
+
+def test_an_unreachable_llm_is_said_and_the_offline_parser_answers(hospital):
+    """Issue 12: `ask --llm <unreachable>` fell back to the offline parser with no word said."""
+    dead = "http://127.0.0.1:9/v1"  # the discard port: connection refused
+    out = CliRunner().invoke(app, ["ask", DEMO_QUESTION, "--db", str(hospital), *BASE, "--preview", "--llm", dead])
+    assert out.exit_code == 0, out.output
+    assert "note: LLM unreachable or unusable, offline parser used instead" in out.stderr
+    shown = json.loads(CliRunner().invoke(app, ["ask", DEMO_QUESTION, "--db", str(hospital), *BASE, "--preview", "--json", "--llm", dead]).stdout)
+    assert shown["chosen_sql"].startswith("SELECT COUNT") and len(shown["notes"]) == 1
+    assert shown["notes"][0].startswith("LLM unreachable or unusable") and dead in shown["notes"][0]
+    released = CliRunner().invoke(app, ["ask", DEMO_QUESTION, "--db", str(hospital), *BASE, "--yes", "--llm", dead])
+    assert released.exit_code == 0, released.output
+    assert "note: LLM unreachable" in released.stderr
