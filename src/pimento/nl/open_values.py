@@ -122,6 +122,7 @@ def find_spans(
     taken: set[int],
     names_schema: Callable[[Token], bool],
     column_label: Callable[[Token], bool] | None = None,
+    names_column: Callable[[Token], bool] | None = None,
 ) -> list[Span]:
     """Value-like spans among tokens not yet linked (``taken``); quoted strings come from the caller.
 
@@ -129,7 +130,9 @@ def find_spans(
     edges of a run are trimmed off as labels ("Airport 'ASY'", "City Aberdeen"), except a trailing
     one after a non-code ("United Airlines") unless ``column_label`` says it names a column and no
     table ("Napa County" -> 'Napa'). Lower-case words count only after "in/from/at"
-    ("in france") or with a coded value ("female").
+    ("in france"), with a coded value ("female"), or (kind "beside") when an uninflected word sits
+    right beside a word ``names_column`` says names a column ("a king bed", "type animal"); the
+    linker places those only on columns whose stored values show nothing (placeholders).
     """
     out: list[Span] = []
     i, n = 0, len(tokens)
@@ -169,6 +172,8 @@ def find_spans(
             out.append(Span((t.index,), t.text, "coded"))
         elif _plain_value(tokens, t, names_schema):
             out.append(Span((t.index,), t.text, "plain"))
+        elif names_column is not None and _beside_column(tokens, t, names_schema, names_column):
+            out.append(Span((t.index,), t.text, "beside"))
     return sorted(out, key=lambda s: s.tokens[0])
 
 
@@ -206,6 +211,33 @@ def _plain_value(tokens: list[Token], t: Token, names_schema: Callable[[Token], 
     if k < 0 or tokens[k].lower not in ("in", "from"):
         return False
     return kind_of(t.text) is not None
+
+
+_NOT_VALUES = {"many", "much", "total", "different", "distinct", "unique", "various", "same", "other", "each",
+               "every", "all", "any", "some", "number", "count", "new", "old", "current", "average", "maximum",
+               "minimum", "given", "certain", "specific", "such", "own", "least", "most", "first", "last", "only",
+               "also", "ever", "never", "still", "yet", "just", "please", "there", "their", "them"}  # fmt: skip
+
+
+_CATEGORY_WORDS = {"type", "category", "kind", "status", "class", "genre", "level", "grade", "sort", "form", "state"}
+_BEFORE_MODIFIER = {"a", "an", "the", "to", "with", "of", "in", "have", "has", "had", "any", "for", "on", "from", "by"}
+
+
+def _beside_column(tokens: list[Token], t: Token, names_schema: Callable[[Token], bool], names_column: Callable[[Token], bool]) -> bool:
+    """A lower-case base-form word that modifies a column's name ("a king bed" -> bedType, "have cat
+    allergies") or follows a category word ("type animal" -> allergytype). Inflected words, words
+    naming the schema (generic ones too), quantifiers and words after who/that (verbs) are not."""
+    text = t.text
+    if not text.isalpha() or text != text.lower() or len(text) < 3 or t.is_stop or t.lower in _OPERATOR_WORDS:
+        return False
+    if t.lower in _NOT_VALUES or t.lemma != t.lower or names_schema(t) or names_column(t) or text.endswith("ly"):
+        return False
+    i, n = t.index, len(tokens)
+    before = tokens[i - 1] if i > 0 else None
+    after = tokens[i + 1] if i + 1 < n else None
+    if after is not None and after.kind == "word" and names_column(after) and before is not None and before.lower in _BEFORE_MODIFIER:
+        return True  # "a king bed", "to rock genre"
+    return before is not None and before.kind == "word" and before.lemma in _CATEGORY_WORDS and names_column(before)
 
 
 # --------------------------------------------------------------------------- linking
@@ -272,6 +304,10 @@ def link_span(
             profile = column_profile(values, catalog, table.name, column.name)
             if profile.informative and profile.style == "numeric":
                 continue
+            if span.kind == "beside":
+                # only where the copy cannot tell (placeholders), and only the column named right there
+                if profile.informative or hints.column_hint(table.name, column.name, span.tokens[0], width=1, exclude=span_set) <= 0:
+                    continue
             own = c_words - t_words
             if own - _GENERIC:
                 hint = _hint(hints, table.name, column.name, span, span_set)

@@ -396,7 +396,11 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             taken.update(idx)
 
     # literals the value index cannot place (open value linking, nl/open_values.py)
-    spans = find_spans(tokens, taken, lambda tok: _names_schema(ctx, tok), lambda tok: _column_label(ctx, tok))
+    spans = find_spans(
+        tokens, taken, lambda tok: _names_schema(ctx, tok), lambda tok: _column_label(ctx, tok), lambda tok: _names_column(ctx, tok)
+    )
+    np_tokens = {t.index for t in ctx.np}
+    spans = [s for s in spans if s.kind != "beside" or (tokens[s.tokens[0]].start >= cue_end and s.tokens[0] not in np_tokens)]
     literals = [(s.tokens[0], s.tokens[-1]) for s in spans] + [(t.index, t.index) for t in tokens if t.kind in ("quoted", "number")]
     for span in spans:
         if any(i in taken for i in span.tokens):
@@ -443,6 +447,11 @@ def _column_label(ctx: _Context, token: Token) -> bool:
     if any(_strength(token, w) >= 0.85 for e in ctx.tables for w in e.words if w not in _GENERIC):
         return False
     return any(token.lemma == w for e in ctx.columns for w in e.words if w not in _GENERIC)
+
+
+def _names_column(ctx: _Context, token: Token) -> bool:
+    """The word names a word of a column ("bed" of bedType, "type" of allergytype), not an id/name."""
+    return any(_strength(token, w) >= 0.85 for e in ctx.columns for w in e.words if w not in ("be", "have"))
 
 
 def _names_schema(ctx: _Context, token: Token) -> bool:
@@ -830,7 +839,8 @@ def _targets(ctx: _Context, mentions: list[_Mention]) -> list[_Target]:
         factor = 1.0 if distinct else 0.7
         table = ctx.catalog.table(element.table)
         t_words = set(name_words(element.table))
-        if not distinct and used and all(any(_strength(ctx.tokens[i], w) >= 0.85 for w in t_words) for i in used):
+        unasked = [w for w in element.words if not any(_strength(t, w) > 0 for t in np)]
+        if not distinct and used and unasked and all(any(_strength(ctx.tokens[i], w) >= 0.85 for w in t_words) for i in used):
             factor *= 0.85  # "documents" names the table All_Documents, not its Document_Description
         if (element.column,) == table.primary_key:
             factor *= 0.8
