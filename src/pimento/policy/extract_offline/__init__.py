@@ -1,0 +1,419 @@
+"""Text-to-CQL without an LLM: policy sentences -> the structured policy YAML, by rules.
+
+The offline counterpart of :mod:`pimento.policy.extract` (the default of ``pimento policy
+extract``; the LLM path is ``--llm URL``). Three steps, all deterministic:
+
+1. :func:`~pimento.policy.extract_offline.shapes.split_sentences` and
+   :func:`~pimento.policy.extract_offline.shapes.parse_sentence` read each sentence's shape
+   (who may or shall not disclose, receive or use what about whom, to whom, for which purpose,
+   under which condition, unless what) into a :class:`~pimento.policy.extract_offline.shapes.Frame`.
+2. :mod:`~pimento.policy.extract_offline.ground` grounds its roles, data and conditions in the
+   catalog (and, when an engine is given, in the categorical values of short text columns,
+   which name roles such as ``role = 'nurse'``).
+3. This module assembles the norms and the grounding into the same document as the LLM path
+   (``docs/policy.md``), each norm with its source sentence. A sentence that states no norm, or
+   whose data cannot be grounded, is listed in :attr:`Extraction.failures` and left out.
+
+No word list here names a table of the shipped examples: the vocabulary is regulatory English
+(:mod:`~pimento.policy.extract_offline.lexicon`) matched against the catalog's names.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import Counter
+from typing import Any
+
+from pimento.errors import PolicyError
+from pimento.policy.extract import Extraction
+from pimento.policy.extract_offline.ground import (
+    Atom,
+    RoleG,
+    Var,
+    ground_condition,
+    ground_data,
+    ground_role,
+    is_anyone,
+    is_organization,
+    purpose_name,
+    relation_between,
+    role_for_purpose,
+    slug,
+    workforce,
+)
+from pimento.policy.extract_offline.schema import Schema, categorical_values
+from pimento.policy.extract_offline.shapes import Frame, Sentence, parse_sentence, split_sentences
+from pimento.policy.model import ANY, policy_from_dict
+from pimento.schema import Catalog, Table
+
+__all__ = ["OfflineExtraction", "categorical_values", "extract_policy_offline", "parse_sentence", "split_sentences"]
+
+
+class OfflineExtraction(Extraction):
+    """An :class:`~pimento.policy.extract.Extraction` made by rules (no LLM usage)."""
+
+    def to_yaml(self) -> str:
+        import yaml
+
+        header = (
+            "# Extracted from natural-language policy text by rules, offline (pimento policy extract).\n"
+            "# REVIEW every clause, role, location, purpose and condition before compiling it:\n"
+            "#   pimento policy compile THIS_FILE --db DB --out compiled.json\n"
+        )
+        for f in self.failures:
+            header += f"# NOT EXTRACTED {f['clause']}: {f['error']} -- {f['text']}\n"
+        return header + yaml.safe_dump(self.policy, sort_keys=False, allow_unicode=True, width=100)
+
+
+class _Doc:
+    """The grounding accumulated over the sentences; equal groundings share one name."""
+
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+        self.principals: dict[str, dict[str, str]] = {}
+        self.roles: dict[str, dict[str, Any]] = {}
+        self.data_types: dict[str, dict[str, Any]] = {}
+        self.purposes: dict[str, dict[str, Any]] = {}
+        self.conditions: dict[str, dict[str, Any]] = {}
+
+    @staticmethod
+    def _put(table: dict[str, Any], name: str, value: Any, same=lambda a, b: a == b) -> str:
+        for k, v in table.items():
+            if same(v, value):
+                return k
+        base, k = name, 2
+        while name in table:
+            name, k = f"{base}_{k}", k + 1
+        table[name] = value
+        return name
+
+    def principal(self, t: Table) -> str:
+        return self._put(self.principals, slug(t.name), {"relation": t.name, "key": self.schema.key(t)})
+
+    def role(self, r: RoleG, phrase: str) -> str:
+        spec: dict[str, Any] = {"principal": self.principal(r.table)}
+        if r.where:
+            spec["where"] = r.where
+        name = slug(" ".join(r.words) or phrase, "role")
+        return self._put(self.roles, name, spec, same=lambda a, b: {k: a.get(k) for k in ("principal", "where")}
+                         == {k: b.get(k) for k in ("principal", "where")})
+
+    def data(self, phrase: str, locations: list[tuple[str, str]]) -> str:
+        spec = {"locations": [{"relation": t, "attribute": c} for t, c in locations]}
+        return self._put(self.data_types, slug(phrase, "data"), spec,
+                         same=lambda a, b: a["locations"] == b["locations"])
+
+    def purpose(self, name: str, includes: list[str]) -> str:
+        for sub in includes:
+            self.purposes.setdefault(sub, {"values": [sub]})
+        spec = self.purposes.setdefault(name, {"values": [name]})
+        for sub in includes:
+            if sub != name and sub not in spec.setdefault("includes", []):
+                spec["includes"].append(sub)
+        if not spec.get("includes"):
+            spec.pop("includes", None)
+        return name
+
+    def condition(self, atom: Atom) -> str:
+        spec: dict[str, Any] = {"description": atom.description}
+        if atom.principals:
+            spec["principals"] = {v: self.principal(self.schema.catalog.table(t)) for v, t in atom.principals.items()}
+        spec["sql"] = atom.sql
+        return self._put(self.conditions, atom.name, spec, same=lambda a, b: a["sql"] == b["sql"])
+
+
+def _all(items: list[Any]) -> Any:
+    if not items:
+        return None
+    return items[0] if len(items) == 1 else {"all": items}
+
+
+def extract_policy_offline(
+    text: str,
+    catalog: Catalog,
+    *,
+    values: dict | None = None,
+    engine: Any = None,
+    name: str = "extracted",
+    subject_principal: str | None = None,
+    year: int | None = None,
+) -> OfflineExtraction:
+    """Extract the norms of ``text`` by rules and ground them in ``catalog``.
+
+    ``values`` (``{(table, column): values}``, see :func:`categorical_values`) ground role and
+    purpose names; when ``engine`` is given and ``values`` is not, they are read from it, and
+    every extracted norm is compiled against it (a norm that does not compile is left out and
+    reported in ``failures``). ``year`` is the reference year of age conditions ("under 13").
+    Raises PolicyError when no sentence yields a norm.
+    """
+    if values is None:
+        values = categorical_values(engine, catalog) if engine is not None else {}
+    schema = Schema(catalog, values)
+    year = year or _dt.date.today().year
+    sentences = split_sentences(text)
+    if not sentences:
+        raise PolicyError("the policy text has no sentence")
+    frames = [parse_sentence(s) for s in sentences]
+    subject = _subject_table(frames, schema, subject_principal)
+    personal_all = [t for t in catalog.tables if t.name.lower() in schema.reach(subject)] if subject else []
+    public = [t for t in catalog.tables if t not in personal_all]
+    doc = _Doc(schema)
+    if subject is not None:
+        doc.principal(subject)
+    known_purposes = tuple(sorted({v for (t, c), vs in values.items() if c.lower() == "purpose" for v in vs}))
+    staged: list[tuple[Frame, dict[str, Any], list[str]]] = []
+    failures: list[dict[str, str]] = []
+    notes: list[dict[str, Any]] = []
+    condition_tables: set[str] = set()
+    for frame in frames:
+        if not frame.is_norm:
+            notes.append({"clause": frame.id, "text": frame.text, "norm": None})
+            failures.append({"clause": frame.id, "text": frame.text, "error": "no modal (may, shall not, ...): not a norm"})
+            continue
+        norm, data_phrases = _norm(frame, schema, doc, subject, known_purposes, year)
+        for key in ("condition", "when"):
+            for cname in _names(norm.get(key)):
+                condition_tables |= _tables_of(doc.conditions[cname]["sql"], catalog)
+        staged.append((frame, norm, data_phrases))
+    principal_tables = [catalog.table(p["relation"]) for p in doc.principals.values()]
+    personal = [t for t in personal_all if (t is subject or (t.name.lower() not in condition_tables
+                and not schema.is_relationship(t, principal_tables)))]
+    norms: list[dict[str, Any]] = []
+    for frame, norm, data_phrases in staged:
+        excluded = {loc for p in frame.excluded for loc in ground_data(
+            p, schema, personal=personal, public=public, subject=subject, is_public=False)}
+        names = []
+        for phrase in data_phrases:
+            locs = [loc for loc in ground_data(phrase, schema, personal=personal, public=public, subject=subject,
+                                               is_public=frame.public) if loc not in excluded]
+            if locs:
+                names.append(doc.data(phrase, locs))
+        if not names:
+            failures.append({"clause": frame.id, "text": frame.text,
+                             "error": f"no column holds {', '.join(data_phrases) or 'the data'}"})
+            continue
+        norm["data"] = list(dict.fromkeys(names))
+        norm = {k: v for k, v in norm.items() if v is not None}
+        norms.append(norm)
+        notes.append({"clause": frame.id, "text": frame.text, "norm": {k: v for k, v in norm.items()
+                                                                         if k not in ("source", "citation")}})
+    if not norms:
+        raise PolicyError("no sentence of the policy text could be extracted as a norm",
+                          hint="; ".join(f"{f['clause']}: {f['error']}" for f in failures[:5]) or None)
+    if subject is None:
+        raise PolicyError("no sentence names whom the data is about (a subject such as a patient)",
+                          hint="pass the subject principal (a table name) explicitly")
+    document = _document(doc, name, norms, subject)
+    if engine is not None:
+        document, failures = _compile_each(document, catalog, engine, failures)
+    policy_from_dict(document, source="extracted policy")
+    return OfflineExtraction(document, notes, _no_usage(), failures)
+
+
+def _no_usage():
+    from pimento.llm import Usage
+
+    return Usage()
+
+
+def _names(cond: Any) -> set[str]:
+    if isinstance(cond, str):
+        return {cond}
+    if isinstance(cond, dict):
+        return set().union(set(), *(_names(v) for k, v in cond.items() if k in ("all", "any", "not")))
+    if isinstance(cond, list):
+        return set().union(*(_names(v) for v in cond)) if cond else set()
+    return set()
+
+
+def _tables_of(sql: str, catalog: Catalog) -> set[str]:
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql)
+    except Exception:  # noqa: BLE001 - an unparsable view is reported by the compiler
+        return set()
+    return {t.name.lower() for t in tree.find_all(exp.Table) if catalog.has_table(t.name)}
+
+
+def _subject_table(frames: list[Frame], schema: Schema, explicit: str | None) -> Table | None:
+    if explicit:
+        try:
+            return schema.catalog.table(explicit)
+        except Exception:  # noqa: BLE001
+            raise PolicyError(f"unknown subject principal {explicit!r}") from None
+    votes: Counter[str] = Counter()
+    for f in frames:
+        for phrase in (f.subject, f.source if f.verb == "receive" else None):
+            r = ground_role(phrase, schema) if phrase else None
+            if r is not None:
+                votes[r.table.name] += 1
+    if votes:
+        return schema.catalog.table(votes.most_common(1)[0][0])
+    refs = Counter(fk.ref_table for fk in schema.catalog.foreign_keys)
+    return schema.catalog.table(refs.most_common(1)[0][0]) if refs else None
+
+
+def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known: tuple[str, ...],
+          year: int) -> tuple[dict[str, Any], list[str]]:
+    permit = frame.sign == "permit"
+    slots: dict[str, tuple[str | None, RoleG | None]] = {"sender": (None, None), "recipient": (None, None),
+                                                         "subject": (None, None)}
+    org = is_organization(frame.agent)
+    staff = workforce(schema)
+
+    def role(phrase: str | None) -> tuple[str | None, RoleG | None]:
+        if phrase is None or is_anyone(phrase):
+            return None, None
+        return phrase, ground_role(phrase, schema)
+
+    agent_var = {"disclose": "sender", "receive": "recipient", "use": "recipient"}.get(frame.verb)
+    if frame.verb in ("disclose", "passive"):
+        slots["recipient"] = role(frame.recipient)
+        if frame.verb == "disclose":
+            slots["sender"] = (frame.agent, RoleG(staff) if staff else None) if org and permit \
+                else ((None, None) if org else role(frame.agent))
+    elif frame.verb == "receive":
+        slots["recipient"] = role(frame.agent)
+        if frame.source:
+            src = role(frame.source)
+            if src[1] is None or (subject is not None and src[1].table is subject):
+                frame.subject, frame.subject_mod = frame.source, frame.source_mod
+            else:
+                slots["sender"] = src
+    else:  # use
+        if org:
+            if permit and staff is not None:
+                slots["recipient"] = (frame.purpose, role_for_purpose(schema, staff, frame.purpose))
+                slots["sender"] = (frame.agent, RoleG(staff))
+        else:
+            slots["recipient"] = role(frame.agent)
+    if frame.subject and not frame.public and subject is not None:
+        g = ground_role(frame.subject, schema)
+        if g is None or g.table is not subject:
+            g = RoleG(subject, words=tuple(w for w in frame.subject.lower().split() if w.isalpha())[-1:])
+        if frame.subject.lower() in ("them", "him", "her", "themselves"):
+            g = RoleG(subject)
+        slots["subject"] = (frame.subject, g)
+    norm: dict[str, Any] = {"id": frame.id, "sign": frame.sign}
+    vars_: dict[str, Var] = {}
+    for var, (phrase, g) in slots.items():
+        if g is None:
+            norm[var] = ANY
+            continue
+        norm[var] = doc.role(g, phrase or var)
+        vars_[var] = Var(var, g.table, tuple(g.words) or tuple((phrase or "").lower().split()))
+    purpose = ANY
+    if frame.purpose:
+        includes = [purpose_name(p, known) for p in frame.purpose_includes]
+        if frame.sign == "deny" and not includes:
+            parts = [p for p in re_split_or(frame.purpose)]
+            if len(parts) > 1:
+                purpose = doc.purpose(purpose_name(parts[0], known), [purpose_name(p, known) for p in parts[1:]])
+        if purpose == ANY:
+            purpose = doc.purpose(purpose_name(frame.purpose, known), includes)
+    norm["purpose"] = purpose
+
+    def atoms(text: str, actor: str | None) -> list[Any]:
+        out: list[Any] = []
+        for group in ground_condition(text, schema, vars_, actor=actor, year=year):
+            names = list(dict.fromkeys(doc.condition(a) for a in group))
+            out.append(names[0] if len(names) == 1 else {"any": names})
+        return out
+
+    positive: list[Any] = []
+    when: list[Any] = []
+    # the subject relates to the agent: "about them" (the agent is the subject), "their child"
+    if frame.subject_of_agent and agent_var in vars_ and "subject" in vars_:
+        a, s = vars_[agent_var].table, vars_["subject"].table
+        key = schema.key(s)
+        if a is s:
+            atom = Atom(f"is_self_{agent_var}", f"SELECT {key} AS {agent_var}, {key} AS subject FROM {s.name}",
+                        {agent_var: s.name}, f"the {agent_var} is the {slug(s.name)} the data is about")
+            positive.append(doc.condition(atom))
+        else:
+            rel = relation_between(schema, a, s)
+            if rel is not None:
+                t, ca, cs = rel
+                atom = Atom(f"{slug(t.name)}_of_subject", f"SELECT {ca} AS {agent_var}, {cs} AS subject FROM {t.name}",
+                            {agent_var: a.name}, f"the {agent_var} is related to the subject through {t.name}")
+                positive.append(doc.condition(atom))
+    for text, actor in ((frame.agent_mod, "sender" if agent_var == "sender" else agent_var),
+                        (frame.recipient_mod, "recipient"), (frame.subject_mod, "subject")):
+        if text:
+            (positive if permit else when).extend(atoms(text, actor))
+    for text in frame.conditions:
+        (positive if permit else when).extend(atoms(text, agent_var))
+    exceptions: list[Any] = []
+    for exc in frame.exceptions:
+        tests: list[Any] = []
+        roles = []
+        for phrase in exc.roles:
+            g = ground_role(phrase, schema)
+            if g is not None:
+                roles.append({"recipient_role": doc.role(g, phrase)})
+        if roles:
+            tests.append({"any": roles} if exc.roles_any and len(roles) > 1 else
+                         (roles[0] if len(roles) == 1 else {"all": roles}))
+        if exc.purpose:
+            tests.append({"purpose": doc.purpose(purpose_name(exc.purpose, known), [])})
+        for text in exc.conditions:
+            tests.extend(atoms(text, "recipient" if exc.roles else agent_var))
+        if tests:
+            exceptions.append(_all(tests))
+    if permit:
+        positive += [{"not": e} for e in exceptions]
+        norm["condition"] = _all(positive)
+    else:
+        norm["when"] = _all(when)
+        norm["condition"] = _all(exceptions) if len(exceptions) <= 1 else {"any": exceptions}
+    norm["source"] = frame.text
+    norm["citation"] = f"sentence {frame.id} of the policy text (extracted offline by rules; review)"
+    return norm, list(frame.data)
+
+
+def re_split_or(text: str) -> list[str]:
+    import re
+
+    return [p for p in re.split(r",\s*(?:or\s+)?|\s+or\s+", text) if p.strip()]
+
+
+def _document(doc: _Doc, name: str, norms: list[dict[str, Any]], subject: Table) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "name": name,
+        "description": "extracted offline from natural-language policy text; review before use",
+        "grounding": {
+            "principals": doc.principals,
+            "subject_principal": doc.principal(subject),
+            "roles": doc.roles,
+            "data_types": doc.data_types,
+            "purposes": doc.purposes,
+            "conditions": doc.conditions,
+        },
+        "norms": norms,
+    }
+
+
+def _compile_each(document: dict[str, Any], catalog: Catalog, engine: Any,
+                  failures: list[dict[str, str]]) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """Compile each norm with the whole grounding; drop (and report) the norms that do not compile."""
+    from pimento.policy.compiler import compile_policy
+
+    kept = []
+    for norm in document["norms"]:
+        trial = dict(document, norms=[norm])
+        try:
+            compile_policy(policy_from_dict(trial, source=f"sentence {norm['id']}"), catalog, engine)
+        except PolicyError as exc:
+            failures = failures + [{"clause": norm["id"], "text": norm.get("source", ""),
+                                    "error": f"does not compile: {exc.message}"}]
+            continue
+        kept.append(norm)
+    if not kept:
+        raise PolicyError("no extracted norm compiles", hint="; ".join(f["error"] for f in failures[:3]))
+    return dict(document, norms=kept), failures
+
+
+__all__ += ["Sentence"]

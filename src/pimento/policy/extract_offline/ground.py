@@ -1,0 +1,562 @@
+"""Grounding the phrases of a :class:`~pimento.policy.extract_offline.shapes.Frame` in the catalog.
+
+* **Roles**: a phrase names a principal table (``researcher`` -> Researcher, ``consumer`` ->
+  Customer by synonym) or a categorical value of one of its columns (``school nurse`` ->
+  Staff where ``role = 'nurse'``); the value or name covering the larger share of both the
+  phrase's and the value's words wins. The organization itself (``a business``, ``a covered
+  entity``) sends through its workforce (the Employee/Staff-like table).
+* **Data**: a phrase names tables (every column: ``payment information`` -> Payment), columns
+  (``diagnoses`` -> Visit.diagnosis, Discharge.finaldiagnosis) or a regulatory category of the
+  lexicon (``demographics`` -> birth/sex/zip columns of the subject). ``personal information``
+  or ``student information`` is every column about the subject (tables reaching it by foreign
+  keys, relationship tables left out). Public data (``is not personal information``) is looked
+  for among the tables that do not reach the subject.
+* **Conditions**: each conjunct names a table (relationship: ``handles a support case`` ->
+  SupportCase) or a column of a role's own table (``has opted out`` -> Customer.opted_out_of_sale);
+  its foreign keys to the principals of the roles it mentions become the output columns
+  (sender, recipient, subject), with one join when a needed principal is one table away
+  (``on the patient's care team`` -> CareTeamMember JOIN TeamAssignment), affirmative flags
+  (``granted``, ``approved``) and matched categorical values as filters, ``purpose`` when the
+  table has such a column, and a recursive closure for ``directly or indirectly``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pimento.nl.text import STOPWORDS, lemma, name_words, stem
+from pimento.policy.extract_offline.lexicon import (
+    AFFIRMATIVE_FLAGS,
+    ANYONE,
+    DATA_CATEGORIES,
+    DATA_HEADS,
+    ORGANIZATIONS,
+    PERSONAL,
+    WORKFORCE,
+    keys,
+    same_word,
+    words,
+)
+from pimento.policy.extract_offline.schema import Schema, content_words, matches_name
+from pimento.schema import Table
+
+__all__ = ["Atom", "RoleG", "ground_condition", "ground_data", "ground_role", "purpose_name", "slug"]
+
+
+def slug(text: str, default: str = "x", limit: int = 40) -> str:
+    s = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:limit].strip("_")
+    if not s:
+        return default
+    return s if s[0].isalpha() else f"x_{s}"
+
+
+@dataclass(frozen=True)
+class RoleG:
+    """A grounded role: the principal table and an optional ``column = 'value'`` filter."""
+
+    table: Table
+    column: str | None = None
+    value: str | None = None
+    words: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str | None:
+        if self.column is None:
+            return None
+        return f"{self.column} = '{self.value}'"
+
+
+ANY_ROLE = RoleG.__new__(RoleG)  # sentinel: "anyone"
+_GENERIC = frozenset("member person people individual party one".split())
+
+
+def _role_words(phrase: str) -> list[str]:
+    phrase = re.sub(r"^.*'s\s+", "", phrase)  # "the student's parent" -> parent
+    ws = [w for w in words(phrase) if w not in STOPWORDS and w not in ("another", "other", "same")]
+    kept = [w for w in ws if w not in ORGANIZATIONS]
+    return kept or ws
+
+
+def _cover(phrase: list[str], target: list[str]) -> tuple[float, float]:
+    """(share of phrase words matched by target words, share of target words matched)."""
+    if not phrase or not target:
+        return 0.0, 0.0
+    hit_p = sum(1 for p in phrase if any(same_word(p, t) or same_word(t, p) for t in target))
+    hit_t = sum(1 for t in target if any(same_word(p, t) or same_word(t, p) for p in phrase))
+    return hit_p / len(phrase), hit_t / len(target)
+
+
+def is_anyone(phrase: str | None) -> bool:
+    if not phrase:
+        return False
+    ws = words(phrase)
+    return bool(ws) and ("_".join(ws) in ANYONE or ws[0] in ANYONE or ws == ["any", "person"])
+
+
+def is_organization(phrase: str | None) -> bool:
+    ws = words(phrase or "")
+    return bool(ws) and ws[-1] in ORGANIZATIONS
+
+
+def ground_role(phrase: str | None, schema: Schema) -> RoleG | None:
+    """The principal (and filter) a role phrase names, or None."""
+    if not phrase:
+        return None
+    ws = _role_words(phrase)
+    if not ws:
+        return None
+    best: tuple[float, RoleG] | None = None
+    for table in schema.principals:
+        cp, ct = _cover(ws, list(name_words(table.name)))
+        if cp > 0:
+            score = cp * ct + 0.01
+            if best is None or score > best[0]:
+                best = (score, RoleG(table, words=tuple(ws)))
+        for col, vals in schema.categorical(table):
+            for v in vals:
+                vw = [w for w in re.split(r"[^a-z0-9]+", v.lower()) if w]
+                cp, ct = _cover(ws, vw)
+                if cp > 0 and ct >= 0.5:
+                    score = cp * ct
+                    if best is None or score > best[0]:
+                        best = (score, RoleG(table, col, v, tuple(ws)))
+    return best[1] if best else None
+
+
+def workforce(schema: Schema) -> Table | None:
+    for table in schema.principals:
+        if any(same_word(w, n) for w in WORKFORCE for n in name_words(table.name)):
+            return table
+    return None
+
+
+def role_for_purpose(schema: Schema, table: Table, purpose: str | None) -> RoleG:
+    """The workforce members whose role value matches the purpose (marketing -> role 'marketing')."""
+    ws = content_words(purpose or "")
+    for col, vals in schema.categorical(table):
+        for v in vals:
+            vw = [w for w in re.split(r"[^a-z0-9]+", v.lower()) if w]
+            if ws and _cover(ws, vw)[1] == 1.0:
+                return RoleG(table, col, v, tuple(vw))
+    return RoleG(table)
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _table_words(table: Table) -> list[str]:
+    return list(name_words(table.name))
+
+
+def _cols_matching(tables: list[Table], ws: list[str], *, full: bool) -> list[tuple[str, str]]:
+    scored = []
+    for t in tables:
+        for c in t.columns:
+            hit = sum(1 for w in ws if matches_name(w, c.name))
+            if hit:
+                scored.append((hit / len(ws), t.name, c.name))
+    if not scored:
+        return []
+    top = max(s for s, _, _ in scored)
+    if full and top < 1.0 or top < 0.5:
+        return []
+    return [(t, c) for s, t, c in scored if s == top]
+
+
+def _all_cols(tables: list[Table]) -> list[tuple[str, str]]:
+    return [(t.name, c.name) for t in tables for c in t.columns]
+
+
+def ground_data(phrase: str, schema: Schema, *, personal: list[Table], public: list[Table],
+                subject: Table | None, is_public: bool) -> list[tuple[str, str]]:
+    """Columns (relation, attribute) holding the data a phrase names; empty if nothing fits."""
+    ws = [w for w in words(phrase) if w not in STOPWORDS]
+    has_personal = any(w in PERSONAL for w in ws)
+    ws = [w for w in ws if w not in PERSONAL]
+    content = [w for w in ws if w not in DATA_HEADS] or ([] if has_personal else ws)
+    pool = public if is_public else personal
+    if not is_public:
+        if not content:
+            return _all_cols(personal)
+        if subject is not None and all(matches_name(w, subject.name) for w in content):
+            return _all_cols(personal)
+    found: list[tuple[str, str]] = []
+    # 1. tables whose name carries every content word
+    for t in pool:
+        tw = _table_words(t)
+        if all(any(same_word(w, x) or same_word(x, w) for x in tw) or matches_name(w, t.name) for w in content):
+            found += [(t.name, c.name) for c in t.columns]
+    # 2. columns
+    if not found:
+        found += _cols_matching(pool, content, full=False)
+    # 3. the lexicon's regulatory categories
+    for w in content:
+        for cat, spec in DATA_CATEGORIES.items():
+            if not (same_word(w, cat) or stem(w) == stem(cat)):
+                continue
+            scope = [subject] if spec.get("key") and subject is not None and not is_public else pool
+            for t in pool:
+                if any(matches_name(x, t.name) for x in spec.get("tables", ())):
+                    found += [(t.name, c.name) for c in t.columns]
+            for t in scope:
+                for c in t.columns:
+                    if any(matches_name(x, c.name) for x in spec.get("cols", ())):
+                        found.append((t.name, c.name))
+            if spec.get("key") and subject is not None and not is_public:
+                found.append((subject.name, schema.key(subject)))
+    # 4. a column named by every word, anywhere (hivstatus in a reference table)
+    if not found and not is_public:
+        found += _cols_matching(list(schema.catalog.tables), content, full=True)
+    if not found and has_personal:
+        return _all_cols(personal)
+    out: list[tuple[str, str]] = []
+    for item in found:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+# --------------------------------------------------------------------------- purposes
+
+
+_PURPOSE_NOISE = frozenset(
+    """purpose purposes providing provide processing process internal targeted cross context behavioral
+    behavioural requested requests on its behalf the consumer customer patient student""".split()
+)
+
+
+def purpose_name(phrase: str, known: tuple[str, ...] = ()) -> str:
+    """A purpose's name: a known purpose value (``Consent.purpose``) it names, else its main word."""
+    ws = [w for w in words(phrase) if w not in STOPWORDS]
+    for w in ws:
+        for k in known:
+            if same_word(w, k) or same_word(k, w):
+                return slug(k)
+    for k in known:  # "educational service" -> edtech_service: half the value's words named
+        parts = [p for p in re.split(r"[^a-z0-9]+", k.lower()) if p]
+        if len(parts) > 1 and sum(any(same_word(w, p) for w in ws) for p in parts) * 2 >= len(parts):
+            return slug(k)
+    main = [w for w in ws if w not in _PURPOSE_NOISE] or ws or ["purpose"]
+    return slug(main[0] if main[0].endswith("ing") else lemma(main[0]))
+
+
+# --------------------------------------------------------------------------- conditions
+
+
+@dataclass
+class Atom:
+    """A condition view proposed for a conjunct."""
+
+    name: str
+    sql: str
+    principals: dict[str, str] = field(default_factory=dict)  # var -> table name
+    description: str = ""
+
+
+@dataclass
+class Var:
+    """A norm variable a condition may bind: its role phrase words and principal table."""
+
+    name: str  # sender | recipient | subject
+    table: Table
+    words: tuple[str, ...] = ()
+
+
+_AGE = re.compile(r"\b(?:under|younger than|below|less than)\s+(?:the age of\s+)?(\d{1,3})\b"
+                  r"|\b(?:over|older than|above)\s+(?:the age of\s+)?(\d{1,3})\b", re.IGNORECASE)
+_TRANSITIVE = re.compile(r"\bindirectly\b|\btransitive|\bat any level\b|\bchain of\b", re.IGNORECASE)
+_VAR_WORDS = {"sender": ("sender", "discloser"), "recipient": ("recipient", "receiver")}
+_NOISE = frozenset("""has have had also directly indirectly is are be been does do run runs that this
+    those who whom which whose under over one another other verifiable written explicit prior""".split())
+
+
+def _mentions(part: str, vars_: dict[str, Var], actor: str | None) -> list[tuple[int, str, set[int]]]:
+    """[(position, var, word positions used)] of the vars a conjunct mentions, in order."""
+    ws = words(part)
+    found: dict[str, tuple[float, int, set[int]]] = {}
+    for v in vars_.values():
+        names = [w for w in v.words if w not in STOPWORDS]
+        used = {i for i, w in enumerate(ws) if w in _VAR_WORDS.get(v.name, ())
+                or any(same_word(w, n) for n in names)
+                or (not names and matches_name(w, v.table.name))}
+        if not used:
+            used = {i for i, w in enumerate(ws) if matches_name(w, v.table.name) and w not in _NOISE}
+            cov = 0.3 if used else 0.0
+        else:
+            cov = len({ws[i] for i in used}) / max(1, len(names))
+        if used:
+            found[v.name] = (cov, min(used), used)
+    if actor and actor in vars_ and re.search(r"\b(?:they|their|theirs|them|its)\b", part, re.IGNORECASE):
+        pos = min(i for i, w in enumerate(ws) if w in ("they", "their", "theirs", "them", "its"))
+        if actor not in found:
+            found[actor] = (1.0, pos, {pos})
+    # one word, one var: the better-covered var keeps it
+    names = sorted(found, key=lambda n: -found[n][0])
+    taken: set[int] = set()
+    out = []
+    for n in names:
+        cov, pos, used = found[n]
+        if used <= taken:
+            continue
+        taken |= used
+        out.append((pos, n, used))
+    return sorted(out)
+
+
+def _split_parts(text: str) -> list[str]:
+    parts = [p.strip() for p in re.split(r",\s*(?:and\s+)?|\s+and\s+(?=(?:the|a|an|that|this|they|it|he|she)\b)"
+                                         r"|\s+and\s+(?=\w+s\b)", text) if p.strip()]
+    return parts or [text]
+
+
+def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor: str | None,
+                     year: int) -> list[list[Atom]]:
+    """Condition views for a condition phrase: one group per conjunct that grounds (a conjunct
+    starting with "or" joins the previous group: the views of a group are alternatives)."""
+    atoms: list[Atom] = []
+    age = _AGE.search(text)
+    subj = vars_.get("subject")
+    if age and subj is not None:
+        n = int(age.group(1) or age.group(2))
+        under = age.group(1) is not None
+        for c in subj.table.columns:
+            if matches_name("birth", c.name) and c.type in ("integer", "real"):
+                op = ">" if under else "<"
+                atoms.append(Atom(f"{'under' if under else 'over'}_{n}",
+                                  f"SELECT {schema.key(subj.table)} AS subject FROM {subj.table.name} "
+                                  f"WHERE {c.name} {op} {year - n}", description=text))
+                break
+            if matches_name("age", c.name) and c.type in ("integer", "real"):
+                atoms.append(Atom(f"{'under' if under else 'over'}_{n}",
+                                  f"SELECT {schema.key(subj.table)} AS subject FROM {subj.table.name} "
+                                  f"WHERE {c.name} {'<' if under else '>'} {n}", description=text))
+                break
+        text = _AGE.sub(" ", text)
+    current = actor
+    groups: list[list[Atom]] = [[a] for a in atoms]
+    for part in _split_parts(text):
+        alternative = bool(re.match(r"^or\b", part, re.IGNORECASE))
+        part = re.sub(r"^(?:or|and)\s+", "", part, flags=re.IGNORECASE)
+        mentions = _mentions(part, vars_, current)
+        ws = words(part)
+        if mentions and mentions[0][0] <= 1 + (ws[:1] in (["the"], ["a"], ["that"])):
+            current = mentions[0][1]
+        used = set().union(*(m[2] for m in mentions)) if mentions else set()
+        content = [w for i, w in enumerate(ws) if i not in used and w not in STOPWORDS and w not in _NOISE
+                   and len(w) > 1]
+        mentioned = [m[1] for m in mentions]
+        if current and current not in mentioned and current in vars_:
+            mentioned.insert(0, current)
+        atom = _ground_part(part, content, ws, schema, vars_, mentioned, current)
+        if atom is not None:
+            if alternative and groups:
+                groups[-1].append(atom)
+            else:
+                groups.append([atom])
+    return groups
+
+
+def _score_table(t: Table, content: list[str], schema: Schema) -> float:
+    tw = _table_words(t)
+    hits = [x for x in tw if any(same_word(w, x) or same_word(x, w) for w in content)]
+    s = sum(1.0 for w in content if any(same_word(w, x) or same_word(x, w) for x in tw))
+    s += 0.1 * len(hits) / max(1, len(tw))  # ties: the table whose name is most fully named
+    s += sum(0.5 for w in content for c in t.columns
+             if c.name.lower() not in {k.lower() for k in t.primary_key} and matches_name(w, c.name)
+             and not any(matches_name(w, p.name) for p in schema.principals if p is not t))
+    return s
+
+
+def _flags(t: Table, content: list[str], alias: str) -> list[str]:
+    out = []
+    for c in t.columns:
+        if c.type != "boolean":
+            continue
+        if c.name.lower() in AFFIRMATIVE_FLAGS or any(matches_name(w, c.name) for w in content):
+            out.append(f"{alias}{c.name}")
+    return out
+
+
+def _values(t: Table, ws: list[str], schema: Schema, alias: str) -> list[str]:
+    out = []
+    for col, vals in schema.categorical(t):
+        for v in vals:
+            vw = [w for w in re.split(r"[^a-z0-9]+", v.lower()) if w]
+            if col.lower() == "purpose":  # a purpose column is output (the context's purpose), not filtered
+                continue
+            if vw and all(any(same_word(w, x) for w in ws) for x in vw):
+                out.append(f"{alias}{col} = '{v}'")
+    return out
+
+
+def _agent_col(cols: list[str]) -> str:
+    """Of two columns referencing the same table, the agent one (supervisor_id, not supervisee_id)."""
+    for c in cols:
+        base = re.sub(r"_?id$", "", c.lower())
+        if base.endswith(("or", "er", "ent")) and not base.endswith("ee"):
+            return c
+    return cols[0]
+
+
+def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, vars_: dict[str, Var],
+                 mentioned: list[str], actor: str | None) -> Atom | None:
+    if not content:
+        return None
+    principal_names = {v.table.name.lower() for v in vars_.values()}
+    scored = sorted(((_score_table(t, content, schema), i, t) for i, t in enumerate(schema.catalog.tables)),
+                    key=lambda x: (-x[0], x[1]))
+    if not scored or scored[0][0] < 0.5:
+        return None
+    best = scored[0][2]
+    top = scored[0][0]
+    # prefer, among equally good tables, one that links the mentioned roles
+    for s, _, t in scored:
+        if s < top:
+            break
+        if any(schema.fk_columns(t, vars_[m].table) for m in mentioned if t.name.lower() != vars_[m].table.name.lower()):
+            best = t
+            break
+    name = slug("_".join(lemma(w) for w in content[:4]), "condition")
+    match_words = ws + [w for m in mentioned[:1] for w in vars_[m].words]
+    # an attribute of a role's own table ("has opted out", "under contract")
+    if best.name.lower() in principal_names:
+        var = next((m for m in mentioned if vars_[m].table.name.lower() == best.name.lower()),
+                   next(v.name for v in vars_.values() if v.table.name.lower() == best.name.lower()))
+        filters = [c.name for c in best.columns if c.type == "boolean" and any(matches_name(w, c.name)
+                                                                              for w in content)]
+        filters += _values(best, content, schema, "")
+        key = schema.key(best)
+        if var == "subject" or not filters:
+            if not filters and var != "recipient":
+                return None
+        if not filters and mentioned.count(var) and len([m for m in mentioned if vars_[m].table is best]) > 1:
+            cols = f"{key} AS {mentioned[0]}, {key} AS {mentioned[1]}"
+        elif not filters:
+            return None
+        else:
+            cols = f"{key} AS {var}"
+        sql = f"SELECT {cols} FROM {best.name}" + (f" WHERE {' AND '.join(filters)}" if filters else "")
+        return Atom(name, sql, {var: best.name} if var != "subject" else {}, part)
+    # a relationship table, joined once more if a mentioned role is not reachable from it
+    tables = [best]
+    needed = [m for m in mentioned if vars_[m].table.name.lower() != best.name.lower()]
+    if "subject" in vars_ and "subject" not in needed and schema.fk_columns(best, vars_["subject"].table):
+        needed.append("subject")  # a relationship about the data subject binds it, named or not
+    missing = [m for m in needed if not schema.fk_columns(best, vars_[m].table)]
+    join = None
+    if missing:
+        for _, _, u in scored[1:] + [(0, 0, t) for t in schema.catalog.tables]:
+            if u is best or u.name.lower() in principal_names:
+                continue
+            if not all(schema.fk_columns(u, vars_[m].table) for m in missing):
+                continue
+            on = _join_on(schema, best, u)
+            if on:
+                join, tables = (u, on), [best, u]
+                break
+        if join is None:
+            needed = [m for m in needed if m not in missing]
+    if not needed:
+        return None
+    select: list[str] = []
+    principals: dict[str, str] = {}
+    alias = {best.name: "a", join[0].name: "b"} if join else {best.name: ""}
+    taken: set[tuple[str, str]] = set()
+    by_table: dict[str, list[str]] = {}
+    for m in needed:
+        by_table.setdefault(vars_[m].table.name.lower(), []).append(m)
+    for _, ms in by_table.items():
+        target = vars_[ms[0]].table
+        cols = [(t, c) for t in tables for c in schema.fk_columns(t, target)]
+        if not cols:
+            continue
+        if len(ms) > 1 and len(cols) == 1:  # one column for two vars: the actor takes it
+            ms = [actor] if actor in ms else ms[:1]
+        if len(ms) == 1 and len(cols) > 1:
+            agent = _agent_col([c for _, c in cols])
+            pick = agent if ms[0] == actor else next(c for _, c in cols if c != agent)
+            cols = [next((t, c) for t, c in cols if c == pick)]
+        if len(ms) > 1 and len(cols) > 1:
+            agent = _agent_col([c for _, c in cols])
+            order = sorted(ms, key=lambda m: m != actor)
+            other = [tc for tc in cols if tc[1] != agent]
+            cols = [next(tc for tc in cols if tc[1] == agent)] + other[:1]
+            ms = order[:2]
+        for m, (t, c) in zip(ms, cols, strict=False):
+            if (t.name, c) in taken:
+                continue
+            taken.add((t.name, c))
+            select.append(f"{_al(alias, t)}{c} AS {m}")
+            if m != "subject":
+                principals[m] = vars_[m].table.name
+    if actor and actor not in vars_ and actor != "subject":
+        # the actor's role did not ground ("a provider who has a treating relationship"): bind it to
+        # the table's reference to an agent other than the subject
+        subject_t = vars_["subject"].table.name.lower() if "subject" in vars_ else ""
+        for t in tables:
+            for fk in schema.catalog.foreign_keys_of(t.name):
+                if (len(fk.columns) == 1 and fk.ref_table.lower() != subject_t
+                        and any(p.name.lower() == fk.ref_table.lower() for p in schema.principals)
+                        and (t.name, fk.columns[0]) not in taken and actor not in principals):
+                    select.insert(0, f"{_al(alias, t)}{fk.columns[0]} AS {actor}")
+                    principals[actor] = schema.catalog.table(fk.ref_table).name
+    if not select:
+        return None
+    for t in tables:
+        if any(c.name.lower() == "purpose" for c in t.columns):
+            select.append(f"{_al(alias, t)}purpose")
+            break
+    filters = [f for t in tables for f in _flags(t, content, _al(alias, t))]
+    filters += [f for t in tables for f in _values(t, match_words, schema, _al(alias, t))]
+    if join:
+        (u, (lc, rc)) = join
+        frm = f"{best.name} AS a JOIN {u.name} AS b ON b.{rc} = a.{lc}"
+    else:
+        frm = best.name
+    sql = f"SELECT {', '.join(select)} FROM {frm}" + (f" WHERE {' AND '.join(filters)}" if filters else "")
+    if _TRANSITIVE.search(part) and not join and len(select) == 2 and not filters:
+        sql = _closure(select, best.name)
+    return Atom(name, sql, principals, part)
+
+
+def _al(alias: dict[str, str], t: Table) -> str:
+    a = alias.get(t.name, "")
+    return f"{a}." if a else ""
+
+
+def _join_on(schema: Schema, t: Table, u: Table) -> tuple[str, str] | None:
+    """Columns (of t, of u) joining two tables: a foreign key either way, else a shared non-key name."""
+    for fk in schema.catalog.foreign_keys_of(u.name):
+        if fk.ref_table.lower() == t.name.lower() and len(fk.columns) == 1:
+            return fk.ref_columns[0], fk.columns[0]
+    for fk in schema.catalog.foreign_keys_of(t.name):
+        if fk.ref_table.lower() == u.name.lower() and len(fk.columns) == 1:
+            return fk.columns[0], fk.ref_columns[0]
+    fks = {c.lower() for fk in schema.catalog.foreign_keys_of(t.name) for c in fk.columns}
+    for c in t.columns:
+        if c.name.lower() in fks:
+            continue
+        if u.has_column(c.name):
+            return c.name, u.column(c.name).name
+    return None
+
+
+def _closure(select: list[str], table: str) -> str:
+    (c1, v1), (c2, v2) = (s.split(" AS ") for s in select)
+    return (f"WITH RECURSIVE closure({v1}, {v2}) AS (SELECT {c1}, {c2} FROM {table} "
+            f"UNION SELECT closure.{v1}, t.{c2} FROM closure JOIN {table} AS t ON t.{c1} = closure.{v2}) "
+            f"SELECT {v1}, {v2} FROM closure")
+
+
+def relation_between(schema: Schema, a: Table, b: Table) -> tuple[Table, str, str] | None:
+    """A table with foreign keys to both ``a`` and ``b`` (Guardian: parent -> student)."""
+    for t in schema.catalog.tables:
+        ca, cb = schema.fk_columns(t, a), schema.fk_columns(t, b)
+        if t is not a and t is not b and ca and cb:
+            return t, ca[0], cb[0]
+    return None
+
+
+__all__ += ["ANY_ROLE", "Var", "is_anyone", "is_organization", "relation_between", "role_for_purpose",
+            "workforce", "keys"]

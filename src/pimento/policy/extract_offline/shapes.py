@@ -1,0 +1,326 @@
+"""Regulatory sentence shapes -> a :class:`Frame` of phrases (no schema involved yet).
+
+The shapes, with the slots they fill (``[...]`` optional, in any order after the data)::
+
+    SENDER  may|shall not  disclose|share|sell|...  DATA [of|about SUBJECT] [to|with RECIPIENT]
+            [for PURPOSE[, including P1 and P2]] [if|only if|provided that COND] [unless|except|without EXC]
+    RECIPIENT may|has the right to  receive|inspect|collect|...  DATA [of|from SUBJECT] ...
+    ORG       may|shall not  use  DATA  for PURPOSE ...               (internal use)
+    DATA      may|shall not  be disclosed|used  [to RECIPIENT] [other than R1 or R2] ...   (passive)
+    DATA      is not personal information and may be disclosed to anyone                  (public data)
+
+``SUBJECT's DATA`` is the possessive form of ``DATA of SUBJECT``; relative clauses on a role
+(``a consumer who has opted out``, ``an operator under contract``, ``a child under 13``) are kept
+as that role's modifier, which the grounding turns into a condition. Everything here is
+hand-written pattern code over words: no parser model is needed (none that works offline without
+downloading weights is a well-kept package).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pimento.nl.text import lemma
+from pimento.policy.extract_offline.lexicon import DISCLOSE_VERBS, RECEIVE_VERBS, USE_VERBS
+
+__all__ = ["Exception_", "Frame", "Sentence", "parse_sentence", "split_sentences"]
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of the policy text; ``id`` from its ``R1.``-style label, else ``C1``, ``C2``, ..."""
+
+    id: str
+    text: str
+
+
+_LABEL = re.compile(r"^\s*(?:\(?([A-Za-z]{0,4}\d{1,3}(?:\.\d{1,3})?)[.):]|\(([a-z]{1,4})\)|[-*\u2022])\s+")
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    """Policy text -> sentences: ``#`` lines are comments; a labelled line (``R1.``, ``(a)``,
+    ``3)``, ``-``) starts a new sentence; other lines continue the current one; an unlabelled
+    paragraph is cut at sentence ends (``. `` before a capital letter).
+
+    >>> [(s.id, s.text) for s in split_sentences("# c\\nR1. A may\\ndisclose X.\\nR2. B may not.")]
+    [('R1', 'A may disclose X.'), ('R2', 'B may not.')]
+    """
+    blocks: list[tuple[str | None, str]] = []
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        line = raw.strip()
+        if line.startswith("#"):
+            continue
+        if not line:
+            blocks.append((None, ""))
+            continue
+        m = _LABEL.match(line)
+        if m:
+            blocks.append((m.group(1) or m.group(2) or "", line[m.end():]))
+        elif blocks and blocks[-1][1]:
+            label, body = blocks[-1]
+            blocks[-1] = (label, body + " " + line)
+        else:
+            blocks.append((None, line))
+    out: list[Sentence] = []
+    used: set[str] = set()
+    for label, body in blocks:
+        body = " ".join(body.split())
+        if not body:
+            continue
+        parts = [body] if label else re.split(r"(?<=[.;!?])\s+(?=[A-Z])", body)
+        for part in parts:
+            if len(part) < 12:
+                continue
+            sid = label if label and label not in used and len(parts) == 1 else f"C{len(out) + 1}"
+            if label and not label[:1].isalpha():
+                sid = f"C{label}".replace(".", "_")
+            used.add(sid)
+            out.append(Sentence(sid, part))
+    return out
+
+
+@dataclass
+class Exception_:
+    """An exception (``unless``, ``except``, ``other than``, ``without``): role tests, purpose, conditions."""
+
+    roles: list[str] = field(default_factory=list)
+    roles_any: bool = False
+    purpose: str | None = None
+    conditions: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Frame:
+    """The phrases of one sentence, before grounding."""
+
+    id: str
+    text: str
+    sign: str = "permit"
+    verb: str = "disclose"  # disclose | receive | use | passive
+    agent: str | None = None
+    agent_mod: str = ""
+    data: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    subject: str | None = None
+    subject_mod: str = ""
+    recipient: str | None = None
+    recipient_mod: str = ""
+    source: str | None = None
+    source_mod: str = ""
+    purpose: str | None = None
+    purpose_includes: list[str] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    exceptions: list[Exception_] = field(default_factory=list)
+    public: bool = False
+    is_norm: bool = True
+    #: "the records of *their* child", "information about *them*": the subject relates to the agent
+    subject_of_agent: bool = False
+
+
+_DENY = (r"shall not|may not|must not|cannot|can not|will not|should not|shall never|may never|must never|"
+         r"(?:is|are) not (?:permitted|allowed|authorized) to|(?:is|are) prohibited from|(?:is|are) forbidden to")
+_PERMIT = (r"may|can|(?:is|are) (?:permitted|allowed|authorized|entitled) to|(?:has|have) the right to|"
+           r"shall be permitted to")
+_MODAL = re.compile(rf"\b(?P<deny>{_DENY})\b|\b(?P<permit>{_PERMIT})\b", re.IGNORECASE)
+_PUBLIC = re.compile(r"\bnot (?:personal|about any|about an|about a|private|confidential)\b|"
+                     r"\bpublicly available\b|\bpublic information\b", re.IGNORECASE)
+_TAIL = re.compile(r",?\s*\b(?P<m>only if|if|provided that|on condition that|unless|except|other than|without|"
+                   r"but only when|only when|when|where)\b\s*", re.IGNORECASE)
+_CORE = re.compile(r"\s*\b(?P<m>to|with|for|from)\b\s+", re.IGNORECASE)
+_MOD = re.compile(r"\s*,?\s*\b(?:who|whom|that|which|whose|under|over|enrolled|aged|older|younger|below|above|"
+                  r"processing|providing|acting|performing)\b", re.IGNORECASE)
+_SUBJ = re.compile(r"\s+\b(?P<m>of|about|concerning|regarding|revealing|relating to|on)\b\s+", re.IGNORECASE)
+_POSS = re.compile(r"^(?P<owner>(?:[\w-]+\s+){0,3}?[\w-]+)'s\s+(?P<rest>.+)$")
+_DETS = re.compile(r"^(?:(?:a|an|the|its|their|his|her|any|all|each|every|such|that|this|these|those|"
+                   r"another|other|only)\s+)+", re.IGNORECASE)
+_EXCLUDED = re.compile(r",?\s*\bbut not\b\s+(?P<x>[^,]+),?", re.IGNORECASE)
+
+
+def _det(text: str) -> str:
+    return _DETS.sub("", text.strip().strip(",;:. ")).strip()
+
+
+def _is_verb(word: str) -> bool:
+    w = lemma(word.lower())
+    return w in DISCLOSE_VERBS or w in RECEIVE_VERBS or w in USE_VERBS or word.lower() in ("be",)
+
+
+def _verb_class(word: str) -> str | None:
+    w = lemma(word.lower())
+    for cls, verbs in (("disclose", DISCLOSE_VERBS), ("receive", RECEIVE_VERBS), ("use", USE_VERBS)):
+        if w in verbs:
+            return cls
+    return None
+
+
+def split_list(text: str) -> list[str]:
+    """"a, b and c" -> [a, b, c] (determiners removed)."""
+    items = re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s*&\s*|\s*/\s*", text)
+    return [_det(i) for i in items if _det(i)]
+
+
+def split_mod(np: str) -> tuple[str, str]:
+    """``a consumer who has opted out`` -> (``consumer``, ``who has opted out``)."""
+    m = _MOD.search(np)
+    if m and m.start() > 0:
+        return _det(np[: m.start()]), np[m.start():].strip(" ,")
+    return _det(np), ""
+
+
+def _subject_of(segment: str) -> tuple[str, str | None, str]:
+    """Data segment -> (data phrase, subject phrase or None, subject modifier)."""
+    seg = _det(segment)
+    m = _SUBJ.search(seg)
+    subject = None
+    if m:
+        data, subj = seg[: m.start()], seg[m.end():]
+        if m.group("m").lower() == "revealing":
+            poss = _POSS.match(_det(subj))
+            if poss:
+                return _det(poss.group("rest")), split_mod(poss.group("owner"))[0], ""
+            return _det(subj), None, ""
+        subject, mod = split_mod(subj)
+        seg = data
+        poss = _POSS.match(_det(seg))
+        if poss:
+            seg = poss.group("rest")
+        return _det(seg), subject, mod
+    poss = _POSS.match(seg)
+    if poss:
+        return _det(poss.group("rest")), split_mod(poss.group("owner"))[0], ""
+    # "personal information a business has collected about them": a trailing "about X"
+    return seg, None, ""
+
+
+def _segments(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
+    """Cut ``text`` at the markers of ``pattern`` -> [(marker or '', text)] in order."""
+    out: list[tuple[str, str]] = []
+    pos, marker = 0, ""
+    for m in pattern.finditer(text):
+        nxt = text[m.end():].split(" ", 1)[0]
+        if m.group("m").lower() == "to" and (_is_verb(nxt) or nxt.lower() in ("know",)):
+            continue
+        out.append((marker, text[pos:m.start()]))
+        pos, marker = m.end(), m.group("m").lower()
+    out.append((marker, text[pos:]))
+    return [(k, v.strip(" ,;:.")) for k, v in out if v.strip(" ,;:.") or k]
+
+
+def _parse_exception(marker: str, text: str) -> Exception_:
+    exc = Exception_()
+    body = re.sub(r"^(?:the (?:disclosure|use|sale|flow|sharing) (?:is|be)|it is|they are|is|are)\s+", "", text.strip(),
+                  flags=re.IGNORECASE)
+    if marker == "other than":
+        names = [split_mod(x)[0] for x in re.split(r"\s+or\s+|,\s*(?:or\s+)?", body) if x.strip()]
+        exc.roles, exc.roles_any = names, True
+        return exc
+    if not re.match(r"^(?:to|for|with)\b", body, re.IGNORECASE):
+        exc.conditions.append(body)
+        return exc
+    in_mod = False
+    for key, seg in _segments(body, _CORE):
+        if in_mod:
+            exc.conditions[-1] += f" {key} {seg}"
+            continue
+        if key in ("to", "with"):
+            role, mod = split_mod(seg)
+            exc.roles.append(role)
+            if mod:
+                if re.match(r"^(?:processing|providing|acting|performing)\b", mod, re.IGNORECASE):
+                    exc.purpose = exc.purpose or mod
+                else:
+                    exc.conditions.append(mod)
+                    in_mod = True
+        elif key == "for":
+            exc.purpose = seg
+        elif seg:
+            exc.conditions.append(seg)
+    return exc
+
+
+def parse_sentence(sentence: Sentence) -> Frame:
+    """Read the slots of one policy sentence (see the module docstring)."""
+    raw = re.sub(r"\([^)]*\)", " ", sentence.text)
+    raw = " ".join(raw.replace("\u2019", "'").split()).rstrip(".;")
+    frame = Frame(sentence.id, sentence.text)
+    frame.public = bool(_PUBLIC.search(raw))
+    m = _MODAL.search(raw)
+    if m is None:
+        frame.is_norm = False
+        return frame
+    frame.sign = "deny" if m.group("deny") else "permit"
+    pre, post = raw[: m.start()].strip(), raw[m.end():].strip()
+    if re.match(r"^no\s", pre, re.IGNORECASE):
+        frame.sign, pre = "deny", pre[3:]
+    pre = re.split(r"\s+\b(?:is|are)\b\s+", pre)[0] if frame.public else pre
+    for x in _EXCLUDED.finditer(post):
+        frame.excluded += [_subject_of(i)[0] for i in split_list(x.group("x"))]
+    post = _EXCLUDED.sub(" ", post)
+    words = post.split()
+    if words and words[0].lower() == "be":
+        frame.verb = "passive"
+        i = 1
+        while i < len(words) and (_verb_class(words[i].rstrip(",")) or words[i].lower() in ("or", "and")):
+            i += 1
+        rest = " ".join(words[i:])
+    else:
+        i, cls = 0, None
+        while i < len(words):
+            w = words[i].lower().rstrip(",")
+            c = _verb_class(w)
+            if c and cls is None:
+                cls = c
+            nxt = [x.lower() for x in words[i + 1:i + 3]]
+            if c or (w in ("and", "or", "to") and nxt and (_verb_class(nxt[0]) or (
+                    nxt[0] == "to" and len(nxt) > 1 and _verb_class(nxt[1])))):
+                i += 1
+                continue
+            break
+        if i == 0:  # an unknown verb: take it as a disclosure
+            i = 1
+        frame.verb = cls or "disclose"
+        rest = " ".join(words[i:])
+    # tail: conditions and exceptions
+    tail = _segments(rest, _TAIL)
+    core = tail[0][1] if tail and tail[0][0] == "" else ""
+    for marker, text in tail[1:] if core or (tail and tail[0][0] == "") else tail:
+        if marker in ("unless", "except", "other than", "without"):
+            frame.exceptions.append(_parse_exception(marker, text))
+        elif text:
+            frame.conditions.append(text)
+    core = re.sub(r"\bonly\b\s*", "", core, flags=re.IGNORECASE)
+    # core: data, then to/with/for/from slots; a filled slot absorbs a repeated marker as modifier
+    slots: dict[str, str] = {}
+    last = "data"
+    for marker, seg in _segments(core, _CORE):
+        slot = {"": "data", "to": "recipient", "with": "recipient", "for": "purpose", "from": "source"}[marker]
+        if slot in slots or (marker == "" and "data" in slots):
+            slots[last] += f" {marker} {seg}"
+            continue
+        slots[slot], last = seg, slot
+    if frame.verb == "passive":
+        data_seg = pre
+    else:
+        data_seg = slots.get("data", "")
+        agent, frame.agent_mod = split_mod(pre)
+        frame.agent = agent or None
+    if frame.public:
+        data, subject, smod = re.sub(r"\s+\b(?:of|about|on)\b.*$", "", _det(data_seg)), None, ""
+    else:
+        data, subject, smod = _subject_of(data_seg)
+    frame.subject_of_agent = bool(re.search(r"\b(?:of|about|from)\s+(?:their|his|her|them|themselves|him)\b",
+                                            data_seg, re.IGNORECASE))
+    frame.data = split_list(data)
+    frame.subject, frame.subject_mod = subject, smod
+    if "recipient" in slots:
+        frame.recipient, frame.recipient_mod = split_mod(slots["recipient"])
+    if "source" in slots:
+        frame.source, frame.source_mod = split_mod(slots["source"])
+    if "purpose" in slots:
+        p = slots["purpose"]
+        inc = re.split(r",?\s+\bincluding\b\s+", p, maxsplit=1)
+        frame.purpose = _det(inc[0])
+        if len(inc) > 1:
+            frame.purpose_includes = split_list(inc[1])
+    return frame
