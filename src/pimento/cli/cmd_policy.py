@@ -75,20 +75,25 @@ def register(app: typer.Typer) -> None:
     def extract_cmd(
         text_path: str = typer.Argument(..., help="Natural-language policy text (UTF-8 file)."),
         db: str = typer.Option(..., "--db", help="Database whose schema the norms are grounded in."),
-        llm: str = typer.Option(None, "--llm", help="LLM endpoint: http(s)://.../v1 or replay:DIR (default: PIMENTO_LLM_URL)."),
+        llm: str = typer.Option(None, "--llm", help="Extract with an LLM instead of the offline rules: "
+                                                    "http(s)://.../v1, replay:DIR, or 'env' for PIMENTO_LLM_URL."),
         out: str = typer.Option(..., "--out", help="Write the structured policy (YAML) here, for review."),
         name: str = typer.Option(None, "--name", help="Policy name (default: the text file's stem)."),
         subject: str = typer.Option(None, "--subject", help="Table of the data subjects (default: inferred from the clauses)."),
-        synthetic: str = typer.Option(None, "--synthetic", help="Synthetic database whose values may appear in prompts."),
+        synthetic: str = typer.Option(None, "--synthetic", help="Synthetic database: its values may appear in LLM "
+                                                                "prompts; offline, role and purpose values are read from it "
+                                                                "instead of --db."),
         config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
         json_out: bool = typer.Option(False, "--json", help="Print the per-clause result as JSON."),
     ) -> None:
-        """Extract norms from policy text with an LLM, clause by clause, ground them in DB's
-        schema (validated by the compiler) and write the structured YAML for review."""
+        """Extract norms from policy text, sentence by sentence, ground them in DB's schema and
+        write the structured YAML for review. Default: offline rules (no LLM, no network); with
+        --llm, an LLM proposes and the compiler validates."""
         from pimento.engines import open_engine
         from pimento.engines.database import load_database
         from pimento.llm import SyntheticValues, Usage, open_backend
-        from pimento.policy.extract import extract_policy
+        from pimento.policy.extract import extract
+        from pimento.policy.extract_offline import categorical_values
 
         p = Path(text_path)
         if not p.is_file():
@@ -101,31 +106,45 @@ def register(app: typer.Typer) -> None:
         database = load_database(db, config=config)
         try:
             values = None
+            categorical = None
             if synthetic:
                 synth = open_engine(synthetic)
                 try:
-                    values = SyntheticValues.from_engine(synth)
+                    if llm:
+                        values = SyntheticValues.from_engine(synth)
+                    else:
+                        categorical = categorical_values(synth, database.catalog)
                 finally:
                     getattr(synth, "close", lambda: None)()
-            backend = open_backend(database.settings.llm, url=llm)
+            backend = open_backend(database.settings.llm, url=None if llm == "env" else llm) if llm else None
             try:
-                result = extract_policy(text, database.catalog, backend, engine=database.engine,
-                                        name=name or p.stem, values=values, subject_principal=subject, usage=usage)
+                result = extract(text, database.catalog, backend, engine=database.engine, name=name or p.stem,
+                                 values=values, subject_principal=subject, usage=usage, categorical=categorical)
             finally:
                 getattr(backend, "close", lambda: None)()
         finally:
             database.close()
         Path(out).write_text(result.to_yaml(), encoding="utf-8")
+        method = "llm" if llm else "offline"
         if json_out:
-            emit_json({"out": out, "norms": len(result.policy["norms"]), "clauses": result.clauses,
-                       "usage": usage.to_dict()})
+            emit_json({"out": out, "method": method, "norms": len(result.policy["norms"]), "clauses": result.clauses,
+                       "not_extracted": result.failures, "usage": usage.to_dict()})
             return
         for note in result.clauses:
-            what = "not a norm (skipped)" if note["norm"] is None else \
-                f"{note['norm']['sign']} {note['norm']['data_type']} -> {note['norm']['recipient_role']}"
-            console.print(f"[green]{note['clause']}[/]: {what}", highlight=False, markup=True)
+            if note["norm"] is None:
+                what = "not a norm (skipped)"
+            elif method == "llm":
+                what = f"{note['norm']['sign']} {note['norm']['data_type']} -> {note['norm']['recipient_role']}"
+            else:
+                n = note["norm"]
+                what = f"{n['sign']} {', '.join(n['data'])} -> {n['recipient']} for {n['purpose']}"
+            console.print(f"[green]{note['clause']}[/]: {escape(what)}", highlight=False, markup=True)
+        if method == "offline":
+            for f in result.failures:
+                err_console.print(f"[yellow]not extracted[/] {f['clause']}: {escape(f['error'])}", highlight=False)
+        requests = f"{usage.requests} LLM requests, {usage.repairs} repairs" if method == "llm" else "offline rules"
         console.print(f"{len(result.policy['norms'])} norms written to {out} "
-                      f"({usage.requests} LLM requests, {usage.repairs} repairs): review it, then "
+                      f"({requests}): review it, then "
                       f"`pimento policy compile {out} --db {db}`", highlight=False, markup=False)
 
     @policy_app.command("explain")

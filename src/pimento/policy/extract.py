@@ -1,5 +1,9 @@
 """Text-to-CQL: natural-language policy text -> a structured policy file, with an LLM.
 
+:func:`extract` chooses the method: without an LLM backend, the offline rules of
+:mod:`pimento.policy.extract_offline` (the default of ``pimento policy extract``); with one,
+the LLM steps below.
+
 The LLM only *translates*, at compile time; it never takes a run-time privacy decision
 (enforcement is :mod:`pimento.policy.enforce`, SQL over the compiled views). Steps:
 
@@ -42,6 +46,7 @@ __all__ = [
     "ExtractedNorm",
     "Extraction",
     "GroundingAnswer",
+    "extract",
     "extract_policy",
     "extraction_messages",
     "grounding_messages",
@@ -456,3 +461,27 @@ def _validate_clause(b: _Builder, norm: dict[str, Any], catalog: Catalog, engine
 
 def _short(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def extract(
+    text: str,
+    catalog: Catalog,
+    backend: Any = None,
+    *,
+    engine: Any = None,
+    name: str = "extracted",
+    values: SyntheticValues | None = None,
+    subject_principal: str | None = None,
+    usage: Usage | None = None,
+    categorical: dict | None = None,
+) -> Extraction:
+    """Extract a policy from text: by rules offline when ``backend`` is None (``categorical``:
+    the role and purpose values, else read from ``engine``), else with the LLM ``backend``
+    (:func:`extract_policy`; ``values`` from a synthetic copy may appear in its prompts)."""
+    if backend is None:
+        from pimento.policy.extract_offline import extract_policy_offline
+
+        return extract_policy_offline(text, catalog, values=categorical, engine=engine, name=name,
+                                      subject_principal=subject_principal)
+    return extract_policy(text, catalog, backend, engine=engine, name=name, values=values,
+                          subject_principal=subject_principal, usage=usage)

@@ -204,6 +204,10 @@ def extract_policy_offline(
         raise PolicyError("no sentence names whom the data is about (a subject such as a patient)",
                           hint="pass the subject principal (a table name) explicitly")
     document = _document(doc, name, norms, subject)
+    used = {loc["relation"] for d in doc.data_types.values() for loc in d["locations"]}
+    paths = {t: p for t in sorted(used) if (p := schema.subject_path(catalog.table(t), subject))}
+    if paths:
+        document["grounding"]["subjects"] = paths
     if engine is not None:
         document, failures = _compile_each(document, catalog, engine, failures)
     policy_from_dict(document, source="extracted policy")
@@ -272,7 +276,7 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
     if frame.verb in ("disclose", "passive"):
         slots["recipient"] = role(frame.recipient)
         if frame.verb == "disclose":
-            slots["sender"] = (frame.agent, RoleG(staff) if staff else None) if org and permit \
+            slots["sender"] = (staff.name if staff else None, RoleG(staff) if staff else None) if org and permit \
                 else ((None, None) if org else role(frame.agent))
     elif frame.verb == "receive":
         slots["recipient"] = role(frame.agent)
@@ -286,7 +290,7 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
         if org:
             if permit and staff is not None:
                 slots["recipient"] = (frame.purpose, role_for_purpose(schema, staff, frame.purpose))
-                slots["sender"] = (frame.agent, RoleG(staff))
+                slots["sender"] = (staff.name, RoleG(staff))
         else:
             slots["recipient"] = role(frame.agent)
     if frame.subject and not frame.public and subject is not None:

@@ -106,6 +106,33 @@ class Schema:
             frontier = nxt
         return seen
 
+    def subject_path(self, table: Table, subject: Table, hops: int = 3) -> str | None:
+        """How ``table``'s rows reach ``subject`` when no column of theirs references it directly:
+        ``via COLS -> T1.c1 [-> T2.c2 ...]`` (the policy's ``grounding.subjects`` syntax), or None."""
+        if table is subject or self.fk_columns(table, subject):
+            return None
+
+        def walk(reached: Table, prefix: list[str], depth: int) -> list[str] | None:
+            direct = self.fk_columns(reached, subject)
+            if direct and reached is not subject:
+                return prefix + [f"{reached.name}.{direct[0]}"]
+            if depth == 0 or reached is subject:
+                return None
+            for fk in self.catalog.foreign_keys_of(reached.name):
+                ref = self.catalog.table(fk.ref_table)
+                if len(fk.columns) == 1 and ref is not reached:
+                    found = walk(ref, prefix + [f"{reached.name}.{fk.columns[0]}"], depth - 1)
+                    if found:
+                        return found
+            return None
+
+        for fk in self.catalog.foreign_keys_of(table.name):
+            cols = fk.columns[0] if len(fk.columns) == 1 else f"({', '.join(fk.columns)})"
+            found = walk(self.catalog.table(fk.ref_table), [cols], hops - 1)
+            if found:
+                return "via " + " -> ".join(found)
+        return None
+
     def principal_refs(self, table: Table, principals: Iterable[Table]) -> set[str]:
         out = set()
         for p in principals:
