@@ -57,10 +57,10 @@ def authorization_view(enforcer: Enforcer, context: Context, query: CountQuery) 
     plan = enforcer._plan(context, f"SELECT {select} FROM {source}")
     with_sql = enforcer._provenance_with(plan)
     public: dict[str, Any] = {}
-    for alias, (table, key, cols) in needed.items():
+    for alias, (table_name, key, cols) in needed.items():
         attrs = ", ".join(lit(c) for c in cols)
         public[alias] = (
-            f"{row_key_sql(alias, key)} IN (SELECT row_key FROM {PREFIX}auth WHERE relation = {lit(table)} "
+            f"{row_key_sql(alias, key)} IN (SELECT row_key FROM {PREFIX}auth WHERE relation = {lit(table_name)} "
             f"AND attribute IN ({attrs}) GROUP BY row_key HAVING COUNT(DISTINCT attribute) = {len(cols)})"
         )
     return AuthorizationView(with_sql=with_sql, params=tuple(enforcer._params(context)), public=public)

@@ -183,7 +183,7 @@ def canonical_sql(sql: str, catalog: Catalog, dialect: str = "duckdb", *, predic
     from sqlglot.optimizer.qualify import qualify
     from sqlglot.optimizer.simplify import simplify
 
-    schema = {t.name.lower(): {c.name.lower(): (c.raw_type or "TEXT") for c in t.columns} for t in catalog.tables}
+    schema: dict[str, object] = {t.name.lower(): {c.name.lower(): (c.raw_type or "TEXT") for c in t.columns} for t in catalog.tables}
     try:
         if predicate:
             # a row filter: its columns are already qualified with the row alias t
@@ -197,7 +197,7 @@ def canonical_sql(sql: str, catalog: Catalog, dialect: str = "duckdb", *, predic
         return sql
 
 
-def _rename_aliases(tree: exp.Expression, dialect: str = "duckdb") -> exp.Expression:
+def _rename_aliases(tree: exp.Expr, dialect: str = "duckdb") -> exp.Expr:
     """Rename table aliases and CTE names to ``_a0, _a1, ...`` by order of first appearance."""
     names: dict[str, str] = {}
 
@@ -255,11 +255,11 @@ def _redundancy(compiled: CompiledPolicy, engine: Any, catalog: Catalog | None =
     merged_conds: dict[str, str] = {}
     by_csql: dict[tuple, str] = {}
     for name, cond in compiled.conditions.items():
-        key = (tuple(sorted(cond.principals.items())), cond.variables, canon(cond.sql))
-        if key in by_csql:
-            merged_conds[name] = by_csql[key]
+        cond_key = (tuple(sorted(cond.principals.items())), cond.variables, canon(cond.sql))
+        if cond_key in by_csql:
+            merged_conds[name] = by_csql[cond_key]
         else:
-            by_csql[key] = name
+            by_csql[cond_key] = name
     # rewrite norms to canonical views
     norms: list[Norm] = []
     for n in compiled.norms:
@@ -280,11 +280,11 @@ def _redundancy(compiled: CompiledPolicy, engine: Any, catalog: Catalog | None =
                            canon(compiled.locations[i].where_sql, predicate=True))
                           for i in compiled.norm_locations[n.id])
         bound_purpose = ANY if n.purpose == ANY else frozenset(compiled.purposes[n.purpose])
-        key = (n.sign, n.sender, n.recipient, n.subject, cells, bound_purpose, n.condition, n.when)
-        if key in seen:
-            merged_norms[n.id] = seen[key]
+        norm_key = (n.sign, n.sender, n.recipient, n.subject, cells, bound_purpose, n.condition, n.when)
+        if norm_key in seen:
+            merged_norms[n.id] = seen[norm_key]
             continue
-        seen[key] = n.id
+        seen[norm_key] = n.id
         kept.append(n)
     compiled.norms = kept
     for nid in merged_norms:

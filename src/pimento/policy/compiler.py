@@ -28,6 +28,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from pimento.engines.base import Engine
 from pimento.errors import CatalogError, EngineError, PolicyError
 from pimento.policy.model import (
     ANY,
@@ -37,6 +38,7 @@ from pimento.policy.model import (
     Atom,
     Cond,
     Const,
+    GroundingSpec,
     Norm,
     Not,
     Policy,
@@ -315,8 +317,9 @@ class CompiledPolicy:
 # --------------------------------------------------------------------------- helpers
 
 
-def _parse_fragment(sql: str, *, clause: str, what: str, dialect: str, select: bool) -> exp.Expression:
+def _parse_fragment(sql: str, *, clause: str, what: str, dialect: str, select: bool) -> exp.Expr:
     """Parse one grounded SQL fragment: a SELECT (``select``) or a boolean expression."""
+    tree: exp.Expr | None
     try:
         if select:
             statements = sqlglot.parse(sql, read=dialect)
@@ -336,7 +339,7 @@ def _parse_fragment(sql: str, *, clause: str, what: str, dialect: str, select: b
     return tree
 
 
-def _check_tables(tree: exp.Expression, catalog: Catalog, *, clause: str, what: str, dialect: str | None = None) -> None:
+def _check_tables(tree: exp.Expr, catalog: Catalog, *, clause: str, what: str, dialect: str | None = None) -> None:
     """Every table ``tree`` reads is in the catalog; on PostgreSQL, which folds unquoted names to
     lower case, each is rewritten in place to the catalog's spelling, quoted (``Link`` -> ``"Link"``)."""
     cte_names = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
@@ -355,7 +358,7 @@ def _check_tables(tree: exp.Expression, catalog: Catalog, *, clause: str, what: 
             table.set("this", exp.to_identifier(catalog.table(table.name).name, quoted=True))
 
 
-def _qualify_to(tree: exp.Expression, alias: str, columns: set[str]) -> exp.Expression:
+def _qualify_to(tree: exp.Expr, alias: str, columns: set[str]) -> exp.Expr:
     """Qualify the unqualified columns of a predicate over one relation with ``alias``."""
     tree = tree.copy()
     for col in list(tree.find_all(exp.Column)):
@@ -385,7 +388,7 @@ def _row_key(catalog: Catalog, relation: str, clause: str) -> tuple[str, ...]:
     return tuple(key)
 
 
-def _probe(engine: Any, sql: str, *, clause: str, what: str) -> tuple[str, ...]:
+def _probe(engine: Engine | None, sql: str, *, clause: str, what: str) -> tuple[str, ...]:
     """Run ``sql`` with LIMIT 0; return its column names, or a PolicyError naming the clause."""
     if engine is None:
         return ()
@@ -443,7 +446,7 @@ def subject_path_sql(catalog: Catalog, relation: str, path: str, clause: str) ->
                           hint="write 'via COL -> Table.COL'")
     current = catalog.table(relation)
     cols = [current.column(c).name for c in _path_columns(parts[0], clause, path)]
-    joins: list[str] = []
+    joins: list[tuple[str, str, str]] = []  # (alias, table, ON condition)
     prev_alias = "t"
     for i, part in enumerate(parts[1:], start=1):
         table_name, dot, rest = part.strip().partition(".")
@@ -483,11 +486,14 @@ def subject_path_sql(catalog: Catalog, relation: str, path: str, clause: str) ->
 # --------------------------------------------------------------------------- compiler
 
 
-def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dialect: str | None = None) -> CompiledPolicy:
+def compile_policy(policy: Policy, catalog: Catalog, engine: Engine | None = None, *, dialect: str | None = None) -> CompiledPolicy:
     """Compile every norm of ``policy`` to views over ``catalog`` (coverage: each clause compiles).
 
     ``engine`` (optional) is used to run every fragment once with ``LIMIT 0``. Information
     implication is *not* applied here; see :func:`pimento.policy.checks.run_checks`.
+
+    The steps, in order (each raises on the first clause it cannot ground): principals, roles,
+    conditions, purposes, declared subject paths, data-type locations, then norm coverage.
 
     Raises:
         PolicyError: naming the clause (norm id, or ``grounding.<kind>.<name>``) that
@@ -495,9 +501,61 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
             data type, SQL that does not parse or run, a missing table or column.
     """
     g = policy.grounding
-    dialect = dialect or getattr(engine, "dialect", None) or "duckdb"
+    target = _Target(catalog, engine, dialect or (engine.dialect if engine is not None else None) or "duckdb")
+    principals = _ground_principals(g, catalog)
+    subject = principals[g.subject_principal]
+    roles = _ground_roles(g, target, principals)
+    conditions = _ground_conditions(g, target, principals)
+    purposes, purpose_includes = _ground_purposes(g)
+    subject_paths = _ground_subject_paths(g, target, subject)
+    locations, data_types, unmapped = _ground_locations(g, target, subject)
+    norm_locations = _norm_coverage(policy, roles, conditions, purposes, data_types, unmapped)
+    return CompiledPolicy(
+        name=policy.name,
+        dialect=target.dialect,
+        principals=principals,
+        subject_principal=g.subject_principal,
+        purposes=purposes,
+        roles=roles,
+        conditions=conditions,
+        locations=locations,
+        data_types=data_types,
+        norms=list(policy.norms),
+        norm_locations=norm_locations,
+        tables=_table_layouts(catalog),
+        purpose_includes=purpose_includes,
+        fingerprint=schema_fingerprint(catalog),
+        subject_paths=subject_paths,
+    )
 
-    # principals ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Target:
+    """The database a policy is grounded on: its catalog, the engine that probes each fragment
+    (None: fragments are parsed and checked against the catalog but not run), the SQL dialect."""
+
+    catalog: Catalog
+    engine: Engine | None
+    dialect: str
+
+    def fragment(self, sql: str, *, clause: str, what: str, select: bool) -> exp.Expr:
+        """A grounded SQL fragment, parsed and checked against the catalog (see :func:`_parse_fragment`)."""
+        tree = _parse_fragment(sql, clause=clause, what=what, dialect=self.dialect, select=select)
+        _check_tables(tree, self.catalog, clause=clause, what=what, dialect=self.dialect)
+        return tree
+
+    def predicate(self, sql: str, relation: str, *, clause: str, what: str) -> str:
+        """A row predicate over ``relation``, its columns qualified with ``t``, NULL read as FALSE."""
+        tree = self.fragment(sql, clause=clause, what=what, select=False)
+        cols = {c.lower() for c in self.catalog.table(relation).column_names}
+        return f"COALESCE(({_qualify_to(tree, 't', cols).sql(self.dialect)}), FALSE)"
+
+    def probe(self, sql: str, *, clause: str, what: str) -> tuple[str, ...]:
+        return _probe(self.engine, sql, clause=clause, what=what)
+
+
+def _ground_principals(g: GroundingSpec, catalog: Catalog) -> dict[str, dict[str, str]]:
+    """Principal kind -> the relation and key column that identify its members."""
     principals: dict[str, dict[str, str]] = {}
     for name, p in g.principals.items():
         clause = f"grounding.principals.{name}"
@@ -513,8 +571,11 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
             clause="grounding.subject_principal",
             hint=f"principals: {', '.join(principals)}",
         )
+    return principals
 
-    # roles ----------------------------------------------------------------------
+
+def _ground_roles(g: GroundingSpec, target: _Target, principals: dict[str, dict[str, str]]) -> dict[str, CompiledRole]:
+    """Role -> its view ``SELECT agent``: the principal's keys that satisfy the role predicate."""
     roles: dict[str, CompiledRole] = {}
     for name, r in g.roles.items():
         clause = f"grounding.roles.{name}"
@@ -526,22 +587,22 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
         pr = principals[r.principal]
         where = "TRUE"
         if r.where:
-            tree = _parse_fragment(r.where, clause=clause, what="the role predicate", dialect=dialect, select=False)
-            _check_tables(tree, catalog, clause=clause, what="the role predicate", dialect=dialect)
-            cols = {c.lower() for c in catalog.table(pr["relation"]).column_names}
-            where = f"COALESCE(({_qualify_to(tree, 't', cols).sql(dialect)}), FALSE)"
+            where = target.predicate(r.where, pr["relation"], clause=clause, what="the role predicate")
         sql = f"SELECT CAST(t.{quote(pr['key'])} AS VARCHAR) AS agent FROM {quote(pr['relation'])} AS t WHERE {where}"
-        _probe(engine, sql, clause=clause, what="the role view")
+        target.probe(sql, clause=clause, what="the role view")
         roles[name] = CompiledRole(name, r.principal, sql)
+    return roles
 
-    # conditions -----------------------------------------------------------------
+
+def _ground_conditions(g: GroundingSpec, target: _Target, principals: dict[str, dict[str, str]]) -> dict[str, CompiledCondition]:
+    """Condition -> its view of (sender?, recipient?, subject?) identities, as text."""
+    dialect = target.dialect
     conditions: dict[str, CompiledCondition] = {}
     for name, c in g.conditions.items():
         clause = f"grounding.conditions.{name}"
-        tree = _parse_fragment(c.sql, clause=clause, what="the condition view", dialect=dialect, select=True)
-        _check_tables(tree, catalog, clause=clause, what="the condition view", dialect=dialect)
+        tree = target.fragment(c.sql, clause=clause, what="the condition view", select=True)
         outputs = [s.alias_or_name.lower() for s in tree.selects] if isinstance(tree, exp.Select) else []
-        probed = _probe(engine, tree.sql(dialect), clause=clause, what="the condition view")
+        probed = target.probe(tree.sql(dialect), clause=clause, what="the condition view")
         if probed:
             outputs = list(probed)
         variables = tuple(v for v in VARIABLES if v in outputs)
@@ -565,8 +626,11 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
         cols = ", ".join(f"CAST(q.{quote(v)} AS VARCHAR) AS {v}" for v in variables)
         sql = f"SELECT DISTINCT {cols} FROM ({tree.sql(dialect)}) AS q"
         conditions[name] = CompiledCondition(name, variables, dict(c.principals), sql, recursive)
+    return conditions
 
-    # purposes -------------------------------------------------------------------
+
+def _ground_purposes(g: GroundingSpec) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Purpose -> its context values, and purpose -> its direct sub-purposes (an acyclic hierarchy)."""
     purposes: dict[str, list[str]] = {}
     for name, p in g.purposes.items():
         if name == ANY:
@@ -591,22 +655,31 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
                                   clause=f"grounding.purposes.{name}")
             seen |= frontier
             frontier = {s for f in frontier for s in purpose_includes.get(f, [])} - seen
+    return purposes, purpose_includes
 
-    # declared subjects per relation (also used for locations that implication adds) -------
-    subj = principals[g.subject_principal]
+
+def _ground_subject_paths(g: GroundingSpec, target: _Target, subject: dict[str, str]) -> dict[str, str]:
+    """Relation -> its declared way to the data subject (``grounding.subjects``), each checked to run
+    (also used for the locations that implication adds later)."""
     subject_paths: dict[str, str] = {}
     for rel_name, path in g.subjects.items():
         clause = f"grounding.subjects.{rel_name}"
         try:
-            table = catalog.table(rel_name)
+            table = target.catalog.table(rel_name)
         except CatalogError as exc:
             raise PolicyError(f"{clause}: {exc.message}", clause=clause, hint=exc.hint) from None
-        sql = _subject_sql(catalog, table.name, path, subj, clause)
-        _probe(engine, f"SELECT {sql} AS subject FROM {quote(table.name)} AS t", clause=clause, what="the subject path")
+        sql = _subject_sql(target.catalog, table.name, path, subject, clause)
+        target.probe(f"SELECT {sql} AS subject FROM {quote(table.name)} AS t", clause=clause, what="the subject path")
         subject_paths[table.name] = path
+    return subject_paths
 
-    # data types and locations ---------------------------------------------------
-    subj = principals[g.subject_principal]
+
+def _ground_locations(
+    g: GroundingSpec, target: _Target, subject: dict[str, str]
+) -> tuple[dict[str, Location], dict[str, list[str]], set[str]]:
+    """Every location of every data type (id ``<type>#<n>``), the location ids of each data type,
+    and the data types declared unmapped (the database holds no column for them)."""
+    catalog = target.catalog
     locations: dict[str, Location] = {}
     data_types: dict[str, list[str]] = {}
     unmapped: set[str] = set()
@@ -624,21 +697,30 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
             except CatalogError as exc:
                 raise PolicyError(f"{clause}: {exc.message}", clause=clause, hint=exc.hint) from None
             where = "TRUE"
-            cols = {c.lower() for c in table.column_names}
             if loc.where:
-                tree = _parse_fragment(loc.where, clause=clause, what="the location predicate", dialect=dialect, select=False)
-                _check_tables(tree, catalog, clause=clause, what="the location predicate", dialect=dialect)
-                where = f"COALESCE(({_qualify_to(tree, 't', cols).sql(dialect)}), FALSE)"
-            subject_sql = _subject_sql(catalog, table.name, loc.subject or _declared_subject(g, table.name), subj, clause)
+                where = target.predicate(loc.where, table.name, clause=clause, what="the location predicate")
+            subject_sql = _subject_sql(catalog, table.name, loc.subject or _declared_subject(g, table.name), subject, clause)
             key = _row_key(catalog, table.name, clause)
             loc_id = f"{name}#{i + 1}"
             location = Location(loc_id, table.name, attribute, where, subject_sql, _row_key_sql("t", key), name)
-            _probe(engine, location.view_sql(), clause=clause, what=f"location {table.name}.{attribute}")
+            target.probe(location.view_sql(), clause=clause, what=f"location {table.name}.{attribute}")
             locations[loc_id] = location
             ids.append(loc_id)
         data_types[name] = ids
+    return locations, data_types, unmapped
 
-    # norms: coverage -------------------------------------------------------------
+
+def _norm_coverage(
+    policy: Policy,
+    roles: dict[str, CompiledRole],
+    conditions: dict[str, CompiledCondition],
+    purposes: dict[str, list[str]],
+    data_types: dict[str, list[str]],
+    unmapped: set[str],
+) -> dict[str, list[str]]:
+    """Coverage: every role, purpose, condition and data type a norm names is grounded. Returns
+    norm id -> the location ids its data view unions."""
+    g = policy.grounding
     norm_locations: dict[str, list[str]] = {}
     for norm in policy.norms:
         clause_text = f"clause {norm.id}" + (f" ({_short(norm.source)})" if norm.source else "")
@@ -667,32 +749,19 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Any = None, *, dial
                 )
             locs.extend(x for x in data_types[dt] if x not in locs)
         norm_locations[norm.id] = locs
+    return norm_locations
 
+
+def _table_layouts(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
+    """Relation -> its columns (ordered) and row key columns, as the runtime rewrites them."""
     tables: dict[str, dict[str, list[str]]] = {}
     for table in catalog.tables:
         key = table.primary_key or (table.unique[0] if table.unique else ())
         tables[table.name] = {"columns": list(table.column_names), "key": list(key)}
-
-    return CompiledPolicy(
-        name=policy.name,
-        dialect=dialect,
-        principals=principals,
-        subject_principal=g.subject_principal,
-        purposes=purposes,
-        roles=roles,
-        conditions=conditions,
-        locations=locations,
-        data_types=data_types,
-        norms=list(policy.norms),
-        norm_locations=norm_locations,
-        tables=tables,
-        purpose_includes=purpose_includes,
-        fingerprint=schema_fingerprint(catalog),
-        subject_paths=subject_paths,
-    )
+    return tables
 
 
-def _declared_subject(g: Any, relation: str) -> str | None:
+def _declared_subject(g: GroundingSpec, relation: str) -> str | None:
     """The relation's entry in ``grounding.subjects`` (case-insensitive), if any."""
     for name, path in g.subjects.items():
         if name.lower() == relation.lower():

@@ -557,7 +557,7 @@ class Enforcer:
         res = self.engine.execute(
             self._provenance_with(plan) + f" SELECT relation, row_key, attribute FROM {PREFIX}auth", self._params(context)
         )
-        return {tuple(r) for r in res.rows}  # type: ignore[misc]
+        return {tuple(r) for r in res.rows}
 
     def decisions(self, context: Context, sql: str, *, limit: int | None = 1000) -> list[dict[str, Any]]:
         """Custodian tool: per referenced cell governed by a relevant norm, its value, the
@@ -680,7 +680,14 @@ class Enforcer:
             ctes.append(self._rewrite_cte(rel, cols, by_column, with_flags=flags is not None))
         return ctes, tuple(relevant)
 
-    def _rewrite_cte(self, relation: str, referenced: frozenset[str], by_column: dict, *, with_flags: bool = False) -> str:
+    def _rewrite_cte(
+        self,
+        relation: str,
+        referenced: frozenset[str],
+        by_column: dict[tuple[str, str], tuple[list[Any], list[Any]]],
+        *,
+        with_flags: bool = False,
+    ) -> str:
         """``R_c``: authorized cells kept, others NULL, rows without an authorized referenced cell removed.
 
         Each subject set a formula needs is LEFT JOINed once per subject column (a set is
@@ -724,9 +731,9 @@ class Enforcer:
             pos, neg = by_column.get((relation, c), ([], []))
             if c not in use or not pos:
                 continue
-            expr = "(" + " OR ".join(dict.fromkeys(term(*p, True) for p in pos)) + ")"
+            expr = "(" + " OR ".join(dict.fromkeys(term(loc, formula, True) for loc, formula in pos)) + ")"
             if neg:
-                expr += " AND NOT (" + " OR ".join(dict.fromkeys(term(*n, False) for n in neg)) + ")"
+                expr += " AND NOT (" + " OR ".join(dict.fromkeys(term(loc, formula, False) for loc, formula in neg)) + ")"
             flags.append((i, c, expr))
         name = quote(PREFIX + "t_" + relation.lower())
         if not flags:

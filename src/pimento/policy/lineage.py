@@ -73,7 +73,7 @@ class AnalyzedQuery:
         return self.tree.meta.get("pimento_dialect", "duckdb")
 
 
-def _base_tables(tree: exp.Expression) -> list[exp.Table]:
+def _base_tables(tree: exp.Expr) -> list[exp.Table]:
     return [t for t in tree.find_all(exp.Table) if "pimento_relation" in t.meta]
 
 
@@ -94,7 +94,7 @@ def analyze_query(sql: str, catalog: Catalog, *, dialect: str = "duckdb") -> Ana
     return result
 
 
-def _error(sql: str, message: str, node: exp.Expression | None = None, hint: str | None = None) -> SqlError:
+def _error(sql: str, message: str, node: exp.Expr | None = None, hint: str | None = None) -> SqlError:
     highlight = None
     if node is not None:
         text = node.sql() if not isinstance(node, exp.Identifier) else node.name
@@ -158,7 +158,7 @@ def _analyze(sql: str, catalog: Catalog, dialect: str) -> AnalyzedQuery:
         if id(table) not in seen:
             raise _error(sql, f"unsupported table reference {table.sql(dialect)}", table)
 
-    schema = {t.name.lower(): {c.name.lower(): (c.raw_type or "TEXT") for c in t.columns} for t in catalog.tables}
+    schema: dict[str, object] = {t.name.lower(): {c.name.lower(): (c.raw_type or "TEXT") for c in t.columns} for t in catalog.tables}
     try:
         qualified = qualify(
             tree.copy(), schema=schema, dialect=dialect, validate_qualify_columns=True, quote_identifiers=False,
@@ -186,7 +186,7 @@ def _returned(qualified: exp.Query, names: dict[str, Any]) -> tuple[tuple[str, f
     """Per output column, the base columns it depends on (following CTEs and subqueries)."""
     scopes = {id(s.expression): s for s in traverse_scope(qualified)}
 
-    def deps(node: exp.Expression, scope: Scope, depth: int = 0) -> set[tuple[str, str]]:
+    def deps(node: exp.Expr, scope: Scope, depth: int = 0) -> set[tuple[str, str]]:
         out: set[tuple[str, str]] = set()
         if depth > 32:
             return out

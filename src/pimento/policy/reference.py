@@ -143,13 +143,13 @@ class ReferencePolicy:
                     return None not in value and value in allowed
 
                 derived.append((table, col, f))
-            for rel, attr, f in derived:
-                marker = (rel, attr, id(f)) if f is not where else (rel, attr, id(where))
+            for rel, attr, row_filter in derived:
+                marker = (rel, attr, id(row_filter)) if row_filter is not where else (rel, attr, id(where))
                 if marker in seen:
                     continue
                 seen.add(marker)
                 subject = self._subject_column(rel)
-                new = (RefLocation(rel, attr, f, subject), f)
+                new = (RefLocation(rel, attr, row_filter, subject), row_filter)
                 out.append(new)
                 work.append(new)
         return out
@@ -267,8 +267,8 @@ class ReferencePolicy:
             per_norm.append((norm, with_filters))
         permitted: set[tuple[str, str, str]] = set()
         prohibited: set[tuple[str, str, str]] = set()
-        for norm, locs in per_norm:
-            for loc, where in locs:
+        for norm, filtered in per_norm:
+            for loc, where in filtered:
                 if wanted is not None and (loc.relation, loc.attribute) not in wanted:
                     continue
                 for row in db[loc.relation]:
@@ -305,12 +305,17 @@ class ReferencePolicy:
         return out
 
     def answer(self, db: Rows, ddl: dict[str, str], sql: str, sender: tuple[str, str], recipient: tuple[str, str],
-               purpose: str, referenced: dict[str, frozenset[str]]) -> list[tuple[Any, ...]]:
-        """The analyst query run on the authorized database (fresh in-memory DuckDB)."""
+               purpose: str, referenced: dict[str, frozenset[str]],
+               cells: set[tuple[str, str, str]] | None = None) -> list[tuple[Any, ...]]:
+        """The analyst query run on the authorized database (fresh in-memory DuckDB).
+
+        ``cells``: the context's authorized cells when the caller has them already (a superset of
+        the referenced columns' is fine: only those are read); computed here otherwise."""
         import duckdb
 
-        wanted = {(r, c) for r, cols in referenced.items() for c in (cols or self.columns[r])}
-        cells = self.authorized_cells(db, sender, recipient, purpose, wanted)
+        if cells is None:
+            wanted = {(r, c) for r, cols in referenced.items() for c in (cols or self.columns[r])}
+            cells = self.authorized_cells(db, sender, recipient, purpose, wanted)
         auth = self.authorized_database(db, cells, referenced)
         con = duckdb.connect()
         try:
