@@ -20,6 +20,7 @@ No word list here names a table of the shipped examples: the vocabulary is regul
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 from collections import Counter
 from typing import Any
@@ -170,7 +171,13 @@ def extract_policy_offline(
             notes.append({"clause": frame.id, "text": frame.text, "norm": None})
             failures.append({"clause": frame.id, "text": frame.text, "error": "no modal (may, shall not, ...): not a norm"})
             continue
-        norm, data_phrases = _norm(frame, schema, doc, subject, known_purposes, year)
+        snapshot = copy.deepcopy((doc.principals, doc.roles, doc.purposes, doc.conditions))
+        try:
+            norm, data_phrases = _norm(frame, schema, doc, subject, known_purposes, year)
+        except _Unextracted as exc:  # leaves no grounding behind
+            doc.principals, doc.roles, doc.purposes, doc.conditions = snapshot
+            failures.append({"clause": frame.id, "text": frame.text, "error": str(exc)})
+            continue
         for key in ("condition", "when"):
             for cname in _names(norm.get(key)):
                 condition_tables |= _tables_of(doc.conditions[cname]["sql"], catalog)
@@ -259,6 +266,10 @@ def _subject_table(frames: list[Frame], schema: Schema, explicit: str | None) ->
     return schema.catalog.table(refs.most_common(1)[0][0]) if refs else None
 
 
+class _Unextracted(Exception):
+    """A sentence left out, fail closed: its permit cannot be grounded in full."""
+
+
 def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known: tuple[str, ...],
           year: int) -> tuple[dict[str, Any], list[str]]:
     permit = frame.sign == "permit"
@@ -300,6 +311,11 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
         if frame.subject.lower() in ("them", "him", "her", "themselves"):
             g = RoleG(subject)
         slots["subject"] = (frame.subject, g)
+    if permit:
+        for var, (phrase, g) in slots.items():
+            if phrase is not None and g is None:
+                raise _Unextracted(f"the {var} {phrase!r} names no table or role value of the database "
+                                   "(a permit to anyone would be too broad)")
     norm: dict[str, Any] = {"id": frame.id, "sign": frame.sign}
     vars_: dict[str, Var] = {}
     for var, (phrase, g) in slots.items():
@@ -319,11 +335,15 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
             purpose = doc.purpose(purpose_name(frame.purpose, known), includes)
     norm["purpose"] = purpose
 
-    def atoms(text: str, actor: str | None) -> list[Any]:
+    missed: list[str] = []
+
+    def atoms(text: str, actor: str | None, *, strict: bool) -> list[Any]:
         out: list[Any] = []
-        for group in ground_condition(text, schema, vars_, actor=actor, year=year):
-            names = list(dict.fromkeys(doc.condition(a) for a in group))
-            out.append(names[0] if len(names) == 1 else {"any": names})
+        for group in ground_condition(text, schema, vars_, actor=actor, year=year,
+                                      missed=missed if strict else None):
+            names = list(dict.fromkeys((doc.condition(a), a.negated) for a in group))
+            forms = [{"not": n} if neg else n for n, neg in names]
+            out.append(forms[0] if len(forms) == 1 else {"any": forms})
         return out
 
     positive: list[Any] = []
@@ -346,9 +366,9 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
     for text, actor in ((frame.agent_mod, "sender" if agent_var == "sender" else agent_var),
                         (frame.recipient_mod, "recipient"), (frame.subject_mod, "subject")):
         if text:
-            (positive if permit else when).extend(atoms(text, actor))
+            (positive if permit else when).extend(atoms(text, actor, strict=permit))
     for text in frame.conditions:
-        (positive if permit else when).extend(atoms(text, agent_var))
+        (positive if permit else when).extend(atoms(text, agent_var, strict=permit))
     exceptions: list[Any] = []
     for exc in frame.exceptions:
         tests: list[Any] = []
@@ -363,9 +383,12 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
         if exc.purpose:
             tests.append({"purpose": doc.purpose(purpose_name(exc.purpose, known), [])})
         for text in exc.conditions:
-            tests.extend(atoms(text, "recipient" if exc.roles else agent_var))
+            tests.extend(atoms(text, "recipient" if exc.roles else agent_var, strict=permit))
         if tests:
             exceptions.append(_all(tests))
+    if missed:
+        raise _Unextracted("no table or column grounds the condition "
+                           + "; ".join(repr(m) for m in missed) + " (the permit would hold without it)")
     if permit:
         positive += [{"not": e} for e in exceptions]
         norm["condition"] = _all(positive)

@@ -252,6 +252,8 @@ class Atom:
     sql: str
     principals: dict[str, str] = field(default_factory=dict)  # var -> table name
     description: str = ""
+    #: the conjunct denies it ("the patient has not objected")
+    negated: bool = False
 
 
 @dataclass
@@ -265,6 +267,7 @@ class Var:
 
 _AGE = re.compile(r"\b(?:under|younger than|below|less than)\s+(?:the age of\s+)?(\d{1,3})\b"
                   r"|\b(?:over|older than|above)\s+(?:the age of\s+)?(\d{1,3})\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n't\b", re.IGNORECASE)
 _TRANSITIVE = re.compile(r"\bindirectly\b|\btransitive|\bat any level\b|\bchain of\b", re.IGNORECASE)
 _VAR_WORDS = {"sender": ("sender", "discloser"), "recipient": ("recipient", "receiver")}
 _NOISE = frozenset("""has have had also directly indirectly is are be been does do run runs that this
@@ -311,9 +314,10 @@ def _split_parts(text: str) -> list[str]:
 
 
 def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor: str | None,
-                     year: int) -> list[list[Atom]]:
+                     year: int, missed: list[str] | None = None) -> list[list[Atom]]:
     """Condition views for a condition phrase: one group per conjunct that grounds (a conjunct
-    starting with "or" joins the previous group: the views of a group are alternatives)."""
+    starting with "or" joins the previous group: the views of a group are alternatives). A
+    conjunct with content words that grounds nothing is appended to ``missed``."""
     atoms: list[Atom] = []
     age = _AGE.search(text)
     subj = vars_.get("subject")
@@ -350,10 +354,13 @@ def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor:
             mentioned.insert(0, current)
         atom = _ground_part(part, content, ws, schema, vars_, mentioned, current)
         if atom is not None:
+            atom.negated = bool(_NEGATION.search(part))
             if alternative and groups:
                 groups[-1].append(atom)
             else:
                 groups.append([atom])
+        elif content and missed is not None and not (age and not _AGE.sub(" ", part).strip()):
+            missed.append(part)
     return groups
 
 

@@ -129,7 +129,9 @@ _TAIL = re.compile(r",?\s*\b(?P<m>only if|if|provided that|on condition that|unl
                    r"but only when|only when|when|where)\b\s*", re.IGNORECASE)
 _CORE = re.compile(r"\s*\b(?P<m>to|with|for|from)\b\s+", re.IGNORECASE)
 _MOD = re.compile(r"\s*,?\s*\b(?:who|whom|that|which|whose|under|over|enrolled|aged|older|younger|below|above|"
-                  r"processing|providing|acting|performing)\b", re.IGNORECASE)
+                  r"processing|providing|acting|performing|they|he|she|we)\b", re.IGNORECASE)
+_LEADING = re.compile(r"^(?P<m>if|unless|except|when|where|provided that|only if)\b\s+(?P<c>[^,]+),\s*(?P<rest>.+)$",
+                      re.IGNORECASE)
 _SUBJ = re.compile(r"\s+\b(?P<m>of|about|concerning|regarding|revealing|relating to|on)\b\s+", re.IGNORECASE)
 _POSS = re.compile(r"^(?P<owner>(?:[\w-]+\s+){0,3}?[\w-]+)'s\s+(?P<rest>.+)$")
 _DETS = re.compile(r"^(?:(?:a|an|the|its|their|his|her|any|all|each|every|such|that|this|these|those|"
@@ -243,6 +245,9 @@ def parse_sentence(sentence: Sentence) -> Frame:
     """Read the slots of one policy sentence (see the module docstring)."""
     raw = re.sub(r"\([^)]*\)", " ", sentence.text)
     raw = " ".join(raw.replace("\u2019", "'").split()).rstrip(".;")
+    lead = _LEADING.match(raw)
+    if lead:  # "Unless the patient agrees, X may not ..." -> "X may not ... unless the patient agrees"
+        raw = f"{lead.group('rest')} {lead.group('m').lower()} {lead.group('c')}"
     frame = Frame(sentence.id, sentence.text)
     frame.public = bool(_PUBLIC.search(raw))
     m = _MODAL.search(raw)
