@@ -26,6 +26,8 @@ __all__ = ["DEFAULT_OUT", "RUN_STEPS", "DemoContext", "DemoStep", "register"]
 #: Where the demo database goes when ``--out`` is not given (relative to the working directory).
 DEFAULT_OUT = Path("pimento-demo") / "hospital.duckdb"
 DEFAULT_PATIENTS = 10_000
+#: Patients of ``demo run --from-corpus`` when ``--patients`` is not given (ingesting is slower than generating).
+DEFAULT_CORPUS_PATIENTS = 1_000
 
 
 # --------------------------------------------------------------------------- steps of `demo run`
@@ -39,6 +41,8 @@ class DemoContext:
     patients: int | None = None
     seed: int = 0
     quiet: bool = False
+    #: build the database by narrating the demo hospital and ingesting the corpus (``--from-corpus``)
+    from_corpus: bool = False
     database: Any = None
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -63,18 +67,24 @@ def step_database(ctx: DemoContext) -> dict[str, Any]:
     from pimento.engines.database import load_database
 
     built = None
-    if not ctx.path.exists():
+    corpus = None
+    if ctx.from_corpus:
+        corpus = build_from_corpus(ctx) if not ctx.path.exists() else _check_ingested(ctx.path)
+    elif not ctx.path.exists():
         patients = ctx.patients if ctx.patients is not None else DEFAULT_PATIENTS
         built = _build(ctx.path, patients=patients, seed=ctx.seed, overwrite=False, quiet=ctx.quiet)
     ctx.database = load_database(ctx.path)
     rows = _row_count(ctx, "Patient")
+    seconds = built.seconds if built is not None else corpus.get("seconds") if corpus else None
     out: dict[str, Any] = {
         "path": str(ctx.path),
         "config_path": str(ctx.path.parent / "pimento.toml"),
-        "built": built is not None,
+        "built": built is not None or bool(corpus and corpus["built"]),
         "patients": rows,
-        "build_seconds": round(built.seconds, 3) if built is not None else None,
+        "build_seconds": round(seconds, 3) if seconds is not None else None,
     }
+    if corpus is not None:
+        out["corpus"] = corpus
     if built is None and ctx.patients is not None and ctx.patients != rows:
         out["note"] = (
             f"the existing database has {rows} patients, not {ctx.patients}; "
@@ -83,9 +93,83 @@ def step_database(ctx: DemoContext) -> dict[str, Any]:
     return out
 
 
+def build_from_corpus(ctx: DemoContext) -> dict[str, Any]:
+    """``--from-corpus``: narrate the demo hospital into ``corpus/`` beside the database (or reuse the
+    corpus there), ingest it with the offline extractor into the database, write its pimento.toml."""
+    import time
+
+    from pimento.demo.corpus import write_demo_corpus
+    from pimento.demo.hospital import check_target, demo_config_text
+    from pimento.ingest import ingest
+
+    started = time.perf_counter()
+    check_target(ctx.path, overwrite=False)
+    folder = ctx.path.parent / "corpus"
+    reused = (folder / "schema.sql").is_file() and (folder / "patterns.yaml").is_file() and (folder / "documents").is_dir()
+    if not reused:
+        patients = ctx.patients if ctx.patients is not None else DEFAULT_CORPUS_PATIENTS
+        if not ctx.quiet:
+            err_console.print(f"narrating the demo hospital ({patients:,} patients) into {folder} ...", highlight=False)
+        write_demo_corpus(folder, patients=patients, seed=ctx.seed)
+    if not ctx.quiet:
+        err_console.print(f"ingesting {folder / 'documents'} into {ctx.path} (offline extractor) ...", highlight=False)
+    report = ingest(folder / "documents", folder / "schema.sql", ctx.path, patterns=folder / "patterns.yaml")
+    (ctx.path.parent / "pimento.toml").write_text(
+        demo_config_text(ctx.path.name)
+        + "\n# The database was ingested from corpus/ (`pimento demo run --from-corpus`): CI answers may carry the\n"
+        "# text of authorized cells when the custodian sets release = \"span\" or \"sentence\" (docs/ingest.md).\n"
+        "[provenance]\n"
+        'release = "none"\n'
+        'corpus = "corpus/documents"\n',
+        encoding="utf-8",
+    )
+    return {
+        "built": True,
+        "folder": str(folder),
+        "corpus_reused": reused,
+        "documents": report.documents,
+        "rows": report.rows,
+        "rejected": len(report.rejected),
+        "provenance_spans": report.provenance_spans,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def _check_ingested(path: Path) -> dict[str, Any]:
+    """An existing database given with ``--from-corpus`` must be an ingest output."""
+    import duckdb
+
+    from pimento.ingest import DOCUMENTS_TABLE
+
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        raise UserError(f"cannot open {path}: {exc}") from None
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        documents = int(con.execute(f"SELECT COUNT(*) FROM {DOCUMENTS_TABLE}").fetchone()[0]) if DOCUMENTS_TABLE in tables else None
+    finally:
+        con.close()
+    if documents is None:
+        raise UserError(
+            f"{path} exists and was not built from the corpus",
+            hint="give --from-corpus another --out (the database is built there), or drop --from-corpus",
+        )
+    return {"built": False, "folder": str(path.parent / "corpus"), "documents": documents}
+
+
 def show_database(data: dict[str, Any]) -> None:
     verb = f"built in {data['build_seconds']:.1f} s" if data["built"] else "existing"
     console.print(f"[bold]Demo database[/] {data['path']} ({verb}, {data['patients']:,} patients)", highlight=False)
+    corpus = data.get("corpus")
+    if corpus and corpus["built"]:
+        console.print(
+            f"  from the corpus {corpus['folder']}: {corpus['documents']:,} documents ingested, {corpus['rejected']:,} rows "
+            f"kept aside (_pimento_rejected), {corpus['provenance_spans']:,} provenance spans",
+            highlight=False,
+        )
+    elif corpus:
+        console.print(f"  ingested from the corpus {corpus['folder']} ({corpus['documents']:,} documents)", highlight=False)
     if data.get("note"):
         console.print(f"[yellow]note:[/] {data['note']}", highlight=False)
 
@@ -452,13 +536,18 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(DEFAULT_OUT, "--out", help="The demo database (built first if missing)."),
         patients: int = typer.Option(None, "--patients", help=f"Patients when building (default {DEFAULT_PATIENTS:,})."),
         seed: int = typer.Option(0, "--seed", min=0, help="Seed when building."),
+        from_corpus: bool = typer.Option(
+            False, "--from-corpus",
+            help=f"Build the database from text: narrate the demo hospital into corpus/ beside --out (default "
+            f"{DEFAULT_CORPUS_PATIENTS:,} patients), ingest it offline, then run the demo on the rebuilt database.",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Build the demo database if missing, show its catalog, the demo question and its formulations."""
         _check_patients(patients)
         if out.is_dir():
             raise UserError(f"{out} is a directory", hint="give the path of the demo database file")
-        ctx = DemoContext(out, patients=patients, seed=seed, quiet=json_out)
+        ctx = DemoContext(out, patients=patients, seed=seed, quiet=json_out, from_corpus=from_corpus)
         results = run_steps(ctx, show=not json_out)
         if json_out:
             emit_json(results)

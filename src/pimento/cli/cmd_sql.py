@@ -25,6 +25,14 @@ def print_ci(data: dict) -> None:
     console.print(table)
     if len(data["rows"]) > 50:
         console.print(f"... {len(data['rows']) - 50} more rows (use --json)")
+    traced = [c for c in (data.get("provenance") or {}).get("cells", []) if c["texts"]]
+    if traced:  # the custodian's [provenance] lets the text of authorized cells flow (docs/ingest.md)
+        console.print(f"read from ({data['provenance']['release']}):", highlight=False)
+        for c in traced[:20]:
+            console.print(f"  row {c['row'] + 1}, {escape(c['column'])}: " + " | ".join(escape(t["text"]) for t in c["texts"]),
+                          highlight=False)
+        if len(traced) > 20:
+            console.print(f"  ... {len(traced) - 20} more traced cells (use --json)")
     console.print(f"guarantee: {data['guarantee']}", highlight=False)
 
 

@@ -31,7 +31,7 @@ import duckdb
 from pimento.demo.hospital import TABLES, create_demo
 from pimento.errors import DataSourceError, UserError
 
-__all__ = ["CORPUS_PATTERNS", "CorpusInfo", "narrate", "schema_ddl", "write_demo_corpus"]
+__all__ = ["CORPUS_PATTERNS", "CorpusInfo", "narrate", "narrated_rows", "schema_ddl", "write_demo_corpus"]
 
 _SEX = {"F": ("female", "woman", "F"), "M": ("male", "man", "M")}
 
@@ -423,10 +423,36 @@ def narrate(database: str | Path, folder: str | Path, *, seed: int = 0) -> Corpu
         path = documents / f"{stem}.jsonl"
         with path.open("w", encoding="utf-8") as stream:
             for row in data[table]:
-                doc_id = f"{prefix}-" + "-".join(str(row[k]).replace(" ", "_") for k in key)
+                doc_id = _doc_id(prefix, key, row)
                 stream.write(json.dumps({"id": doc_id, "text": template(row, ctx, rng)}, ensure_ascii=False) + "\n")
         kinds[stem] = len(data[table])
     return CorpusInfo(out, sum(kinds.values()), kinds)
+
+
+def narrated_rows(database: str | Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """Document id -> the rows of the demo database at ``database`` that the document narrates,
+    as ``(table, row)``: one row per document, plus the medication orders listed in a visit note
+    (the benchmark's truth for a sample of documents)."""
+    try:
+        con = duckdb.connect(str(database), read_only=True)
+    except duckdb.Error as exc:
+        raise DataSourceError(f"cannot open the demo database {database}: {exc}") from exc
+    try:
+        data = {t: _rows(con, t) for t in TABLES}
+    finally:
+        con.close()
+    orders: dict[Any, list[dict[str, Any]]] = {}
+    for order in data["MedicationOrders"]:
+        orders.setdefault(order["visit_id"], []).append(order)
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for _stem, prefix, table, key, _template in _KINDS:
+        for row in data[table]:
+            doc_id = _doc_id(prefix, key, row)
+            rows = [(table, row)]
+            if table == "Visit":
+                rows += [("MedicationOrders", o) for o in orders.get(row["visit_id"], [])]
+            out[doc_id] = rows
+    return out
 
 
 def write_demo_corpus(folder: str | Path, *, patients: int = 200, seed: int = 0, overwrite: bool = False) -> CorpusInfo:
@@ -457,6 +483,11 @@ def write_demo_corpus(folder: str | Path, *, patients: int = 200, seed: int = 0,
     schema_path.write_text("-- The demo hospital's schema (written by `pimento demo corpus`).\n" + ddl, encoding="utf-8")
     patterns_path.write_text(CORPUS_PATTERNS, encoding="utf-8")
     return CorpusInfo(out, info.documents, info.kinds, schema_path, patterns_path, source)
+
+
+def _doc_id(prefix: str, key: tuple[str, ...], row: dict[str, Any]) -> str:
+    """A document's id: its kind's prefix and the narrated row's key, e.g. ``visit-17``, ``treat-4-56``."""
+    return f"{prefix}-" + "-".join(str(row[k]).replace(" ", "_") for k in key)
 
 
 def _rows(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:

@@ -117,7 +117,7 @@ def ingest(
     schema: str | Path,
     out: str | Path,
     *,
-    extractor: str = "offline",
+    extractor: str | Extractor = "offline",
     patterns: str | Path | PatternSpec | None = None,
     llm_url: str | None = None,
     backend: Any = None,
@@ -130,6 +130,9 @@ def ingest(
     rows it rejected, are resolved again together with the new mentions, so a row rejected for a
     missing referenced row is accepted once a later document states that row.
 
+    ``extractor`` is a name of :data:`EXTRACTOR_NAMES` or an :class:`~pimento.ingest.extract.Extractor`
+    built by the caller for this schema.
+
     Raises:
         DataSourceError: missing corpus folder or schema, unreadable files.
         CatalogError: the DDL does not run, or the pattern spec names unknown tables or columns.
@@ -138,7 +141,10 @@ def ingest(
     started = time.perf_counter()
     out_path = Path(out)
     target = load_target(schema)
-    chosen = open_extractor(extractor, target, patterns=patterns, llm_url=llm_url, backend=backend)
+    if isinstance(extractor, str):
+        chosen = open_extractor(extractor, target, patterns=patterns, llm_url=llm_url, backend=backend)
+    else:  # an extractor built by the caller (for its options: an LLM's max_tokens, its usage counter)
+        chosen = extractor
     documents = load_corpus(corpus)
     if not documents:
         raise UserError(f"no documents under {corpus}", hint="documents are .txt/.md files or .jsonl lines with id and text")

@@ -56,7 +56,9 @@ _LOCATION_CUES = {"in", "from", "at", "to", "into", "near", "inside", "within", 
 _NAME_CUES = {"named", "called", "name", "by", "titled", "title", "author", "whose"}
 _PLACE_WORDS = {"city", "town", "location", "place", "state", "hometown", "home", "county", "district", "area",
                 "province", "residence", "venue", "headquarters", "headquarter", "birth", "region", "capital",
-                "village", "born", "building", "build", "campus", "hall", "street", "address", "site"}  # fmt: skip
+                "village", "born"} | {"building", "build", "campus", "hall", "street", "address", "site"}  # fmt: skip
+#: places inside a town: "rooms in Lamberton" is a building, but a country is never one
+_SITE_WORDS = {"building", "build", "campus", "hall", "street", "address", "site"}
 _NATION_WORDS = {"country", "nation", "nationality", "citizenship"}
 _CODE_WORDS = {"code", "abbreviation", "abbrev", "type", "format", "status", "building", "room", "symbol", "id"}
 _KEY_WORDS = {"id", "code", "key", "no", "number", "num", "abbreviation", "abbrev", "ref", "uid", "guid"}
@@ -462,7 +464,7 @@ def _class_bonus(
     elif kind == "country":
         if nation & _NATION_WORDS:
             bonus, why = 0.5, ["a country"]
-        elif c_words & _PLACE_WORDS:
+        elif c_words & (_PLACE_WORDS - _SITE_WORDS):
             bonus, why = 0.1, ["a country"]
         else:
             bonus = -0.2

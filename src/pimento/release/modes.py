@@ -114,9 +114,12 @@ class CIAnswer:
     policy: str
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
+    #: texts the authorized cells were read from, when the custodian lets them flow (release/provenance.py)
+    provenance: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **({"provenance": self.provenance} if self.provenance is not None else {}),
             "mode": "ci",
             "sql": self.sql,
             "analyst": self.analyst,

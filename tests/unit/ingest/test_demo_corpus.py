@@ -87,3 +87,70 @@ def test_compare_counts_wrong_and_missing_cells(rebuilt, tmp_path) -> None:
 def test_the_report_is_json_ready(rebuilt) -> None:
     payload = json.loads(json.dumps(rebuilt["report"].to_dict()))
     assert payload["rows"]["Patient"] == 40 and payload["new_documents"] == payload["documents"]
+
+
+def test_compare_restricted_to_a_sample_counts_made_up_rows_against_precision(rebuilt, tmp_path) -> None:
+    info = rebuilt["info"]
+    wrong = tmp_path / "wrong.duckdb"
+    shutil.copy(rebuilt["out"], wrong)
+    con = duckdb.connect(str(wrong))
+    try:
+        con.execute("INSERT INTO DxCategory VALUES ('Made-up disease', 'Nowhere', 'negative')")
+        first = con.execute("SELECT diagnosis FROM DxCategory ORDER BY 1 LIMIT 1").fetchone()[0]
+    finally:
+        con.close()
+    figures = compare(info.source_path, wrong, info.schema_path, only={"DxCategory": {(first,)}})
+    assert set(figures["tables"]) == {"DxCategory"}
+    dx = figures["tables"]["DxCategory"]
+    assert dx["rows_true"] == 1 and dx["rows_rebuilt"] == 2  # the sampled row and the made-up one
+    assert dx["true"] == 3 and dx["correct"] == 3 and dx["rebuilt"] == 6 and dx["precision"] == 0.5
+
+
+def test_narrated_rows_name_each_documents_rows(rebuilt) -> None:
+    from pimento.demo.corpus import narrated_rows
+
+    info = rebuilt["info"]
+    rows = narrated_rows(info.source_path)
+    assert set(rows) == {d.id for d in load_corpus(info.folder / "documents")}
+    con = duckdb.connect(str(info.source_path), read_only=True)
+    try:
+        visit, orders = con.execute(
+            "SELECT visit_id, COUNT(*) FROM MedicationOrders GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1"
+        ).fetchone()
+    finally:
+        con.close()
+    narrated = rows[f"visit-{visit}"]
+    assert narrated[0][0] == "Visit" and narrated[0][1]["visit_id"] == visit
+    assert [t for t, _ in narrated[1:]] == ["MedicationOrders"] * orders
+
+
+def test_demo_run_from_corpus_builds_the_database_from_text(tmp_path) -> None:
+    """`pimento demo run --from-corpus`: narrate, ingest offline, then the demo's steps run on the rebuilt database."""
+    from pimento.cli.cmd_demo import DemoContext, run_steps, step_catalog, step_database, step_question, DemoStep
+    from pimento.errors import UserError
+
+    out = tmp_path / "demo" / "hospital.duckdb"
+    steps = [DemoStep("database", step_database, print), DemoStep("catalog", step_catalog, print),
+             DemoStep("question", step_question, print)]
+    results = run_steps(DemoContext(out, patients=40, seed=3, quiet=True, from_corpus=True), steps, show=False)
+    corpus = results["database"]["corpus"]
+    assert corpus["built"] and not corpus["corpus_reused"] and corpus["documents"] > 40
+    assert results["database"]["patients"] == 40
+    assert (tmp_path / "demo" / "corpus" / "documents" / "visit-notes.jsonl").is_file()
+    assert '[provenance]\nrelease = "none"\ncorpus = "corpus/documents"' in (out.parent / "pimento.toml").read_text()
+    source = tmp_path / "demo" / "corpus" / "source" / "hospital.duckdb"
+    con = duckdb.connect(str(source), read_only=True)
+    try:
+        truth = [con.execute(f["sql"]).fetchone()[0] for f in results["question"]["formulations"]]
+    finally:
+        con.close()
+    assert [f["true_answer"] for f in results["question"]["formulations"]] == truth  # the question, on the rebuilt data
+    # a second run uses the ingested database; a generated one is refused under --from-corpus
+    again = run_steps(DemoContext(out, quiet=True, from_corpus=True), steps[:1], show=False)
+    assert again["database"]["corpus"]["built"] is False
+    from pimento.demo.hospital import create_demo
+
+    generated = tmp_path / "gen" / "hospital.duckdb"
+    create_demo(generated, patients=20)
+    with pytest.raises(UserError, match="not built from the corpus"):
+        run_steps(DemoContext(generated, quiet=True, from_corpus=True), steps[:1], show=False)
