@@ -42,17 +42,30 @@ def _cells(con: duckdb.DuckDBPyConnection, table: str, key: tuple[str, ...]) -> 
     return rows
 
 
-def compare(truth: str | Path, rebuilt: str | Path, schema: str | Path) -> dict[str, Any]:
-    """Per table and column: true, rebuilt and correct cells, precision and recall; and row counts."""
+def compare(
+    truth: str | Path, rebuilt: str | Path, schema: str | Path, *, only: dict[str, set[tuple]] | None = None
+) -> dict[str, Any]:
+    """Per table and column: true, rebuilt and correct cells, precision and recall; and row counts.
+
+    ``only`` (table -> row keys) restricts the comparison to those rows, for a sample of documents:
+    the true rows are the listed ones, the rebuilt rows the listed ones plus every row the truth
+    does not have (a row the extractor made up counts against precision); other tables are left out.
+    """
     catalog = load_target(schema).catalog
     t_con = duckdb.connect(str(truth), read_only=True)
     r_con = duckdb.connect(str(rebuilt), read_only=True)
     tables: dict[str, Any] = {}
     try:
         for name in TABLES:
+            if only is not None and name not in only:
+                continue
             key = key_of(catalog.table(name))
             true_rows = _cells(t_con, name, key)
             got_rows = _cells(r_con, name, key)
+            if only is not None:
+                keep = only[name]
+                got_rows = {k: v for k, v in got_rows.items() if k in keep or k not in true_rows}
+                true_rows = {k: v for k, v in true_rows.items() if k in keep}
             columns: dict[str, dict[str, int]] = {
                 c: {"true": 0, "rebuilt": 0, "correct": 0} for c in catalog.table(name).column_names
             }
@@ -125,6 +138,98 @@ def measure(patients: int, *, seed: int = 0, folder: Path | None = None) -> dict
         }
 
 
+# --------------------------------------------------------------------------- the LLM extractor, on a sample
+
+#: The kinds of document the LLM sample draws from (``documents/<kind>.jsonl`` of the demo corpus).
+LLM_KINDS: tuple[str, ...] = (
+    "registrations", "staff", "diagnoses", "visit-notes", "prescriptions", "discharge-letters",
+    "care-relationships", "studies",
+)
+
+
+def sample_documents(documents: Path, per_kind: int, seed: int) -> list[str]:
+    """``per_kind`` document ids of each of :data:`LLM_KINDS`, drawn with ``random.Random(seed)``."""
+    import random
+
+    rng = random.Random(seed)
+    chosen: list[str] = []
+    for kind in LLM_KINDS:
+        ids = [json.loads(line)["id"] for line in (documents / f"{kind}.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+        chosen += sorted(rng.sample(ids, min(per_kind, len(ids))))
+    return chosen
+
+
+def measure_llm(
+    backend: Any,
+    *,
+    patients: int = 40,
+    seed: int = 0,
+    per_kind: int = 4,
+    max_tokens: int = 1024,
+    folder: Path | None = None,
+) -> dict[str, Any]:
+    """The LLM extractor on a sample of the demo corpus, resolved against the rest of it.
+
+    The demo hospital of ``patients`` is narrated; ``per_kind`` documents of each of
+    :data:`LLM_KINDS` are set aside. The other documents are ingested with the offline extractor,
+    then the whole corpus is ingested again into the same database with the LLM extractor: only the
+    sample is new, so only the sample is read by ``backend``, and its rows are resolved against
+    (and checked by the keys of) the rest, as a grown corpus is. The comparison is restricted to
+    the rows the sampled documents narrate (:func:`pimento.demo.corpus.narrated_rows`), plus any
+    row the truth does not have. Deterministic given the backend's answers: a replay of the
+    recorded exchanges gives the same figures.
+    """
+    from pimento.demo.corpus import narrated_rows
+    from pimento.ingest import LLMExtractor
+    from pimento.llm.usage import Usage
+
+    with tempfile.TemporaryDirectory(prefix="pimento-ingest-llm-") as tmp:
+        where = folder or Path(tmp)
+        info = write_demo_corpus(where / "corpus", patients=patients, seed=seed, overwrite=True)
+        documents = where / "corpus" / "documents"
+        sample = sample_documents(documents, per_kind, seed)
+        chosen = set(sample)
+        rest = where / "rest"
+        if rest.exists():
+            for old in rest.glob("*.jsonl"):
+                old.unlink()
+        rest.mkdir(parents=True, exist_ok=True)
+        for path in sorted(documents.glob("*.jsonl")):
+            kept = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip() and json.loads(line)["id"] not in chosen]
+            (rest / path.name).write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+        rebuilt = where / "rebuilt.duckdb"
+        if rebuilt.exists():
+            rebuilt.unlink()
+        ingest(rest, info.schema_path, rebuilt, patterns=info.patterns_path)
+        target = load_target(info.schema_path)
+        usage = Usage()
+        extractor = LLMExtractor(backend, target.catalog, max_tokens=max_tokens, usage=usage)
+        started = time.perf_counter()
+        report = ingest(documents, info.schema_path, rebuilt, extractor=extractor)
+        seconds = time.perf_counter() - started
+        narrated = narrated_rows(info.source_path)
+        only: dict[str, set[tuple]] = {}
+        for doc_id in sample:
+            for table, row in narrated[doc_id]:
+                only.setdefault(table, set()).add(tuple(row[k] for k in key_of(target.catalog.table(table))))
+        figures = compare(info.source_path, rebuilt, info.schema_path, only=only)
+        return {
+            "patients": patients,
+            "seed": seed,
+            "per_kind": per_kind,
+            "max_tokens": max_tokens,
+            "sample": sample,
+            "documents": len(sample),
+            "failed_documents": [{"doc_id": d, "reason": r} for d, r in report.failed_documents],
+            "mentions": report.mentions,
+            "unlocated_values": report.unlocated_values,
+            "rejected_rows": len(report.rejected),
+            "llm_seconds": round(seconds, 1),
+            "usage": usage.to_dict(),
+            **figures,
+        }
+
+
 def _machine() -> str:
     mem = ""
     try:
@@ -147,12 +252,22 @@ def _commit() -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--patients", type=int, default=1000)
+    parser.add_argument("--patients", type=int, default=None, help="default 1000; 40 with --llm")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", type=Path, default=None, help="folder to keep the corpus and the rebuilt database in")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--llm", default=None, help="measure the LLM extractor on a sample instead: http(s)://.../v1 or replay:DIR")
+    parser.add_argument("--per-kind", type=int, default=4, help="--llm: documents per kind in the sample")
+    parser.add_argument("--max-tokens", type=int, default=1024, help="--llm: max_tokens of each extraction request")
+    parser.add_argument("--json-mode", default="json_object", help="--llm: json_schema | json_object | none")
+    parser.add_argument("--fold-system", action="store_true", help="--llm: system message into the first user turn (Gemma)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="--llm: seconds per request")
+    parser.add_argument("--record", type=Path, default=None, help="--llm: record the exchanges (and summary.json) here")
     args = parser.parse_args(argv)
-    result = measure(args.patients, seed=args.seed, folder=args.keep)
+    if args.llm:
+        _main_llm(args)
+        return
+    result = measure(args.patients or 1000, seed=args.seed, folder=args.keep)
     result = {"machine": _machine(), "commit": _commit(), **result}
     if args.json:
         print(json.dumps(result, indent=2))
@@ -175,6 +290,35 @@ def main(argv: list[str] | None = None) -> None:
         print(f"| {name} | {t['rows_true']} / {t['rows_rebuilt']} / {t['rows_exact']} | {t['precision']:.4f} | {t['recall']:.4f} | {weak} |")
     if result["rejected_reasons"]:
         print("rejected: " + "; ".join(f"{k} x{v}" for k, v in result["rejected_reasons"].items()))
+
+
+def _main_llm(args: argparse.Namespace) -> None:
+    from pimento.llm import OpenAIBackend, RecordingBackend, ReplayBackend
+
+    if args.llm.startswith("replay:"):
+        backend: Any = ReplayBackend(args.llm.removeprefix("replay:"))
+    else:
+        backend = OpenAIBackend(args.llm, timeout_s=args.timeout, max_retries=0, json_mode=args.json_mode,
+                                fold_system=args.fold_system)
+        if args.record is not None:
+            backend = RecordingBackend(backend, args.record)
+    patients = args.patients or 40  # a small hospital: the rest of the corpus is ingested offline first
+    result = measure_llm(backend, patients=patients, seed=args.seed, per_kind=args.per_kind, max_tokens=args.max_tokens,
+                         folder=args.keep)
+    result = {"machine": _machine(), "commit": _commit(), "llm": args.llm, "json_mode": args.json_mode, **result}
+    if args.record is not None:
+        (args.record / "summary.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    o = result["overall"]
+    print(f"machine: {result['machine']}; commit {result['commit']}; {args.llm}")
+    print(f"{result['documents']} documents ({len(result['failed_documents'])} failed), {result['llm_seconds']} s; "
+          f"usage {result['usage']}")
+    print(f"overall: precision {o['precision']:.4f}  recall {o['recall']:.4f}  ({o['correct']}/{o['rebuilt']} rebuilt, {o['true']} true cells)")
+    for name, t in result["tables"].items():
+        cols = ", ".join(f"{c} {s['precision']:.2f}/{s['recall']:.2f}" for c, s in t["columns"].items() if s["true"] or s["rebuilt"])
+        print(f"| {name} | {t['rows_true']} / {t['rows_rebuilt']} / {t['rows_exact']} | {t['precision']:.4f} | {t['recall']:.4f} | {cols} |")
 
 
 if __name__ == "__main__":
