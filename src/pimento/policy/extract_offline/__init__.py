@@ -323,7 +323,7 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
             norm[var] = ANY
             continue
         norm[var] = doc.role(g, phrase or var)
-        vars_[var] = Var(var, g.table, tuple(g.words) or tuple((phrase or "").lower().split()))
+        vars_[var] = Var(var, g.table, tuple(g.words))
     purpose = ANY
     if frame.purpose:
         includes = [purpose_name(p, known) for p in frame.purpose_includes]
@@ -340,7 +340,7 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
     def atoms(text: str, actor: str | None, *, strict: bool) -> list[Any]:
         out: list[Any] = []
         for group in ground_condition(text, schema, vars_, actor=actor, year=year,
-                                      missed=missed if strict else None):
+                                      missed=missed if strict else None, agent=agent_var):
             names = list(dict.fromkeys((doc.condition(a), a.negated) for a in group))
             forms = [{"not": n} if neg else n for n, neg in names]
             out.append(forms[0] if len(forms) == 1 else {"any": forms})
@@ -375,7 +375,13 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
         roles = []
         for phrase in exc.roles:
             g = ground_role(phrase, schema)
-            if g is not None:
+            if g is not None and g.table is subject and g.where is None:
+                # "other than the employee": the person the data is about, not any employee
+                key = schema.key(subject)
+                roles.append(doc.condition(Atom("is_self_recipient", f"SELECT {key} AS recipient, {key} AS subject "
+                                                f"FROM {subject.name}", {"recipient": subject.name},
+                                                f"the recipient is the {slug(subject.name)} the data is about")))
+            elif g is not None:
                 roles.append({"recipient_role": doc.role(g, phrase)})
         if roles:
             tests.append({"any": roles} if exc.roles_any and len(roles) > 1 else

@@ -281,13 +281,15 @@ def _mentions(part: str, vars_: dict[str, Var], actor: str | None) -> list[tuple
     for v in vars_.values():
         names = [w for w in v.words if w not in STOPWORDS]
         used = {i for i, w in enumerate(ws) if w in _VAR_WORDS.get(v.name, ())
-                or any(same_word(w, n) for n in names)
+                or any({lemma(w), stem(w)} & {lemma(n), stem(n)} for n in names)
                 or (not names and matches_name(w, v.table.name))}
         if not used:
             used = {i for i, w in enumerate(ws) if matches_name(w, v.table.name) and w not in _NOISE}
             cov = 0.3 if used else 0.0
+        elif not names:  # a role known by its table only (the organization's workforce)
+            cov = 0.3
         else:
-            cov = len({ws[i] for i in used}) / max(1, len(names))
+            cov = len({ws[i] for i in used}) / len(names)
         if used:
             found[v.name] = (cov, min(used), used)
     if actor and actor in vars_ and re.search(r"\b(?:they|their|theirs|them|its)\b", part, re.IGNORECASE):
@@ -295,7 +297,7 @@ def _mentions(part: str, vars_: dict[str, Var], actor: str | None) -> list[tuple
         if actor not in found:
             found[actor] = (1.0, pos, {pos})
     # one word, one var: the better-covered var keeps it
-    names = sorted(found, key=lambda n: -found[n][0])
+    names = sorted(found, key=lambda n: (-found[n][0], ("recipient", "subject", "sender").index(n)))
     taken: set[int] = set()
     out = []
     for n in names:
@@ -314,7 +316,7 @@ def _split_parts(text: str) -> list[str]:
 
 
 def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor: str | None,
-                     year: int, missed: list[str] | None = None) -> list[list[Atom]]:
+                     year: int, missed: list[str] | None = None, agent: str | None = None) -> list[list[Atom]]:
     """Condition views for a condition phrase: one group per conjunct that grounds (a conjunct
     starting with "or" joins the previous group: the views of a group are alternatives). A
     conjunct with content words that grounds nothing is appended to ``missed``."""
@@ -342,7 +344,7 @@ def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor:
     for part in _split_parts(text):
         alternative = bool(re.match(r"^or\b", part, re.IGNORECASE))
         part = re.sub(r"^(?:or|and)\s+", "", part, flags=re.IGNORECASE)
-        mentions = _mentions(part, vars_, current)
+        mentions = _mentions(part, vars_, agent or current)
         ws = words(part)
         if mentions and mentions[0][0] <= 1 + (ws[:1] in (["the"], ["a"], ["that"])):
             current = mentions[0][1]
@@ -350,9 +352,12 @@ def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor:
         content = [w for i, w in enumerate(ws) if i not in used and w not in STOPWORDS and w not in _NOISE
                    and len(w) > 1]
         mentioned = [m[1] for m in mentions]
+        explicit = tuple(mentioned)
         if current and current not in mentioned and current in vars_:
             mentioned.insert(0, current)
-        atom = _ground_part(part, content, ws, schema, vars_, mentioned, current)
+        if actor and actor not in mentioned and actor in vars_:  # the role a relative clause modifies
+            mentioned.append(actor)
+        atom = _ground_part(part, content, ws, schema, vars_, mentioned, current, explicit)
         if atom is not None:
             atom.negated = bool(_NEGATION.search(part))
             if alternative and groups:
@@ -407,7 +412,7 @@ def _agent_col(cols: list[str]) -> str:
 
 
 def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, vars_: dict[str, Var],
-                 mentioned: list[str], actor: str | None) -> Atom | None:
+                 mentioned: list[str], actor: str | None, explicit: tuple[str, ...] = ()) -> Atom | None:
     if not content:
         return None
     principal_names = {v.table.name.lower() for v in vars_.values()}
@@ -428,29 +433,33 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
     match_words = ws + [w for m in mentioned[:1] for w in vars_[m].words]
     # an attribute of a role's own table ("has opted out", "under contract")
     if best.name.lower() in principal_names:
-        var = next((m for m in mentioned if vars_[m].table.name.lower() == best.name.lower()),
-                   next(v.name for v in vars_.values() if v.table.name.lower() == best.name.lower()))
+        same = [m for m in mentioned if vars_[m].table is best]
+        var = same[0] if same else next(v.name for v in vars_.values() if v.table is best)
+        key = schema.key(best)
+        # a reference to its own table ("employees they supervise": Employee.manager_id)
+        refs = [c for c in schema.fk_columns(best, best) if c != key and any(matches_name(w, c) for w in content)]
+        if refs and len(same) >= 2:
+            a_var = actor if actor in same else same[0]
+            o_var = next(m for m in same if m != a_var)
+            select = [f"{refs[0]} AS {a_var}", f"{key} AS {o_var}"]
+            sql = (_closure(select, best.name) if _TRANSITIVE.search(part)
+                   else f"SELECT {', '.join(select)} FROM {best.name}")
+            return Atom(name, sql, {v: best.name for v in (a_var, o_var) if v != "subject"}, part)
         filters = [c.name for c in best.columns if c.type == "boolean" and any(matches_name(w, c.name)
                                                                               for w in content)]
         filters += _values(best, content, schema, "")
-        key = schema.key(best)
-        if var == "subject" or not filters:
-            if not filters and var != "recipient":
-                return None
-        if not filters and mentioned.count(var) and len([m for m in mentioned if vars_[m].table is best]) > 1:
-            cols = f"{key} AS {mentioned[0]}, {key} AS {mentioned[1]}"
-        elif not filters:
+        if not filters:
             return None
-        else:
-            cols = f"{key} AS {var}"
-        sql = f"SELECT {cols} FROM {best.name}" + (f" WHERE {' AND '.join(filters)}" if filters else "")
+        sql = f"SELECT {key} AS {var} FROM {best.name} WHERE {' AND '.join(filters)}"
         return Atom(name, sql, {var: best.name} if var != "subject" else {}, part)
     # a relationship table, joined once more if a mentioned role is not reachable from it
     tables = [best]
     needed = [m for m in mentioned if vars_[m].table.name.lower() != best.name.lower()]
     if "subject" in vars_ and "subject" not in needed and schema.fk_columns(best, vars_["subject"].table):
         needed.append("subject")  # a relationship about the data subject binds it, named or not
-    missing = [m for m in needed if not schema.fk_columns(best, vars_[m].table)]
+    unreached = [m for m in needed if not schema.fk_columns(best, vars_[m].table)]
+    needed = [m for m in needed if m not in unreached or m in explicit or m == "subject"]
+    missing = [m for m in unreached if m in needed]
     join = None
     if missing:
         for _, _, u in scored[1:] + [(0, 0, t) for t in schema.catalog.tables]:
@@ -478,8 +487,9 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
         cols = [(t, c) for t in tables for c in schema.fk_columns(t, target)]
         if not cols:
             continue
-        if len(ms) > 1 and len(cols) == 1:  # one column for two vars: the actor takes it
-            ms = [actor] if actor in ms else ms[:1]
+        if len(ms) > 1 and len(cols) == 1:  # one column for two vars: the named one, else the actor
+            named = [m for m in ms if m in explicit]
+            ms = [actor] if actor in (named or ms) else (named or ms)[:1]
         if len(ms) == 1 and len(cols) > 1:
             agent = _agent_col([c for _, c in cols])
             pick = agent if ms[0] == actor else next(c for _, c in cols if c != agent)
