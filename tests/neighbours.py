@@ -1,7 +1,9 @@
 """The neighbour-invariance harness: run the same request on a database D and on a neighbour D'.
 
 Two databases are neighbours when they differ by one tuple of one private relation, added or
-removed (the privacy unit of the DP release path). Every field an analyst receives must then be
+removed (the privacy unit of the DP release path), or, for releases under the change or both
+neighbourhoods (``[release] neighbours``, ``--neighbours``), one tuple changed in place
+(``neighbours(..., kinds=("change",))``). Every field an analyst receives must then be
 the same on D and on D', with the noise source fixed, except the noisy value, what is derived
 from it, and the draws of separately charged DP releases (the DP upper bound on RS). A field
 that changes with the neighbour outside that allow-list is a function of the private data that
@@ -38,9 +40,12 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from hypothesis import assume
 from hypothesis import strategies as st
 
 __all__ = [
+    "ADD_REMOVE",
+    "CHANGE",
     "Clinic",
     "DIAGNOSES",
     "VALUE_FIELDS",
@@ -161,34 +166,17 @@ def clinics(draw: Any, *, min_patients: int = 2, max_patients: int = 6, max_visi
     return Clinic({"Patient": patients, "Visit": visits, "Prescription": rx})
 
 
-@st.composite
-def neighbours(draw: Any, clinic: Clinic, *, relations: tuple[str, ...] = ORDER) -> tuple[str, Clinic]:
-    """One tuple of one private relation added or removed, keys and foreign keys kept valid.
+#: The edits of :func:`neighbours`: add/remove neighbours (the default) and change neighbours.
+ADD_REMOVE = ("add", "remove")
+CHANGE = ("change",)
 
-    A removal takes only a tuple that no other tuple references (no cascade: D' is D minus
-    exactly one tuple); an addition takes a fresh key and references existing parents.
-    Returns a description (for failure messages) and D'.
-    """
-    moves: list[tuple[str, str]] = []
-    for name in relations:
-        parents_ok = all(clinic.table(parent) for parent in SCHEMA[name][2].values())
-        if parents_ok:
-            moves.append(("add", name))
-        referenced = clinic.referenced(name)
-        key = COLUMNS[name].index(SCHEMA[name][1])
-        if any(r[key] not in referenced for r in clinic.table(name)):
-            moves.append(("remove", name))
-    kind, name = draw(st.sampled_from(moves))
-    key = COLUMNS[name].index(SCHEMA[name][1])
-    if kind == "remove":
-        referenced = clinic.referenced(name)
-        row = draw(st.sampled_from([r for r in clinic.table(name) if r[key] not in referenced]))
-        return f"remove {name}{row}", clinic.without_row(name, row)
-    fresh = max((r[key] for r in clinic.table(name)), default={"Patient": 0, "Visit": 99, "Prescription": 999}[name]) + 1
+
+def _draw_row(draw: Any, clinic: Clinic, name: str, key_value: Any) -> tuple[Any, ...]:
+    """A row of ``name`` with key ``key_value``, existing parents, other values from their domains."""
     values: list[Any] = []
     for column in COLUMNS[name]:
         if column == SCHEMA[name][1]:
-            values.append(fresh)
+            values.append(key_value)
         elif column in SCHEMA[name][2]:
             parent = SCHEMA[name][2][column]
             pkey = COLUMNS[parent].index(SCHEMA[parent][1])
@@ -201,7 +189,51 @@ def neighbours(draw: Any, clinic: Clinic, *, relations: tuple[str, ...] = ORDER)
             values.append(draw(st.sampled_from(DIAGNOSES)))
         elif column == "drug":
             values.append(draw(st.sampled_from(DRUGS)))
-    row = tuple(values)
+    return tuple(values)
+
+
+@st.composite
+def neighbours(draw: Any, clinic: Clinic, *, relations: tuple[str, ...] = ORDER,
+               kinds: tuple[str, ...] = ADD_REMOVE) -> tuple[str, Clinic]:
+    """One tuple of one private relation added or removed (``kinds`` ``ADD_REMOVE``, the default) or
+    changed in place (``CHANGE``; both: ``ADD_REMOVE + CHANGE``), keys and foreign keys kept valid.
+
+    A removal takes only a tuple that no other tuple references (no cascade: D' is D minus
+    exactly one tuple); an addition takes a fresh key and references existing parents. A change
+    keeps the number of tuples: it redraws a tuple's other values (its foreign keys among existing
+    parents) and, when no tuple references it, possibly its key (a fresh one).
+    Returns a description (for failure messages) and D'.
+    """
+    unknown = set(kinds) - set(ADD_REMOVE + CHANGE)
+    if unknown or not kinds:
+        raise ValueError(f"kinds must be among {ADD_REMOVE + CHANGE}, got {kinds!r}")
+    moves: list[tuple[str, str]] = []
+    for name in relations:
+        parents_ok = all(clinic.table(parent) for parent in SCHEMA[name][2].values())
+        if parents_ok and "add" in kinds:
+            moves.append(("add", name))
+        referenced = clinic.referenced(name)
+        key = COLUMNS[name].index(SCHEMA[name][1])
+        if any(r[key] not in referenced for r in clinic.table(name)) and "remove" in kinds:
+            moves.append(("remove", name))
+        if clinic.table(name) and "change" in kinds:
+            moves.append(("change", name))
+    assume(moves)
+    kind, name = draw(st.sampled_from(moves))
+    key = COLUMNS[name].index(SCHEMA[name][1])
+    fresh = max((r[key] for r in clinic.table(name)), default={"Patient": 0, "Visit": 99, "Prescription": 999}[name]) + 1
+    if kind == "remove":
+        referenced = clinic.referenced(name)
+        row = draw(st.sampled_from([r for r in clinic.table(name) if r[key] not in referenced]))
+        return f"remove {name}{row}", clinic.without_row(name, row)
+    if kind == "change":
+        old = draw(st.sampled_from(list(clinic.table(name))))
+        movable = old[key] not in clinic.referenced(name)
+        new_key = draw(st.sampled_from([old[key], fresh])) if movable else old[key]
+        row = _draw_row(draw, clinic, name, new_key)
+        assume(row != old)
+        return f"change {name}{old} -> {row}", clinic.without_row(name, old).with_row(name, row)
+    row = _draw_row(draw, clinic, name, fresh)
     return f"add {name}{row}", clinic.with_row(name, row)
 
 

@@ -182,6 +182,11 @@ class ReleaseSettings(_Section):
         "0.1",
         description="share of each release's epsilon spent on the DP upper bound of RS behind its 95% interval (strictly between 0 and 1)",
     )
+    neighbours: Literal["add-remove", "change", "both"] = Field(
+        "add-remove",
+        description='the neighbourhood every noisy release\'s guarantee holds for: "add-remove" (a tuple inserted or deleted), '
+        '"change" (a tuple changed) or "both"; an analyst may only ask for "both" instead (docs/contextual-dp.md)',
+    )
 
 
 class ProvenanceSettings(_Section):

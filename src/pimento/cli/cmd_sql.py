@@ -63,6 +63,11 @@ def register(app: typer.Typer) -> None:
         private: str = typer.Option(None, "--private", help="Comma-separated relations to treat as private in addition to pimento.toml's."),
         mode: str = typer.Option("dp", "--mode", help="Release mode: ci | dp | split | contextual (docs/modes.md)."),
         context: str = typer.Option(None, "--context", help="sender=KIND:ID,recipient=KIND:ID,purpose=NAME (modes ci, split, contextual)."),
+        neighbours: str = typer.Option(
+            None, "--neighbours",
+            help="Neighbourhood of the guarantee: add-remove | change | both (default: the custodian's [release] neighbours; "
+            "you may only ask for both instead; change and both need --mode contextual).",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Answer a counting query with noise calibrated to its residual sensitivity; the ledger is charged first.
@@ -72,7 +77,7 @@ def register(app: typer.Typer) -> None:
         from pimento.release.session import Session
 
         with Session(db, private=private.split(",") if private else None, analyst=analyst) as session:
-            answer = session.release_sql(sql, epsilon, delta, analyst=analyst, mode=mode, context=context)
+            answer = session.release_sql(sql, epsilon, delta, analyst=analyst, mode=mode, context=context, neighbours=neighbours)
         data = answer.to_dict()
         if json_out:
             emit_json(data)

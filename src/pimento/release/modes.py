@@ -27,7 +27,8 @@ from typing import Any
 
 from pimento.errors import UserError
 
-__all__ = ["MODES", "CIAnswer", "ContextSpec", "ModeError", "parse_context"]
+__all__ = ["MODES", "NEIGHBOURS", "CIAnswer", "ContextSpec", "ModeError", "check_neighbours", "neighbourhood_of",
+           "parse_context", "resolve_neighbours"]
 
 MODES = ("ci", "dp", "split", "contextual")
 
@@ -38,6 +39,21 @@ GUARANTEES = {
     "split": "authorized part: contextual integrity (exact); remainder: (epsilon, delta)-DP for add/remove neighbours "
              "that keep the other tuples' authorization, (epsilon, delta)-contextual DP for this context",
     "contextual": "(epsilon, delta)-contextual DP for this context (authorized cells held fixed)",
+}
+
+#: The neighbourhoods a noisy release's guarantee can hold for (``[release] neighbours`` in pimento.toml,
+#: ``--neighbours``, ``neighbours=``): one tuple of a private relation inserted or deleted
+#: (``add-remove``, the default), one tuple's values changed (``change``), or either (``both``).
+#: ``both`` is stricter than each of the others (its neighbour relation is their union); add-remove and
+#: change are incomparable at the same epsilon (add/remove epsilon-DP gives change 2 epsilon-DP only;
+#: change-DP says nothing about whether a tuple is present), so only the custodian chooses between them.
+NEIGHBOURS = ("add-remove", "change", "both")
+
+#: What each neighbourhood means, in words (shown with every noisy answer).
+NEIGHBOUR_WORDS = {
+    "add-remove": "add/remove neighbours (one tuple of a private relation inserted or deleted)",
+    "change": "change neighbours (one tuple of a private relation changed in place)",
+    "both": "add/remove and change neighbours (one tuple of a private relation inserted, deleted or changed)",
 }
 
 #: The split mode's remainder, in words (shown with every split answer).
@@ -89,6 +105,64 @@ def parse_context(text: str | ContextSpec | dict | None) -> ContextSpec | None:
         raise ModeError(f"the context lacks {', '.join(missing)}",
                         hint="write sender=KIND:ID,recipient=KIND:ID,purpose=NAME")
     return ContextSpec(items["sender"], items["recipient"], items["purpose"])
+
+
+def _neighbours_name(value: str, what: str) -> str:
+    name = str(value).strip().lower().replace("_", "-").replace("/", "-")
+    if name not in NEIGHBOURS:
+        raise ModeError(f"unknown {what} {value!r}", hint=f"neighbourhoods: {', '.join(NEIGHBOURS)}")
+    return name
+
+
+def resolve_neighbours(requested: str | None, configured: str = "add-remove") -> str:
+    """The neighbourhood a release's guarantee will hold for: the custodian's (``configured``, from
+    ``[release] neighbours``) unless the analyst asks for a stricter one.
+
+    Stricter means a guarantee that implies the custodian's: only ``both`` (whose neighbour relation
+    contains every other). ``add-remove`` and ``change`` do not imply each other at the same epsilon,
+    so an analyst cannot swap one for the other; only the custodian chooses between them.
+    """
+    base = _neighbours_name(configured, "[release] neighbours")
+    if requested is None:
+        return base
+    asked = _neighbours_name(requested, "--neighbours")
+    if asked == base or asked == "both":
+        return asked
+    raise ModeError(
+        f"--neighbours {asked} is refused: this deployment's releases hold for {base} neighbours, and {asked} is not stricter",
+        hint="ask for both (stricter than either) or for the deployment's own; add-remove and change are different "
+             "guarantees, so only the custodian chooses between them ([release] neighbours in pimento.toml)",
+    )
+
+
+def check_neighbours(mode: str, neighbours: str, *, explicit: bool) -> None:
+    """A noisy mode that can give a guarantee for ``neighbours``: every mode covers add-remove; only
+    ``contextual`` (its bound, :mod:`pimento.sensitivity.contextual`, covers change and both) covers
+    the others. ``ci`` has no neighbourhood: an explicit ``--neighbours`` with it is refused."""
+    if mode == "ci":
+        if explicit:
+            raise ModeError("--neighbours applies to noisy releases (dp, split, contextual), not to --mode ci",
+                            hint="a CI answer is exact on the authorized data: drop --neighbours")
+        return
+    if neighbours != "add-remove" and mode in ("dp", "split"):
+        raise ModeError(
+            f"--mode {mode} gives guarantees for add-remove neighbours only, and this release needs {neighbours}",
+            hint="--mode contextual covers change and both neighbourhoods"
+                 + ("" if explicit else " (the custodian set [release] neighbours in pimento.toml)"),
+        )
+
+
+def neighbourhood_of(neighbours: str) -> str:
+    """The name :mod:`pimento.sensitivity.contextual` uses for ``neighbours`` (``add-remove`` -> ``add_remove``)."""
+    return _neighbours_name(neighbours, "neighbourhood").replace("-", "_")
+
+
+def guarantee_kind(mode: str, neighbours: str = "add-remove") -> str:
+    """The guarantee of a ``mode`` answer, with the neighbourhood it holds for (noisy modes)."""
+    text = GUARANTEES[mode]
+    if mode in ("ci", "split"):
+        return text  # split: its text names the add/remove neighbours it holds for
+    return f"{text}; for {NEIGHBOUR_WORDS[neighbours]}"
 
 
 def check_mode(mode: str, context: ContextSpec | None, policy: Any) -> None:
