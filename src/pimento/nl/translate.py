@@ -328,7 +328,7 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
         options = []
         if wants_like:
             options += _fallback_text_options(ctx, t, like=True)
-        for h in hits[:4]:
+        for h in _near_first(ctx, hits, t.index)[:4]:
             base = 1.0 if h.how == "exact" else 0.85
             options.append(_hit_option(ctx, h, t.index, base, neg, frozenset({t.index})))
         if not hits and not wants_like:
@@ -390,7 +390,7 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             neg = _negated(tokens, group[0].index)
             options = [
                 _hit_option(ctx, h, group[0].index, base * (1.0 if h.how == "exact" else 0.85), neg, idx, last=group[-1].index)
-                for h in hits[:6]
+                for h in _near_first(ctx, hits, group[0].index)[:6]
             ]
             mentions.append(_Mention(idx, _top(options), optional=base < 0.8, text=text))
             taken.update(idx)
@@ -447,6 +447,25 @@ def _column_label(ctx: _Context, token: Token) -> bool:
     if any(_strength(token, w) >= 0.85 for e in ctx.tables for w in e.words if w not in _GENERIC):
         return False
     return any(token.lemma == w for e in ctx.columns for w in e.words if w not in _GENERIC)
+
+
+def _near_first(ctx: _Context, hits: list[ValueHit], at: int) -> list[ValueHit]:
+    """Value hits with the columns named near the literal first (stable otherwise): a value
+    stored in many columns ('Y') is kept for the column the question names ("active")."""
+    return sorted(hits, key=lambda h: -ctx.column_hint(h.table, h.column, at, exclude=frozenset({at})))
+
+
+def _unquote_names(tokens: list[Token], catalog: Catalog, values: ValueIndex) -> list[Token]:
+    """A quoted column name is the column's label, not a literal: 'the value of "ties" is 1',
+    'have 'Y' as "active" information' (unless the index holds it as a value)."""
+    names = {c.name.lower() for t in catalog.tables for c in t.columns}
+    names |= {" ".join(name_words(c.name)) for t in catalog.tables for c in t.columns}
+    out = []
+    for t in tokens:
+        if t.kind == "quoted" and re.fullmatch(r"[A-Za-z][A-Za-z _]*", t.text) and t.text.lower() in names and not values.lookup(t.text):
+            t = Token(t.index, t.text, t.start, t.end, "word")
+        out.append(t)
+    return out
 
 
 def _names_column(ctx: _Context, token: Token) -> bool:
@@ -979,7 +998,8 @@ def translate(
         raise InternalError("k must be at least 1")
     intent = detect_intent(question)
     tables, columns = _lexicon(catalog)
-    ctx = _Context(question, catalog, values if values is not None else ValueIndex.empty(), tokenize(question), intent, tables, columns, today=today)
+    values = values if values is not None else ValueIndex.empty()
+    ctx = _Context(question, catalog, values, _unquote_names(tokenize(question), catalog, values), intent, tables, columns, today=today)
     ctx.np = _noun_phrase(ctx)
     mentions = _value_mentions(ctx)
     targets = _targets(ctx, mentions)
@@ -1086,6 +1106,13 @@ def _semijoin_forms(
     return out
 
 
+def _fixed(preds: list[Any], table: str, column: str) -> bool:
+    """A predicate pins ``table.column`` to one value (``=`` with a single value)."""
+    return any(
+        getattr(p, "op", None) == "=" and p.table == table and p.column == column and len(p.values) == 1 for p in preds
+    )
+
+
 def _contradictory(preds: list[Any]) -> bool:
     """Two different values required of one column (``c = 'a' AND c = 'b'``): an empty answer."""
     seen: dict[tuple[str, str], tuple[Any, ...]] = {}
@@ -1142,6 +1169,8 @@ def _assemble(
             for edge in join_edges(ctx.catalog):
                 if edge.inferred or edge.parent != target.table or edge.child not in tree.tables or edge.ref_columns != pk:
                     continue
+                if _fixed(preds, edge.child, edge.columns[0]):
+                    continue  # "Patent outcomes": the counted key is the literal itself, the count at most 1
                 attr = Attribute(edge.child, edge.columns[0])
                 query = _build(ctx, tree, preds, Count(attr, distinct=True))
                 if query is not None:
@@ -1163,6 +1192,8 @@ def _trees(ctx: _Context, root: str, others: list[str], bonus: dict[JoinEdge, fl
 def _count_forms(ctx: _Context, target: _Target, preds: list[Any], tree: JoinTree) -> list[tuple[CountQuery, float, list[str]]]:
     forms: list[tuple[Count, float, str]] = []
     if target.column is not None:
+        if _fixed(preds, target.table, target.column):
+            return []  # COUNT(DISTINCT c) WHERE c = 'x' is at most 1: not what a question asks
         forms.append((Count(Attribute(target.table, target.column), distinct=True), 0.0, f"COUNT(DISTINCT {target.table}.{target.column})"))
     else:
         pk = ctx.catalog.table(target.table).primary_key

@@ -134,3 +134,41 @@ def test_a_verb_after_that_is_not_a_literal():
 def test_only_a_plural_ending_is_taken_off_a_proper_name():
     assert _singular("Beijing") == "Beijing"
     assert _singular("Airlines") == "Airline"
+
+
+FRANCHISE = _cat(
+    [
+        Table("team_franchise", (Column("franchise_id", "text"), Column("franchise_name", "text"), Column("active", "text")), ("franchise_id",)),
+        Table("hall_of_fame", (Column("player_id", "text"), Column("inducted", "text"), Column("category", "text")), ("player_id",)),
+        Table("award", (Column("award_id", "text"), Column("tie", "text"), Column("notes", "text"), Column("league", "text")), ("award_id",)),
+    ]
+)
+FRANCHISE_VALUES = ValueIndex.from_values(
+    {
+        ("hall_of_fame", "inducted"): ["Y", "N"],
+        ("award", "tie"): ["Y"],
+        ("award", "notes"): ["Y"],
+        ("award", "league"): ["Y", "AL"],
+        ("hall_of_fame", "category"): ["Y"],
+        ("team_franchise", "active"): ["Y", "N"],
+        ("team_franchise", "franchise_name"): ["Boston Red Stockings"],
+    }
+)
+
+
+def test_a_quoted_column_name_labels_the_value_and_the_named_column_keeps_its_hit():
+    top = translate('Find the number of team franchises that are active (have \'Y\' as "active" information).', FRANCHISE, values=FRANCHISE_VALUES)[0]
+    assert top.sql == "SELECT COUNT(*) FROM team_franchise WHERE team_franchise.active = 'Y'"
+
+
+def test_a_counted_column_pinned_to_one_value_is_not_counted_distinct():
+    cat = _cat(
+        [
+            Table("Research_Outcomes", (Column("outcome_code", "text"), Column("outcome_description", "text")), ("outcome_code",)),
+            Table("Project_Outcomes", (Column("project_id", "integer"), Column("outcome_code", "text")), ()),
+        ],
+        [ForeignKey("Project_Outcomes", ("outcome_code",), "Research_Outcomes", ("outcome_code",))],
+    )
+    values = ValueIndex.from_values({("Project_Outcomes", "outcome_code"): ["Patent", "Paper"], ("Research_Outcomes", "outcome_code"): ["Patent", "Paper"]})
+    for c in translate("How many Patent outcomes are there?", cat, values=values, k=5):
+        assert "COUNT(DISTINCT Project_Outcomes.outcome_code)" not in c.sql, c.sql
