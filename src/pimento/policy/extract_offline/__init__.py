@@ -96,6 +96,7 @@ class _Doc:
         if r.where:
             spec["where"] = r.where
         name = slug(" ".join(r.words) or phrase, "role")
+        name = "_or_".join(slug(v) for v in (r.value, *r.more)) if r.more else name
         return self._put(self.roles, name, spec, same=lambda a, b: {k: a.get(k) for k in ("principal", "where")}
                          == {k: b.get(k) for k in ("principal", "where")})
 
@@ -183,8 +184,11 @@ def extract_policy_offline(
                 condition_tables |= _tables_of(doc.conditions[cname]["sql"], catalog)
         staged.append((frame, norm, data_phrases))
     principal_tables = [catalog.table(p["relation"]) for p in doc.principals.values()]
-    personal = [t for t in personal_all if (t is subject or (t.name.lower() not in condition_tables
-                and not schema.is_relationship(t, principal_tables)))]
+    # data about the subject: not the tables that relate agents (a support case's assignment), nor
+    # the association tables (composite keys) the conditions read (consents, care relationships)
+    personal = [t for t in personal_all if t is subject or not (
+        schema.is_relationship(t, principal_tables)
+        or (t.name.lower() in condition_tables and len(t.primary_key) != 1))]
     norms: list[dict[str, Any]] = []
     for frame, norm, data_phrases in staged:
         excluded = {loc for p in frame.excluded for loc in ground_data(

@@ -60,10 +60,15 @@ class RoleG:
     value: str | None = None
     words: tuple[str, ...] = ()
 
+    #: more values of ``column`` ("recruiters or insurers")
+    more: tuple[str, ...] = ()
+
     @property
     def where(self) -> str | None:
         if self.column is None:
             return None
+        if self.more:
+            return f"{self.column} IN ({', '.join(repr(v) for v in (self.value, *self.more))})"
         return f"{self.column} = '{self.value}'"
 
 
@@ -100,16 +105,32 @@ def is_organization(phrase: str | None) -> bool:
 
 
 def ground_role(phrase: str | None, schema: Schema) -> RoleG | None:
-    """The principal (and filter) a role phrase names, or None."""
+    """The principal (and filter) a role phrase names, or None. A list ("recruiters or insurers")
+    is one role when its members are values of one column, or the whole table when they are
+    all of one table; members of different tables ground to None."""
     if not phrase:
         return None
+    members = [m for m in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+", phrase) if m.strip()]
+    if len(members) > 1:
+        found = [_ground_one(m, schema) for m in members]
+        if any(f is None for f in found) or len({f.table.name for f in found}) != 1:
+            return None
+        first = found[0]
+        if all(f.column is not None and f.column == first.column for f in found):
+            more = tuple(dict.fromkeys(f.value for f in found[1:] if f.value != first.value))
+            return RoleG(first.table, first.column, first.value, tuple(w for f in found for w in f.words), more)
+        return RoleG(first.table, words=tuple(w for f in found for w in f.words))
+    return _ground_one(phrase, schema)
+
+
+def _ground_one(phrase: str, schema: Schema) -> RoleG | None:
     ws = _role_words(phrase)
     if not ws:
         return None
     best: tuple[float, RoleG] | None = None
     for table in schema.principals:
         cp, ct = _cover(ws, list(name_words(table.name)))
-        if cp > 0:
+        if cp > 0 and (ct == 1.0 or cp * ct >= 0.5):
             score = cp * ct + 0.01
             if best is None or score > best[0]:
                 best = (score, RoleG(table, words=tuple(ws)))
@@ -117,7 +138,7 @@ def ground_role(phrase: str | None, schema: Schema) -> RoleG | None:
             for v in vals:
                 vw = [w for w in re.split(r"[^a-z0-9]+", v.lower()) if w]
                 cp, ct = _cover(ws, vw)
-                if cp > 0 and ct >= 0.5:
+                if cp > 0 and (ct == 1.0 or cp * ct >= 0.5):  # the value named in full, or half of both
                     score = cp * ct
                     if best is None or score > best[0]:
                         best = (score, RoleG(table, col, v, tuple(ws)))

@@ -41,7 +41,8 @@ _LABEL = re.compile(r"^\s*(?:\(?([A-Za-z]{0,4}\d{1,3}(?:\.\d{1,3})?)[.):]|\(([a-
 def split_sentences(text: str) -> list[Sentence]:
     """Policy text -> sentences: ``#`` lines are comments; a labelled line (``R1.``, ``(a)``,
     ``3)``, ``-``) starts a new sentence; other lines continue the current one; an unlabelled
-    paragraph is cut at sentence ends (``. `` before a capital letter).
+    paragraph is cut at sentence ends (``. `` before a capital letter). Ids: the label (``R1``,
+    ``a``; a number ``3`` gives ``C3``), else ``P1``, ``P2``, ... in order.
 
     >>> [(s.id, s.text) for s in split_sentences("# c\\nR1. A may\\ndisclose X.\\nR2. B may not.")]
     [('R1', 'A may disclose X.'), ('R2', 'B may not.')]
@@ -72,9 +73,13 @@ def split_sentences(text: str) -> list[Sentence]:
         for part in parts:
             if len(part) < 12:
                 continue
-            sid = label if label and label not in used and len(parts) == 1 else f"C{len(out) + 1}"
-            if label and not label[:1].isalpha():
-                sid = f"C{label}".replace(".", "_")
+            sid = label if label and len(parts) == 1 else ""
+            if sid and not sid[:1].isalpha():
+                sid = f"C{sid}".replace(".", "_")
+            if not sid or sid in used:  # unlabelled sentences: P1, P2, ...
+                sid = f"P{sum(1 for u in used if u.startswith('P')) + 1}"
+                while sid in used:
+                    sid += "_"
             used.add(sid)
             out.append(Sentence(sid, part))
     return out
