@@ -196,3 +196,16 @@ def test_sentence_bounds():
     assert text[slice(*sentence_bounds(text, 0, 5))] == "Visit 5 on 3 May 2020."
     start = text.index("fine")
     assert text[slice(*sentence_bounds(text, start, start + 4))] == "Note: fine."
+
+
+def test_pimento_sql_prints_the_traced_texts(world):
+    from neighbours import cli_json, cli_text
+
+    _set_release(world["db"], "span")
+    args = ["sql", "--db", str(world["db"]), "--mode", "ci", "--context", world["context"],
+            "--sql", "SELECT v.visit_id, v.diagnosis FROM Visit v ORDER BY 1 LIMIT 2"]
+    data = cli_json(args, 0)
+    first = data["provenance"]["cells"][0]
+    assert first["row"] == 0 and first["column"] == "visit_id" and first["texts"] == [{"scope": "span", "text": str(data["rows"][0][0])}]
+    text = cli_text(args, 0)
+    assert text["exit_code"] == 0 and "read from (span): row 1, visit_id: " in text["stdout"]
