@@ -1,0 +1,68 @@
+"""python -m pimento.bench.contextual_dp: the three domains, the figure (matplotlib), its absence."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from pimento.bench import contextual_dp
+from pimento.bench.contextual_dp import DOMAINS, main, run_domains
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_retail_and_school_queries_parse_join_2_to_4_relations_and_involve_the_subject(tmp_path):
+    from pimento.engines.database import load_database
+    from pimento.sql import parse_count_query
+
+    for name in ("retail", "school"):
+        spec = DOMAINS[name]
+        assert 5 <= len(spec.queries) <= 10
+        db = tmp_path / name / f"{name}.duckdb"
+        db.parent.mkdir()
+        spec.build(db, 30, 1)
+        database = load_database(db, read_only=True)
+        try:
+            for sql in spec.queries:
+                query = parse_count_query(sql, database.catalog)
+                assert 2 <= len(query.relations) <= 4, sql
+                assert query.alias_of(spec.subject), sql
+                assert database.engine.execute(sql).scalar() is not None
+        finally:
+            database.close()
+
+
+def test_tiny_run_on_every_domain_never_reports_a_ratio_above_one(tmp_path):
+    results = run_domains(["retail", "school"], tmp_path, size=30, seed=2, epsilon="10", fractions=(0, 90))
+    for name, result in results.items():
+        assert result["domain"] == name and result["subject"] == DOMAINS[name].subject
+        first, last = result["rows"]
+        # nothing authorized: the tight variant has nothing to use (CRS may still be below RS: the rules read
+        # the subject's key and its own selection, which RS's T_E ignores)
+        assert first["mean_tight_over_rs"] == first["mean_crs_over_rs"]
+        for row in result["rows"]:
+            assert 0 < row["min_crs_over_rs"] <= row["mean_crs_over_rs"] <= 1
+            assert 0 < row["min_tight_over_rs"] <= row["mean_tight_over_rs"] <= row["mean_crs_over_rs"]
+        assert last["mean_subject_ell_over_ls"] <= 1
+
+
+def test_tiny_run_writes_a_png(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "img" / "rq3.png"
+    assert main(["--domains", "retail", "--size", "20", "--seed", "1", "--epsilon", "10", "--fractions", "0,90",
+                 "--png", str(png)]) == 0
+    data = png.read_bytes()
+    assert data.startswith(PNG_MAGIC) and 1000 < len(data) < 500_000
+    out = capsys.readouterr().out
+    assert "mean CRS/RS" in out and "the paper reports 0.44" in out and str(png) in out
+
+
+def test_missing_matplotlib_fails_at_once_with_a_clear_message(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    built = []
+    monkeypatch.setattr(contextual_dp, "run_domains", lambda *a, **k: built.append(a))
+    assert main(["--domains", "retail", "--png", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert "matplotlib" in err and "pimento[bench]" in err and "--no-png" in err
+    assert not built and not (tmp_path / "x.png").exists()  # nothing was computed
