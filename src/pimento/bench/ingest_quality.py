@@ -66,7 +66,7 @@ def compare(
                 keep = only[name]
                 got_rows = {k: v for k, v in got_rows.items() if k in keep or k not in true_rows}
                 true_rows = {k: v for k, v in true_rows.items() if k in keep}
-            columns: dict[str, dict[str, int]] = {
+            columns: dict[str, dict[str, Any]] = {
                 c: {"true": 0, "rebuilt": 0, "correct": 0} for c in catalog.table(name).column_names
             }
             exact = 0
@@ -118,6 +118,7 @@ def measure(patients: int, *, seed: int = 0, folder: Path | None = None) -> dict
         rebuilt = where / "rebuilt.duckdb"
         if rebuilt.exists():
             rebuilt.unlink()
+        assert info.schema_path is not None and info.patterns_path is not None and info.source_path is not None
         report = ingest(corpus, info.schema_path, rebuilt, patterns=info.patterns_path)
         ingested = time.perf_counter()
         figures = compare(info.source_path, rebuilt, info.schema_path)
@@ -186,6 +187,8 @@ def measure_llm(
     with tempfile.TemporaryDirectory(prefix="pimento-ingest-llm-") as tmp:
         where = folder or Path(tmp)
         info = write_demo_corpus(where / "corpus", patients=patients, seed=seed, overwrite=True)
+        schema, patterns, source = info.schema_path, info.patterns_path, info.source_path
+        assert schema is not None and patterns is not None and source is not None  # write_demo_corpus sets them
         documents = where / "corpus" / "documents"
         sample = sample_documents(documents, per_kind, seed)
         chosen = set(sample)
@@ -200,19 +203,19 @@ def measure_llm(
         rebuilt = where / "rebuilt.duckdb"
         if rebuilt.exists():
             rebuilt.unlink()
-        ingest(rest, info.schema_path, rebuilt, patterns=info.patterns_path)
-        target = load_target(info.schema_path)
+        ingest(rest, schema, rebuilt, patterns=patterns)
+        target = load_target(schema)
         usage = Usage()
         extractor = LLMExtractor(backend, target.catalog, max_tokens=max_tokens, usage=usage)
         started = time.perf_counter()
-        report = ingest(documents, info.schema_path, rebuilt, extractor=extractor)
+        report = ingest(documents, schema, rebuilt, extractor=extractor)
         seconds = time.perf_counter() - started
-        narrated = narrated_rows(info.source_path)
+        narrated = narrated_rows(source)
         only: dict[str, set[tuple]] = {}
         for doc_id in sample:
             for table, row in narrated[doc_id]:
                 only.setdefault(table, set()).add(tuple(row[k] for k in key_of(target.catalog.table(table))))
-        figures = compare(info.source_path, rebuilt, info.schema_path, only=only)
+        figures = compare(source, rebuilt, schema, only=only)
         return {
             "patients": patients,
             "seed": seed,
@@ -292,6 +295,29 @@ def main(argv: list[str] | None = None) -> None:
         print("rejected: " + "; ".join(f"{k} x{v}" for k, v in result["rejected_reasons"].items()))
 
 
+class _Resumable:
+    """Answers from the fixtures already recorded in ``directory``, else asks ``recording`` (a resumed run
+    pays only for the documents it has not recorded yet; the answers are the same either way)."""
+
+    def __init__(self, directory: Path, recording: Any) -> None:
+        from pimento.llm import ReplayBackend
+
+        self.replay = ReplayBackend(directory)
+        self.recording = recording
+        self.name = recording.name
+
+    def complete(self, request: Any) -> Any:
+        from pimento.errors import LLMError
+        from pimento.llm.replay import fixture_path
+
+        if fixture_path(self.replay.directory, request).is_file():  # type: ignore[arg-type]
+            try:
+                return self.replay.complete(request)
+            except LLMError:
+                pass
+        return self.recording.complete(request)
+
+
 def _main_llm(args: argparse.Namespace) -> None:
     from pimento.llm import OpenAIBackend, RecordingBackend, ReplayBackend
 
@@ -301,7 +327,7 @@ def _main_llm(args: argparse.Namespace) -> None:
         backend = OpenAIBackend(args.llm, timeout_s=args.timeout, max_retries=0, json_mode=args.json_mode,
                                 fold_system=args.fold_system)
         if args.record is not None:
-            backend = RecordingBackend(backend, args.record)
+            backend = _Resumable(args.record, RecordingBackend(backend, args.record))
     patients = args.patients or 40  # a small hospital: the rest of the corpus is ingested offline first
     result = measure_llm(backend, patients=patients, seed=args.seed, per_kind=args.per_kind, max_tokens=args.max_tokens,
                          folder=args.keep)

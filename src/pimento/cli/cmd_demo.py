@@ -147,7 +147,8 @@ def _check_ingested(path: Path) -> dict[str, Any]:
         raise UserError(f"cannot open {path}: {exc}") from None
     try:
         tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-        documents = int(con.execute(f"SELECT COUNT(*) FROM {DOCUMENTS_TABLE}").fetchone()[0]) if DOCUMENTS_TABLE in tables else None
+        counted = con.execute(f"SELECT COUNT(*) FROM {DOCUMENTS_TABLE}").fetchone() if DOCUMENTS_TABLE in tables else None
+        documents = int(counted[0]) if counted is not None else None
     finally:
         con.close()
     if documents is None:

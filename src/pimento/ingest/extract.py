@@ -224,8 +224,8 @@ def _answer_model(catalog: Catalog) -> type[BaseModel]:
             __config__=ConfigDict(extra="ignore", populate_by_name=True),
             **columns,
         )
-        fields[_field(table.name)] = (list[row], Field(default_factory=list, alias=table.name))  # type: ignore[valid-type]
-    return create_model(  # type: ignore[call-overload]
+        fields[_field(table.name)] = (list[row], Field(default_factory=list, alias=table.name))
+    return create_model(
         "ExtractedRows", __config__=ConfigDict(extra="ignore", populate_by_name=True), **fields
     )
 

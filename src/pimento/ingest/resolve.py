@@ -230,9 +230,9 @@ def _resolve_table(
                 continue
         elif not key:
             # A table without any key: identical rows are one row.
-            found = by_key.get(tuple(sorted((c, _norm(v.value)) for c, v in mention.cells.items())))
-            if found is not None:
-                _merge(found, mention, table, key, rejected)
+            same = by_key.get(tuple(sorted((c, _norm(v.value)) for c, v in mention.cells.items())))
+            if same is not None:
+                _merge(same, mention, table, key, rejected)
                 continue
         row = Row(table.name, dict(mention.cells), [mention])
         if not key:

@@ -248,9 +248,9 @@ def _write_internal(
     for item in rejected:
         table = target.catalog.table(item.table)
         key = key_of(table)
-        row_key = row_key_text([item.values.get(c) for c in key]) if key and all(item.values.get(c) is not None for c in key) else None
+        rejected_key = row_key_text([item.values.get(c) for c in key]) if key and all(item.values.get(c) is not None for c in key) else None
         reject_rows.append((
-            item.table, row_key, json.dumps(item.to_dict()["values"], ensure_ascii=False), item.reason,
+            item.table, rejected_key, json.dumps(item.to_dict()["values"], ensure_ascii=False), item.reason,
             json.dumps(list(item.doc_ids)), json.dumps([m.to_dict() for m in item.mentions], ensure_ascii=False),
         ))
     _many(con, REJECTED_TABLE, reject_rows, folder)

@@ -78,9 +78,9 @@ def _from_ddl(path: Path) -> Target:
     engine = DuckDBEngine(":memory:", read_only=False)
     created: list[str] = []  # table names in the order the DDL creates them
     try:
-        for statement in ddl:
+        for one in ddl:
             try:
-                engine.connection.execute(statement)
+                engine.connection.execute(one)
             except duckdb.Error as exc:
                 raise CatalogError(f"{path}: the DDL does not run on DuckDB: {_first_line(exc)}") from exc
             names = [r[0] for r in engine.connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()]

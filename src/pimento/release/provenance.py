@@ -203,7 +203,9 @@ class _Tracer:
 
         analyzed = analyze_query(sql, self.catalog, dialect=self.enforcer.dialect)
         names = {t.name.lower(): t for t in self.catalog.tables}
-        schema = {t.name.lower(): {c.name.lower(): (c.raw_type or "TEXT") for c in t.columns} for t in self.catalog.tables}
+        schema: dict[str, object] = {
+            t.name.lower(): {c.name.lower(): (c.raw_type or "TEXT") for c in t.columns} for t in self.catalog.tables
+        }
         try:
             qualified = qualify(analyzed.tree.copy(), schema=schema, dialect=self.enforcer.dialect,
                                 validate_qualify_columns=True, quote_identifiers=False, expand_alias_refs=True)
