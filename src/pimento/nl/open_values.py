@@ -283,6 +283,7 @@ def link_span(
     refs = {(fk.table.lower(), c.lower()): r for fk in catalog.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)}
     heads = _head_tables(span, catalog)
     labels = _label_tables(span, tokens, catalog, hints, span_set | claimed)
+    label_lemmas = _label_lemmas(span, tokens, span_set | claimed)
     fk_targets = {
         (fk.table.lower(), c.lower()): (fk.ref_table, r) for fk in catalog.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)
     }
@@ -331,6 +332,10 @@ def link_span(
             if label:
                 score += label
                 reasons.append("a noun beside the literal names its table")
+            own_words = c_words - t_words - _GENERIC
+            if own_words and own_words <= label_lemmas:
+                score += 0.25  # "the category 'Seeds'", "the state of NY": the noun beside names the column
+                reasons.append("the noun beside the literal names the column")
             if heads and table.name not in heads:
                 score -= 0.15  # "United Airlines" is an airline: a column of another table is less likely
                 reasons.append("the literal's last word names another table")
@@ -359,16 +364,12 @@ def _head_tables(span: Span, catalog: Catalog) -> frozenset[str]:
     )  # fmt: skip
 
 
-_LABEL_SKIP = {"the", "a", "an", "of", "called", "named", "with"}
+_LABEL_SKIP = {"the", "a", "an", "of", "called", "named", "with", "as"}
 
 
-def _label_tables(span: Span, tokens: list[Token], catalog: Catalog, hints: Hints, exclude: frozenset[int]) -> dict[str, float]:
-    """Tables named by the noun right beside the literal: "the artist 'Metallica'", "the store chain
-    South", "the Physics department" (0..1 each; words of other literals excluded).
-
-    Before the literal: up to three content words ending right before it (articles and "named/
-    called" skipped); after it: up to two content words starting right after it.
-    """
+def _label_windows(span: Span, tokens: list[Token], exclude: frozenset[int]) -> tuple[list[int], list[int]]:
+    """The content words right before the literal (up to three; articles, "of", "named/called", "as"
+    skipped) and right after it (up to two)."""
     n = len(tokens)
     before: list[int] = []
     k = min(span.tokens + span.label) - 1
@@ -382,6 +383,23 @@ def _label_tables(span: Span, tokens: list[Token], catalog: Catalog, hints: Hint
     while k < n and len(after) < 2 and tokens[k].kind == "word" and not tokens[k].is_stop and tokens[k].index not in exclude:
         after.append(k)
         k += 1
+    return before, after
+
+
+def _label_lemmas(span: Span, tokens: list[Token], exclude: frozenset[int]) -> set[str]:
+    """Lemmas of the words right beside the literal (see :func:`_label_windows`)."""
+    before, after = _label_windows(span, tokens, exclude)
+    return {tokens[k].lemma for k in before + after}
+
+
+def _label_tables(span: Span, tokens: list[Token], catalog: Catalog, hints: Hints, exclude: frozenset[int]) -> dict[str, float]:
+    """Tables named by the noun right beside the literal: "the artist 'Metallica'", "the store chain
+    South", "the Physics department" (0..1 each; words of other literals excluded).
+
+    Before the literal: up to three content words ending right before it (articles and "named/
+    called" skipped); after it: up to two content words starting right after it.
+    """
+    before, after = _label_windows(span, tokens, exclude)
     out: dict[str, float] = {}
     for window in (before, after):
         if not window:

@@ -172,3 +172,13 @@ def test_a_counted_column_pinned_to_one_value_is_not_counted_distinct():
     values = ValueIndex.from_values({("Project_Outcomes", "outcome_code"): ["Patent", "Paper"], ("Research_Outcomes", "outcome_code"): ["Patent", "Paper"]})
     for c in translate("How many Patent outcomes are there?", cat, values=values, k=5):
         assert "COUNT(DISTINCT Project_Outcomes.outcome_code)" not in c.sql, c.sql
+
+
+def test_the_noun_beside_a_literal_names_its_column():
+    cat = _cat(
+        [
+            Table("Products", (Column("product_id", "integer"), Column("product_name", "text"), Column("product_category_code", "text")), ("product_id",)),
+        ]
+    )
+    top = translate('How many products are there under the category "Seeds"?', cat, values=_placeholders(cat))[0]
+    assert top.sql == "SELECT COUNT(*) FROM Products WHERE Products.product_category_code = 'Seeds'"
