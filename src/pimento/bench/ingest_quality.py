@@ -178,10 +178,11 @@ def measure_llm(
     (and checked by the keys of) the rest, as a grown corpus is. The comparison is restricted to
     the rows the sampled documents narrate (:func:`pimento.demo.corpus.narrated_rows`), plus any
     row the truth does not have. Deterministic given the backend's answers: a replay of the
-    recorded exchanges gives the same figures.
+    recorded exchanges gives the same figures. ``backend=None`` reads the sample with the offline
+    extractor instead (the baseline on the same documents).
     """
     from pimento.demo.corpus import narrated_rows
-    from pimento.ingest import LLMExtractor
+    from pimento.ingest import LLMExtractor, open_extractor
     from pimento.llm.usage import Usage
 
     with tempfile.TemporaryDirectory(prefix="pimento-ingest-llm-") as tmp:
@@ -206,7 +207,10 @@ def measure_llm(
         ingest(rest, schema, rebuilt, patterns=patterns)
         target = load_target(schema)
         usage = Usage()
-        extractor = LLMExtractor(backend, target.catalog, max_tokens=max_tokens, usage=usage)
+        extractor: Any = (
+            LLMExtractor(backend, target.catalog, max_tokens=max_tokens, usage=usage) if backend is not None
+            else open_extractor("offline", target, patterns=patterns)  # the same protocol, offline: the baseline
+        )
         started = time.perf_counter()
         report = ingest(documents, schema, rebuilt, extractor=extractor)
         seconds = time.perf_counter() - started
@@ -259,7 +263,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", type=Path, default=None, help="folder to keep the corpus and the rebuilt database in")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--llm", default=None, help="measure the LLM extractor on a sample instead: http(s)://.../v1 or replay:DIR")
+    parser.add_argument("--llm", default=None, help="measure the LLM extractor on a sample instead: http(s)://.../v1, replay:DIR, or offline (the same sample read offline)")
     parser.add_argument("--per-kind", type=int, default=4, help="--llm: documents per kind in the sample")
     parser.add_argument("--max-tokens", type=int, default=1024, help="--llm: max_tokens of each extraction request")
     parser.add_argument("--json-mode", default="json_object", help="--llm: json_schema | json_object | none")
@@ -321,8 +325,10 @@ class _Resumable:
 def _main_llm(args: argparse.Namespace) -> None:
     from pimento.llm import OpenAIBackend, RecordingBackend, ReplayBackend
 
-    if args.llm.startswith("replay:"):
-        backend: Any = ReplayBackend(args.llm.removeprefix("replay:"))
+    if args.llm == "offline":
+        backend: Any = None
+    elif args.llm.startswith("replay:"):
+        backend = ReplayBackend(args.llm.removeprefix("replay:"))
     else:
         backend = OpenAIBackend(args.llm, timeout_s=args.timeout, max_retries=0, json_mode=args.json_mode,
                                 fold_system=args.fold_system)
