@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from pimento.synth._encode import ColumnData
-from pimento.synth._rows import key_tuples, lookup, norm
+from pimento.synth._rows import key_tuples, match_keys, norm
 from pimento.synth._state import Attr, SynthState
 from pimento.synth._types import to_datetime64
 
@@ -49,13 +49,13 @@ def raw_attr(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) ->
         return vals, present
     if a.kind in ("link", "ctx"):
         fk = a.fk
-        keys = key_tuples(state.data[a.table], fk.columns, safe)
         if a.kind == "link":
+            keys = key_tuples(state.data[a.table], fk.columns, safe)
             vals = np.array([k[0] if k is not None else None for k in keys], dtype=object)
             return vals, present
         ref = fk.ref_table
         rdata = state.data[ref]
-        ridx = lookup(key_tuples(rdata, fk.ref_columns), keys)
+        ridx = match_keys(rdata, fk.ref_columns, state.data[a.table], fk.columns, safe)
         col = rdata[a.ref_column]
         vals = np.where(ridx >= 0, np.where(col.null[np.maximum(ridx, 0)], None, col.values[np.maximum(ridx, 0)].astype(object)), None)
         return vals, present

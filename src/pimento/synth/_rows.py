@@ -14,7 +14,7 @@ from pimento.schema import Catalog
 from pimento.sql.quote import quote_identifier, quote_identifiers
 from pimento.synth._encode import ColumnData
 
-__all__ = ["read_table", "read_check_domains", "public_keys", "key_tuples", "norm", "lookup", "MAX_PUBLIC_KEYS"]
+__all__ = ["read_table", "read_check_domains", "public_keys", "key_tuples", "norm", "lookup", "match_keys", "keys_agree", "MAX_PUBLIC_KEYS"]
 
 #: Public link keys modelled as categories (larger public tables: uniform choice).
 MAX_PUBLIC_KEYS = 200
@@ -99,6 +99,54 @@ def lookup(parent_keys: list[tuple], child_keys: list[tuple]) -> np.ndarray:
         if k is not None and k not in index:
             index[k] = i
     return np.fromiter((index.get(k, -1) if k is not None else -1 for k in child_keys), dtype=np.int64, count=len(child_keys))
+
+
+def _int_key(data: dict[str, ColumnData], cols: tuple[str, ...]) -> ColumnData | None:
+    """The column of a one-column key stored as integers (the vectorized case), else None."""
+    if len(cols) != 1:
+        return None
+    col = data[cols[0]]
+    return col if col.values.dtype.kind in "iu" else None
+
+
+def match_keys(
+    parent: dict[str, ColumnData], parent_cols: tuple[str, ...], child: dict[str, ColumnData], child_cols: tuple[str, ...],
+    idx: np.ndarray | None = None,
+) -> np.ndarray:
+    """``lookup(key_tuples(parent, parent_cols), key_tuples(child, child_cols, idx))``: for each
+    child row (of ``idx``), the first parent row with an equal key, -1 where none or a key part is
+    NULL. One-column integer keys are matched with a sort (no Python tuple per row)."""
+    p, c = _int_key(parent, parent_cols), _int_key(child, child_cols)
+    if p is None or c is None:
+        return lookup(key_tuples(parent, parent_cols), key_tuples(child, child_cols, idx))
+    cvals = c.values if idx is None else c.values[idx]
+    cnull = c.null if idx is None else c.null[idx]
+    rows = np.flatnonzero(~p.null)
+    order = rows[np.argsort(p.values[rows], kind="stable")]  # equal keys: first row first
+    keys = p.values[order]
+    pos = np.searchsorted(keys, cvals, side="left")
+    safe = np.minimum(pos, max(len(keys) - 1, 0))
+    hit = (pos < len(keys)) & ~cnull
+    if len(keys):
+        hit &= keys[safe] == cvals
+    out = np.full(len(cvals), -1, dtype=np.int64)
+    out[hit] = order[safe[hit]]
+    return out
+
+
+def keys_agree(
+    anc: dict[str, ColumnData], anc_cols: tuple[str, ...], anc_idx: np.ndarray, mine: dict[str, ColumnData], cols: tuple[str, ...]
+) -> np.ndarray:
+    """For each row: ``anc_idx >= 0`` and its own key (``cols``) is NULL or equals the ancestor
+    row's key (``anc_cols``), compared as :func:`key_tuples` compares them."""
+    a, m = _int_key(anc, anc_cols), _int_key(mine, cols)
+    if a is None or m is None:
+        akeys = key_tuples(anc, anc_cols)
+        own = key_tuples(mine, cols)
+        return np.array([i >= 0 and (k is None or akeys[i] == k) for i, k in zip(anc_idx.tolist(), own)], dtype=bool)
+    safe = np.maximum(anc_idx, 0)
+    same = ~a.null[safe] & (a.values[safe] == m.values)
+    return (anc_idx >= 0) & (m.null | same)
 
 
 def read_check_domains(engine: Any, catalog: Catalog) -> dict[tuple[str, str], list[Any]]:

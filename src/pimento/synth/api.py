@@ -36,6 +36,7 @@ from pimento.synth.passes.mint_keys_and_links import mint_keys_and_links
 from pimento.synth.passes.read_public_directory import read_public_directory
 from pimento.synth.passes.read_public_tables import read_public_tables
 from pimento.synth.passes.read_tables import read_tables
+from pimento.synth.passes.release_private_rows import release_private_rows
 from pimento.synth.passes.repair_constraints import repair_constraints
 from pimento.synth.passes.sample_rows import sample_rows
 
@@ -53,7 +54,8 @@ PASSES = (
     detect_ties,  # DP tests of copied values and total participation
     fit_models,  # DP marginal models
     read_public_directory,  # declared link context: the exact directory
-    sample_rows,  # post-processing from here on
+    release_private_rows,  # the private rows are dropped: post-processing from here on
+    sample_rows,
     read_public_tables,
     mint_keys_and_links,
     repair_constraints,

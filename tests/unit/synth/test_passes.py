@@ -26,6 +26,9 @@ def test_the_measuring_passes_come_before_the_post_processing():
     names = [p.__name__ for p in PASSES]
     assert names.index("fit_models") < names.index("sample_rows")
     assert names[-1] == "repair_constraints" and names[0] == "read_tables"
+    # Everything after the release is post-processing: it cannot read the private rows.
+    assert names.index("release_private_rows") == names.index("sample_rows") - 1
+    assert names.index("release_private_rows") > max(names.index(n) for n in ("fit_models", "read_public_directory", "detect_ties"))
 
 
 def test_run_passes_hands_each_pass_only_the_options_it_names():

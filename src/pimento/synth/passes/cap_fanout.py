@@ -8,7 +8,7 @@ import numpy as np
 
 from pimento.errors import ConfigError
 from pimento.synth._budget import SHARE_CAPS
-from pimento.synth._rows import key_tuples, lookup
+from pimento.synth._rows import keys_agree, match_keys
 from pimento.synth._state import SynthState
 
 __all__ = ["cap_fanout", "MAX_CAP", "CAP_BINS", "MAX_UNIT_ROWS", "CAP_QUANTILE"]
@@ -40,9 +40,7 @@ def cap_fanout(state: SynthState) -> SynthState:
                 continue
             fk = tp.parent_fk
             assert fk is not None
-            pkeys = key_tuples(state.data[tp.parent], fk.ref_columns)
-            ckeys = key_tuples(state.data[t], fk.columns)
-            pidx = lookup(pkeys, ckeys)
+            pidx = match_keys(state.data[tp.parent], fk.ref_columns, state.data[t], fk.columns)
             ok = pidx >= 0
             ok[ok] &= state.valid[tp.parent][pidx[ok]]
             # Derived keys must agree with the ancestor they copy (else the row is dropped).
@@ -53,10 +51,7 @@ def cap_fanout(state: SynthState) -> SynthState:
                     up = state.parent_idx[cur]
                     anc_idx = np.where(anc_idx >= 0, up[np.maximum(anc_idx, 0)], -1)
                     cur = state.plan.tables[cur].parent
-                akeys = key_tuples(state.data[anc], dfk.ref_columns)
-                mine = key_tuples(state.data[t], dfk.columns)
-                agree = np.array([a >= 0 and (m is None or akeys[a] == m) for a, m in zip(anc_idx.tolist(), mine)], dtype=bool)
-                ok &= agree
+                ok &= keys_agree(state.data[anc], dfk.ref_columns, anc_idx, state.data[t], dfk.columns)
             if tp.kind == "extension":
                 cap = 1
                 user = state.user_caps.get(t.lower())

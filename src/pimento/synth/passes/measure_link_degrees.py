@@ -8,7 +8,7 @@ import numpy as np
 
 from pimento.synth._budget import SHARE_LINKS
 from pimento.synth._entity_rows import per_unit_sample
-from pimento.synth._rows import key_tuples, lookup
+from pimento.synth._rows import key_tuples, lookup, match_keys
 from pimento.synth._state import LinkDegrees, SynthState
 
 __all__ = ["measure_link_degrees", "degree_profile", "link_sensitivity", "LINK_ROWS_PER_UNIT", "LINK_TOP_K"]
@@ -82,21 +82,36 @@ def measure_link_degrees(state: SynthState) -> SynthState:
             n_cells = int(np.prod(sizes)) if sizes else 1
             rows = np.flatnonzero(state.valid[t])
             m = min(LINK_ROWS_PER_UNIT, state.unit_rows[t])
-            keys = key_tuples(state.data[t], fk.columns, rows)
-            has_key = np.array([k is not None for k in keys], dtype=bool)
-            rows = rows[has_key]
-            keys = [k for k in keys if k is not None]
-            # At most m counted rows per unit, in a random order (independent of other units).
-            chosen = per_unit_sample(state, state.unit[t][rows], m)
-            kept_keys = [keys[i] for i in chosen.tolist()]
-            # Key identities (values of the foreign key) and their context cell.
-            uniq: dict[tuple, int] = {}
-            key_id = np.fromiter((uniq.setdefault(k, len(uniq)) for k in kept_keys), dtype=np.int64, count=len(kept_keys))
-            deg = np.bincount(key_id, minlength=len(uniq))
-            cell = np.zeros(len(uniq), dtype=np.int64)
-            if ctx_cols and uniq:
+            own = state.data[t]
+            if len(fk.columns) == 1 and own[fk.columns[0]].values.dtype.kind in "iu":
+                # One integer column: the same counts without a Python tuple per row.
+                col = own[fk.columns[0]]
+                rows = rows[~col.null[rows]]
+                chosen = per_unit_sample(state, state.unit[t][rows], m)
+                ukeys, key_id = np.unique(col.values[rows[chosen]], return_inverse=True)
+                n_keys = len(ukeys)
+                key_rows = rows[chosen][np.unique(key_id, return_index=True)[1]] if n_keys else rows[:0]
+            else:
+                keys = key_tuples(own, fk.columns, rows)
+                has_key = np.array([k is not None for k in keys], dtype=bool)
+                rows = rows[has_key]
+                keys = [k for k in keys if k is not None]
+                # At most m counted rows per unit, in a random order (independent of other units).
+                chosen = per_unit_sample(state, state.unit[t][rows], m)
+                kept_keys = [keys[i] for i in chosen.tolist()]
+                # Key identities (values of the foreign key) and their context cell.
+                uniq: dict[tuple, int] = {}
+                key_id = np.fromiter((uniq.setdefault(k, len(uniq)) for k in kept_keys), dtype=np.int64, count=len(kept_keys))
+                n_keys = len(uniq)
+                key_rows = None
+            deg = np.bincount(key_id, minlength=n_keys)
+            cell = np.zeros(n_keys, dtype=np.int64)
+            if ctx_cols and n_keys:
                 rdata = state.data[ref]
-                ridx = lookup(key_tuples(rdata, fk.ref_columns), list(uniq))
+                if key_rows is not None:
+                    ridx = match_keys(rdata, fk.ref_columns, own, fk.columns, key_rows)
+                else:
+                    ridx = lookup(key_tuples(rdata, fk.ref_columns), list(uniq))
                 for c, enc in zip(ctx_cols, encs):
                     col = rdata[c].take(np.maximum(ridx, 0))
                     code = enc.encode(col)
