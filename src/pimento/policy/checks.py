@@ -34,6 +34,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
+from pimento.engines.base import Engine
 from pimento.errors import EngineError, PolicyError
 from pimento.policy.compiler import NO_SUBJECT, PREFIX, CompiledPolicy, Location, _subject_sql, quote
 from pimento.policy.enforce import (
@@ -225,7 +226,7 @@ def _rename_aliases(tree: exp.Expr, dialect: str = "duckdb") -> exp.Expr:
     return tree
 
 
-def _redundancy(compiled: CompiledPolicy, engine: Any, catalog: Catalog | None = None) -> dict[str, Any]:
+def _redundancy(compiled: CompiledPolicy, engine: Engine | None, catalog: Catalog | None = None) -> dict[str, Any]:
     """Merge provably equivalent views; report views that only agree on the current data.
 
     * Role views merge when they have the same principal and the same canonical SQL
@@ -341,7 +342,7 @@ def _kind_of(compiled: CompiledPolicy, norm: Norm, var: str) -> str:
     return others[0] if others else compiled.subject_principal
 
 
-def _witness(compiled: CompiledPolicy, engine: Any, norm: Norm, purpose: str, with_negatives: bool) -> tuple | None:
+def _witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, with_negatives: bool) -> tuple | None:
     """A flow permitted by ``norm`` (and, with ``with_negatives``, prohibited by no negative norm).
 
     The search is one conjunctive SQL query: the norm's data view joined with the condition
@@ -444,7 +445,7 @@ def _static_contradictions(compiled: CompiledPolicy) -> list[dict[str, str]]:
     return out
 
 
-def _satisfiability(compiled: CompiledPolicy, engine: Any, progress: Any = None) -> dict[str, Any]:
+def _satisfiability(compiled: CompiledPolicy, engine: Engine | None, progress: Any = None) -> dict[str, Any]:
     result: dict[str, Any] = {"witnesses": {}, "unsatisfied": {}, "contradictions": _static_contradictions(compiled)}
     if engine is None:
         return result
@@ -486,7 +487,7 @@ def _mentions_subject(compiled: CompiledPolicy, cond: Cond) -> bool:
     return False
 
 
-def _unresolved_subjects(compiled: CompiledPolicy, engine: Any) -> list[dict[str, Any]]:
+def _unresolved_subjects(compiled: CompiledPolicy, engine: Engine | None) -> list[dict[str, Any]]:
     """Cells on which a norm cannot be evaluated, because it tests the data subject and the
     cell's subject is unresolved (the column has no subject, or the row's subject is NULL or
     names no subject-principal row). There the subject atoms are unknown: a deny norm
@@ -558,7 +559,7 @@ def _observable_denials(compiled: CompiledPolicy) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- all checks
 
 
-def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Any = None, *, policy: Policy | None = None,
+def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Engine | None = None, *, policy: Policy | None = None,
                require_satisfiable: bool = True, progress: Any = None) -> dict[str, Any]:
     """Run the four checks; mutates ``compiled`` into the canonical ``P+`` and stores the report.
 

@@ -37,6 +37,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from pimento.engines.base import Engine
 from pimento.errors import PolicyError
 from pimento.policy.compiler import NO_SUBJECT, PREFIX, CompiledPolicy, lit, quote
 from pimento.policy.lineage import AnalyzedQuery, analyze_query
@@ -442,7 +443,7 @@ class Explanation:
 class Enforcer:
     """Authorizes requests against one compiled policy and one database."""
 
-    def __init__(self, compiled: CompiledPolicy, engine: Any, catalog: Catalog) -> None:
+    def __init__(self, compiled: CompiledPolicy, engine: Engine, catalog: Catalog) -> None:
         compiled.check_database(catalog, getattr(engine, "dialect", None))
         self.compiled = compiled
         self.engine = engine

@@ -143,10 +143,10 @@ def decompose(query: CountQuery) -> list[Action]:
     start = query.count.column.alias if query.count.column is not None else query.aliases[0]
     order = [start]
     while len(order) < len(query.aliases):
-        placed = set(order)
+        ordered = set(order)
         nxt = next(
-            (a for a in query.aliases if a not in placed and query.neighbours(a) & placed),
-            next(a for a in query.aliases if a not in placed),
+            (a for a in query.aliases if a not in ordered and query.neighbours(a) & ordered),
+            next(a for a in query.aliases if a not in ordered),
         )
         order.append(nxt)
     actions: list[Action] = []

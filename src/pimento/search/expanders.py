@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pimento.schema import Catalog, ForeignKey
 from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, Stop
@@ -160,12 +160,12 @@ class SchemaGraphExpander:
                         origin = relation.table == state.intent.count.origin_table
                         proposals.append((SetCount(count), frozenset(), 3.0 if origin else 1.0))
         seen = set(exclude)
-        out = []
-        for action, placed, _score in sorted(proposals, key=lambda p: -p[2]):
-            if action.key in seen:
+        out: list[tuple[Action, frozenset[int]]] = []
+        for proposed, placed, _score in sorted(proposals, key=lambda p: -p[2]):
+            if proposed.key in seen:
                 continue
-            seen.add(action.key)
-            out.append((action, placed))
+            seen.add(proposed.key)
+            out.append((proposed, placed))
             if len(out) >= limit:
                 break
         return out
@@ -200,7 +200,7 @@ class SchemaGraphExpander:
             rename[column] = found
         return rename
 
-    def count_host(self, intent: Intent, table: str) -> str | None | bool:
+    def count_host(self, intent: Intent, table: str) -> str | None | Literal[False]:
         """The column of ``table`` to count (None for COUNT(*)), or False when it cannot host the count."""
         c = intent.count
         if c.column is None:

@@ -166,11 +166,11 @@ def intent_of(query: CountQuery, catalog: Catalog | None = None) -> Intent:
                 column.set("table", exp.to_identifier("__r"))
                 columns.add(column.name.lower())
             filters.append(FilterIntent(conjunct.sql(), frozenset(columns), table, selection.alias))
-    column = query.count.column
+    counted = query.count.column
     count = CountIntent(
-        column.column.lower() if column else None,
+        counted.column.lower() if counted else None,
         query.count.distinct,
-        query.relation(column.alias).table if column else None,
+        query.relation(counted.alias).table if counted else None,
     )
     g = grain(query, catalog) if catalog is not None else None
     joins = frozenset(

@@ -20,7 +20,7 @@ import random
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import sqlglot
 from sqlglot import exp
@@ -417,13 +417,14 @@ class SensitivitySearch:
         prefix = state.prefix
         if prefix.count is None:
             count_intent = state.intent.count
-            hosts = [(r, h) for r in prefix.relations if (h := self._count_host(state.intent, r.table)) is not False]
-            if hosts:
-                r, h = hosts[0]
-                prefix = prefix.apply(SetCount(count_intent.on(r.alias, r.table, self.catalog, h)))
+            for r in prefix.relations:  # the first relation that can host the count
+                h = self._count_host(state.intent, r.table)
+                if h is not False:
+                    prefix = prefix.apply(SetCount(count_intent.on(r.alias, r.table, self.catalog, h)))
+                    break
         return prefix.complete()
 
-    def _count_host(self, intent: Intent, table: str) -> str | None | bool:
+    def _count_host(self, intent: Intent, table: str) -> str | None | Literal[False]:
         host = getattr(self.expander, "count_host", None)
         if host is not None:
             return host(intent, table)
@@ -471,7 +472,8 @@ class SensitivitySearch:
     def _evaluate(self, query: CountQuery | None, *, source: str, rank: int) -> Evaluation:
         evaluation = self.evaluator.evaluate(query, with_sensitivity=self._uses_sensitivity)
         self._evaluations += 1
-        if evaluation.valid and evaluation.query is not None:
+        # a valid evaluation has a query, an answer and a cluster (Evaluator.evaluate)
+        if evaluation.valid and evaluation.query is not None and evaluation.answer is not None and evaluation.cluster is not None:
             self._ranks[evaluation.query] = min(rank, self._ranks.get(evaluation.query, rank))
             rs = evaluation.sensitivity.rs if evaluation.sensitivity else None
             self.clusters.add(evaluation.cluster, evaluation.answer, evaluation.query, rs, self._order)
@@ -484,7 +486,7 @@ class SensitivitySearch:
         return math.copysign(math.log1p(abs(x)), x) / (denom or 1.0)
 
     def _backup(self, path: list[_Node], evaluation: Evaluation) -> None:
-        if evaluation.valid:
+        if evaluation.valid and evaluation.cluster is not None:
             r_corr = self.clusters.correctness(evaluation.cluster)
         else:
             r_corr = 0.0

@@ -360,8 +360,8 @@ class _Search:
         """
         d = problems[0].d
         if d == 0:
-            for which, prob in enumerate(problems):
-                self.offer(self.value(prob, ()), which, ())
+            for index, prob in enumerate(problems):
+                self.offer(self.value(prob, ()), index, ())
             return
         U = self.U
         beta = self.beta
@@ -611,7 +611,7 @@ def maximize_envelope(
             value = exp_neg_upper(beta, k) * inner
         key = (value, -k, which, s, inner)
         if best is None or (key[0], key[1]) > (best[0], best[1]):
-            best = key  # type: ignore[assignment]
+            best = key
     if best is None:
         raise InternalError("the envelope search found no candidate")
     value, negk, which, s, inner = best

@@ -236,7 +236,8 @@ class _Plan:
     dialect: str
     ctes: dict[str, str] = field(default_factory=dict)  # name -> body, in creation order
     uses: dict[str, int] = field(default_factory=dict)
-    keys: dict[tuple[Subset, frozenset[int]], str] = field(default_factory=dict)
+    #: (members, boundary variables) -> CTE name; a relation's base CTE has boundary {"__base__"}.
+    keys: dict[tuple[Subset, frozenset[int] | frozenset[str]], str] = field(default_factory=dict)
     cyclic: list[Subset] = field(default_factory=list)
     wide: bool = False  # cast counts to the engine's widest exact integer type
     #: alias -> variable sets that contain a key of the relation (from the catalog)
@@ -340,7 +341,7 @@ class _Plan:
         return bool(declared.primary_key or declared.unique)
 
     def base(self, alias: str) -> str:
-        key = (frozenset([alias]), frozenset(["__base__"]))  # type: ignore[list-item]
+        key = (frozenset([alias]), frozenset(["__base__"]))
         if key in self.keys:
             return self._use(self.keys[key])
         name = f"base_{len(self.keys)}"
@@ -445,7 +446,9 @@ class _Plan:
             return self._use(self.keys[key])
         self.cyclic.append(members)
         order = [a for a in self.graph.aliases if a in members]
-        parts, factors, seen = [], [], {}
+        parts: list[str] = []
+        factors: list[str] = []
+        seen: dict[int, str] = {}  # join variable -> the first alias that carries it
         for k, alias in enumerate(order):
             t = f"t{k}"
             base = self.base(alias)

@@ -167,5 +167,5 @@ def residual_sensitivity(
         query, priv, counts, beta, gs=gs, statements=counts.statements, te_seconds=counts.seconds, attribution=attribution
     )
     return ResidualSensitivity(
-        **{**result.__dict__, "seconds": time.perf_counter() - started, "sql": counts.sql}  # type: ignore[arg-type]
+        **{**result.__dict__, "seconds": time.perf_counter() - started, "sql": counts.sql}
     )
