@@ -2,6 +2,7 @@
 
     python -m pimento.bench.cql_extract                   # the three domains, a table on stdout
     python -m pimento.bench.cql_extract --out results.json --keep DIR
+    python -m pimento.bench.cql_extract --text bank.txt --gold bank.yaml --db bank.duckdb   # another domain
 
 For each domain (hospital/HIPAA, retailer/CCPA-like, school/FERPA-COPPA-like) it builds a small
 demo database, extracts its natural-language policy (``examples/<name>.txt``) with
@@ -213,8 +214,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--domain", action="append", choices=["hospital", "retail", "school"])
     parser.add_argument("--out", help="write the results (JSON) here")
     parser.add_argument("--keep", help="build the databases in this folder (default: a temporary one)")
+    parser.add_argument("--text", help="score another domain instead: its policy text ...")
+    parser.add_argument("--gold", help="... its hand-written structured policy (YAML) ...")
+    parser.add_argument("--db", help="... and its database (DuckDB, SQLite, ... as `pimento` opens it)")
     args = parser.parse_args(argv)
-    if args.keep:
+    if args.text or args.gold or args.db:
+        if not (args.text and args.gold and args.db):
+            parser.error("--text, --gold and --db go together")
+        gold = yaml.safe_load(Path(args.gold).read_text(encoding="utf-8"))
+        results = {Path(args.text).stem: score_domain(Path(args.text).read_text(encoding="utf-8"), gold,
+                                                      Path(args.db))}
+    elif args.keep:
         results = run(Path(args.keep), args.domain)
     else:
         with tempfile.TemporaryDirectory() as tmp:
