@@ -67,11 +67,17 @@ _EXTREME = re.compile(
 _RATIO = re.compile(r"\b(?:percentage|proportion|ratio|fraction|share)\s+of\b", re.IGNORECASE)
 
 
-def detect_intent(question: str) -> CountIntent:
+def detect_intent(question: str, column_phrases: frozenset[str] = frozenset()) -> CountIntent:
     """Find the counting cue, or raise :class:`NotACountingQuestion` naming what the question asks.
+
+    ``column_phrases`` are lower-case column names as words ("mean humidity"): an aggregate word
+    inside one of them names the column, it does not ask for an average ("How many days had a
+    mean humidity above 50?").
 
     >>> detect_intent("How many different pets are there?").distinct
     True
+    >>> detect_intent("How many days had mean humidity above 50?", frozenset({"mean humidity"})).cue
+    'how many'
     """
     text = " ".join(question.split())
     if not text:
@@ -104,7 +110,7 @@ def detect_intent(question: str) -> CountIntent:
         ("average", _AVERAGE, "an average"),
         ("ratio", _RATIO, "a percentage or ratio"),
     ):
-        if pattern.search(before + " " + after[:25]):
+        if pattern.search(_without(before, column_phrases) + " " + _without(after, column_phrases)[:25]):
             raise NotACountingQuestion(question, reason, f"the question asks for {what} of counts, not a count: {text!r}")
     if _EXTREME.search(text):
         raise NotACountingQuestion(
@@ -114,6 +120,14 @@ def detect_intent(question: str) -> CountIntent:
     # Offset in the original question: map through the whitespace normalisation.
     start = _original_offset(question, text, match.end())
     return CountIntent(start=start, distinct=distinct, cue=match.group(0).strip().lower())
+
+
+def _without(text: str, phrases: frozenset[str]) -> str:
+    """``text`` with the column phrases that hold an aggregate word blanked out."""
+    for phrase in phrases:
+        if _AVERAGE.search(phrase) or _RATIO.search(phrase + " of"):
+            text = re.sub(r"\b" + r"\s+".join(map(re.escape, phrase.split())) + r"\b", " ", text, flags=re.IGNORECASE)
+    return text
 
 
 def _original_offset(original: str, normalized: str, offset: int) -> int:

@@ -449,6 +449,18 @@ def _column_label(ctx: _Context, token: Token) -> bool:
     return any(token.lemma == w for e in ctx.columns for w in e.words if w not in _GENERIC)
 
 
+@lru_cache(maxsize=64)
+def _column_phrases(catalog: Catalog) -> frozenset[str]:
+    """Pairs of adjacent words of column names ("mean humidity" of mean_humidity, "mean
+    visibility" of mean_visibility_miles), for the intent's aggregate words."""
+    out = set()
+    for t in catalog.tables:
+        for c in t.columns:
+            words = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", c.name).lower())
+            out.update(f"{a} {b}" for a, b in zip(words, words[1:]))
+    return frozenset(out)
+
+
 def _near_first(ctx: _Context, hits: list[ValueHit], at: int) -> list[ValueHit]:
     """Value hits with the columns named near the literal first (stable otherwise): a value
     stored in many columns ('Y') is kept for the column the question names ("active")."""
@@ -996,7 +1008,7 @@ def translate(
     """
     if k < 1:
         raise InternalError("k must be at least 1")
-    intent = detect_intent(question)
+    intent = detect_intent(question, _column_phrases(catalog))
     tables, columns = _lexicon(catalog)
     values = values if values is not None else ValueIndex.empty()
     ctx = _Context(question, catalog, values, _unquote_names(tokenize(question), catalog, values), intent, tables, columns, today=today)
