@@ -48,7 +48,7 @@ import sqlglot
 from sqlglot import exp
 
 from pimento.bench.ci_context import DOMAINS, _rows
-from pimento.bench.leakage_baselines import BASELINES, Evidence, run_baseline
+from pimento.bench.leakage_baselines import BASELINES, Evidence, airgap_answer, airgap_select, run_baseline
 from pimento.engines.database import load_database
 from pimento.errors import UserError
 from pimento.policy import compile_policy, load_policy
@@ -61,7 +61,7 @@ __all__ = ["SYSTEMS", "leaked_values", "main", "open_llm", "prepare_domain", "pr
 SYSTEMS = ("pimento_sql", "pimento_nl", *BASELINES)
 
 #: Subjects per domain database: small, so that the relevant rows fit a 4096-token prompt.
-DEFAULT_SIZES = {"hospital": 60, "retail": 30, "school": 30}
+DEFAULT_SIZES = {"hospital": 40, "retail": 20, "school": 15}
 DOMAIN_WORDS = {"hospital": "hospital", "retail": "retailer", "school": "school"}
 
 # ---------------------------------------------------------------------------- questions by templates
@@ -366,6 +366,16 @@ def _parse(question: str, catalog: Any) -> tuple[str | None, str | None]:
     return candidates[0].sql, None
 
 
+def _logged(domain: str, what: str, i: int, n: int, call: Any, *args: Any) -> Any:
+    """``call(*args)``, with one progress line on stderr (an LLM call on a small CPU server takes seconds)."""
+    import sys
+
+    started = time.perf_counter()
+    out = call(*args)
+    print(f"[e2e_leakage] {domain} {what} {i + 1}/{n}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    return out
+
+
 def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | None = None, pairs: int = 24,
                seed: int = 0, rows_per_relation: int = 6, systems: tuple[str, ...] = SYSTEMS) -> dict[str, Any]:
     """Every system on ``pairs`` pairs of ``domain``; LLM baselines only with a ``backend``."""
@@ -392,7 +402,8 @@ def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | N
            for t in catalog.tables}
     queries = spec["queries"]
     use_llm = [s for s in systems if s in BASELINES and backend is not None]
-    results = []
+    results: list[dict[str, Any]] = []
+    evidence: list[tuple[Evidence, set[str]]] = []
     with Session(db_path) as session:
         for i, (label, sender, recipient, purpose) in enumerate(contexts):
             sql = queries[(i * 5 + i // len(queries)) % len(queries)]
@@ -400,7 +411,7 @@ def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | N
             query = analyze_query(sql, catalog)
             s_id, r_id = (tuple(x.split(":", 1)) for x in (sender, recipient))
             authorized = ref.authorized_cells(rows, s_id, r_id, purpose, None)  # type: ignore[arg-type]
-            expected = ref.answer(rows, ddl, sql, s_id, r_id, purpose, query.referenced)  # type: ignore[arg-type]
+            expected = ref.answer(rows, ddl, sql, s_id, r_id, purpose, query.referenced, authorized)  # type: ignore[arg-type]
             context_text = (f"{describe_party(rows, ref.principals, sender)} discloses data to "
                             f"{describe_party(rows, ref.principals, recipient)} for the purpose of {purpose}")
             obtainable = obtainable_values(rows, keys, authorized, expected, question, context_text)
@@ -424,17 +435,29 @@ def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | N
                         if extra:
                             bad = prohibited | prohibited_values(rows, keys, extra, authorized, obtainable)
                     out = {"sql": parsed, "text": text, "failed": failed}
-                elif system in use_llm:
-                    ev = Evidence(DOMAIN_WORDS[domain], question, context_text,
-                                  relevant_rows(rows, keys, query.referenced, columns, authorized, rows_per_relation),
-                                  text_of_policy)
-                    out = run_baseline(system, backend, ev).to_dict()
-                    bad = prohibited
                 else:
                     continue
                 out["leaked"] = leaked_values(out["text"], bad) if out.get("text") is not None else []
                 entry["systems"][system] = out
             results.append(entry)
+            evidence.append((Evidence(DOMAIN_WORDS[domain], question, context_text,
+                                      relevant_rows(rows, keys, query.referenced, columns, authorized, rows_per_relation),
+                                      text_of_policy), prohibited))
+    # The LLM calls, one system at a time over the pairs (and AirGap's two steps each over all
+    # pairs): consecutive prompts share their policy prefix, which llama.cpp evaluates once.
+    for system in use_llm:
+        if system == "airgap":
+            selections = [_logged(domain, "airgap (select)", i, len(evidence), airgap_select, backend, ev)
+                          for i, (ev, _) in enumerate(evidence)]
+            answers = [_logged(domain, "airgap (answer)", i, len(evidence), airgap_answer, backend, ev, sel)
+                       for i, ((ev, _), sel) in enumerate(zip(evidence, selections))]
+        else:
+            answers = [_logged(domain, system, i, len(evidence), run_baseline, system, backend, ev)
+                       for i, (ev, _) in enumerate(evidence)]
+        for entry, (_, bad), answer in zip(results, evidence, answers):
+            out = answer.to_dict()
+            out["leaked"] = leaked_values(out["text"], bad) if out.get("text") is not None else []
+            entry["systems"][system] = out
     return {"domain": domain, "policy": policy.name, "size": size, "pairs": len(results),
             "summary": summarize(results), "results": results}
 
@@ -463,7 +486,7 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def open_llm(url: str, *, record: str | None = None, fold_system: bool = False, json_mode: str = "json_schema",
-             model: str | None = None, timeout_s: float = 120.0) -> Any:
+             model: str | None = None, timeout_s: float = 300.0) -> Any:
     """A backend for ``url`` (``http(s)://.../v1`` or ``replay:DIR``), recording into ``record`` if given."""
     from pimento.llm import OpenAIBackend, RecordingBackend, ReplayBackend
 
@@ -513,8 +536,14 @@ def main(argv: list[str] | None = None) -> None:
         Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
     brief = {"arguments": result["arguments"], "per_domain": {d: r["summary"] for d, r in result["domains"].items()},
              "all_domains": result["all_domains"], "seconds": result["seconds"]}
-    if args.record:  # the figures the replay test recomputes
-        Path(args.record, "results.json").write_text(json.dumps(brief, indent=1) + "\n", encoding="utf-8")
+    if args.record:  # the figures the replay test recomputes, merged with earlier domains recorded alike
+        record = Path(args.record, "results.json")
+        kept = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+        same = {k: v for k, v in brief["arguments"].items() if k != "domains"}
+        per_domain = dict(kept.get("per_domain", {})) if kept.get("same_arguments") == same else {}
+        per_domain.update(brief["per_domain"])
+        saved = {"same_arguments": same, "per_domain": per_domain, "model": args.model or args.llm}
+        record.write_text(json.dumps(saved, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(brief, indent=2, default=str))
 
 
