@@ -833,6 +833,8 @@ def _noun_phrase(ctx: _Context) -> list[Token]:
             continue
         if low == "of" and out and out[-1].lemma in ("type", "kind", "sort", "form", "name", "number", "category"):
             continue
+        if out and low in ("the", "a", "an", "this", "these", "those"):
+            break  # an article after the counted noun starts a clause ("characteristics the product 'x' has")
         if t.lemma in _BOUNDARY or low in _BOUNDARY or (low in STOPWORDS and low not in _DISTINCT_WORDS):
             break
         if out and (low.endswith("ed") or low.endswith("ing")) and len(low) > 5:

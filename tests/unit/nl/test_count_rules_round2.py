@@ -182,3 +182,26 @@ def test_the_noun_beside_a_literal_names_its_column():
     )
     top = translate('How many products are there under the category "Seeds"?', cat, values=_placeholders(cat))[0]
     assert top.sql == "SELECT COUNT(*) FROM Products WHERE Products.product_category_code = 'Seeds'"
+
+
+def test_an_article_after_the_counted_noun_ends_it():
+    cat = _cat(
+        [
+            Table("Products", (Column("product_id", "integer"), Column("product_name", "text")), ("product_id",)),
+            Table("Characteristics", (Column("characteristic_id", "integer"), Column("characteristic_name", "text")), ("characteristic_id",)),
+            Table("Product_Characteristics", (Column("product_id", "integer"), Column("characteristic_id", "integer")), ()),
+        ],
+        [
+            ForeignKey("Product_Characteristics", ("product_id",), "Products", ("product_id",)),
+            ForeignKey("Product_Characteristics", ("characteristic_id",), "Characteristics", ("characteristic_id",)),
+        ],
+    )
+    values = ValueIndex.from_values({("Products", "product_name"): ["sesame", "cumin"], ("Characteristics", "characteristic_name"): ["hot"]})
+    top = translate("Count the number of characteristics the product 'sesame' has.", cat, values=values)[0]
+    assert "Products.product_name = 'sesame'" in top.sql and "JOIN Product_Characteristics" in top.sql
+
+
+def test_an_aggregate_word_inside_a_column_name_is_not_an_average():
+    cat = _cat([Table("weather", (Column("date", "text"), Column("mean_humidity", "integer"), Column("zip_code", "integer")), ())])
+    top = translate("How many days had a mean humidity above 50?", cat)[0]
+    assert "weather.mean_humidity > 50" in top.sql
