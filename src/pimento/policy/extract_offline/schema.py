@@ -34,7 +34,7 @@ def matches_name(word: str, name: str) -> bool:
         if k & {lemma(part), stem(part)}:
             return True
     compact = _compact(name)
-    forms = {lemma(w), w}
+    forms = {lemma(w), w} | ({stem(w)} if len(stem(w)) >= 5 else set())
     return any(len(f) >= 3 and f in compact and len(compact) > len(f) + 2 for f in forms)
 
 

@@ -44,8 +44,8 @@ def split_sentences(text: str) -> list[Sentence]:
     paragraph is cut at sentence ends (``. `` before a capital letter). Ids: the label (``R1``,
     ``a``; a number ``3`` gives ``C3``), else ``P1``, ``P2``, ... in order.
 
-    >>> [(s.id, s.text) for s in split_sentences("# c\\nR1. A may\\ndisclose X.\\nR2. B may not.")]
-    [('R1', 'A may disclose X.'), ('R2', 'B may not.')]
+    >>> [(s.id, s.text) for s in split_sentences("# c\\nR1. A nurse may\\nsee notes.\\nR2. A clerk may not.")]
+    [('R1', 'A nurse may see notes.'), ('R2', 'A clerk may not.')]
     """
     blocks: list[tuple[str | None, str]] = []
     for raw in text.replace("\r\n", "\n").split("\n"):
