@@ -51,7 +51,7 @@ from pimento.bench.ci_context import DOMAINS, _rows
 from pimento.bench.leakage_baselines import BASELINES, Evidence, airgap_answer, airgap_select, run_baseline
 from pimento.engines.database import load_database
 from pimento.errors import UserError
-from pimento.policy import compile_policy, load_policy
+from pimento.policy import compile_policy, load_policy, run_checks
 from pimento.policy.lineage import analyze_query
 from pimento.policy.reference import row_key
 
@@ -325,15 +325,17 @@ def policy_text(policy_path: str, policy: Any) -> str:
 def prepare_domain(domain: str, workdir: Path, *, size: int, seed: int) -> tuple[str, str]:
     """Build (or reuse) the domain's database and, as its custodian, compile its policy and name it in pimento.toml."""
     spec = DOMAINS[domain]
-    folder = workdir / f"{domain}{size}s{seed}"
+    folder = workdir / f"{domain}{size}s{seed}"  # the custodian's deployment: database, pimento.toml, compiled policy
     path = folder / f"{domain}.duckdb"
     compiled_path = folder / "compiled.json"
     if not path.exists():
         spec["create"](path, seed, size)
     if not compiled_path.exists():
         database = load_database(path)
-        try:
-            compiled = compile_policy(load_policy(spec["policy"]()), database.catalog, database.engine)
+        try:  # as `pimento policy compile` does: the checks turn the compiled policy into P+ (implications)
+            policy = load_policy(spec["policy"]())
+            compiled = compile_policy(policy, database.catalog, database.engine)
+            run_checks(compiled, database.catalog, database.engine, policy=policy)
         finally:
             database.close()
         compiled_path.write_text(json.dumps(compiled.to_dict()), encoding="utf-8")

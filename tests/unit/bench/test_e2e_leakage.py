@@ -133,3 +133,18 @@ def test_recorded_run_replays_to_the_recorded_figures(tmp_path):
             assert got[baseline] == summary[baseline], (domain, baseline)
         for system in ("pimento_sql", "pimento_nl"):  # Pimento runs live (its figures may improve)
             assert got[system]["answered"] + got[system]["failed"] == args["pairs"]
+
+
+@pytest.mark.slow
+def test_pimento_is_deployed_with_the_checked_policy(tmp_path):
+    """Pair 13 of the hospital asks the diagnosis catalog for a consulting physician: the HIV rows'
+    diagnoses are prohibited by implication (diagnosis -> hivstatus), which the policy checks add
+    to the compiled policy (as `pimento policy compile` does). Compiled without them, Pimento
+    released 'HIV disease' there and this benchmark counted the leak."""
+    from pimento.bench.e2e_leakage import run_domain
+
+    out = run_domain("hospital", tmp_path, pairs=13, systems=("pimento_sql",))
+    pair = out["results"][12]
+    assert pair["sql"] == "SELECT diagnosis, hivstatus FROM DxCategory" and pair["prohibited_values"] > 0
+    assert "HIV disease" not in pair["systems"]["pimento_sql"]["text"]
+    assert out["summary"]["pimento_sql"]["leaking"] == 0
