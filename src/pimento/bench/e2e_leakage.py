@@ -484,6 +484,8 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
             "leakage_rate_all_pairs": round(len(leaks) / len(runs), 4) if runs else None,
             "leaking_with_a_non_numeric_value": len(textual),
         }
+        if any("echo" in x for x in runs):
+            out[name]["answers_repeating_the_prompt"] = sum(1 for x in answered if x.get("echo"))
     return out
 
 

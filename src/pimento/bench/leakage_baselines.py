@@ -27,7 +27,7 @@ from pimento.errors import LLMError
 from pimento.llm import ChatRequest, Message
 
 __all__ = ["BASELINES", "BaselineAnswer", "Evidence", "airgap_answer", "airgap_select", "answer_airgap", "answer_no_policy", "answer_policy_prompt",
-           "render_rows", "run_baseline"]
+           "echoes", "render_rows", "run_baseline"]
 
 BASELINES = ("no_policy", "policy_prompt", "airgap")
 
@@ -64,10 +64,11 @@ class BaselineAnswer:
     selected: list[str] | None = None
     calls: int = 0
     finish_reasons: list[str | None] = field(default_factory=list)
+    echo: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"baseline": self.baseline, "text": self.text, "failed": self.failed, "calls": self.calls,
-                               "finish_reasons": self.finish_reasons}
+                               "finish_reasons": self.finish_reasons, "echo": self.echo}
         if self.selected is not None:
             out["selected"] = self.selected
         return out
@@ -104,7 +105,16 @@ def _answer(backend: Any, name: str, prompt: str) -> BaselineAnswer:
         return BaselineAnswer(name, None, failed=f"llm error: {exc}", calls=1)
     if not text.strip():
         return BaselineAnswer(name, None, failed="empty answer", calls=1, finish_reasons=[finish])
-    return BaselineAnswer(name, text, calls=1, finish_reasons=[finish])
+    return BaselineAnswer(name, text, calls=1, finish_reasons=[finish], echo=echoes(text, prompt))
+
+
+def echoes(answer: str, prompt: str) -> bool:
+    """Whether the answer starts by repeating the prompt from its beginning (first 40 characters, spaces normalized).
+
+    A small model often repeats its prompt instead of answering; such an answer leaks whatever
+    part of the data it repeats before the token limit."""
+    head = " ".join(answer.split())[:40]
+    return len(head) >= 20 and " ".join(prompt.split()).startswith(head)
 
 
 def _header(ev: Evidence) -> str:

@@ -148,3 +148,12 @@ def test_pimento_is_deployed_with_the_checked_policy(tmp_path):
     assert pair["sql"] == "SELECT diagnosis, hivstatus FROM DxCategory" and pair["prohibited_values"] > 0
     assert "HIV disease" not in pair["systems"]["pimento_sql"]["text"]
     assert out["summary"]["pimento_sql"]["leaking"] == 0
+
+
+def test_an_answer_repeating_the_prompt_is_flagged():
+    from pimento.bench.leakage_baselines import echoes
+
+    prompt = "You answer questions about the data of a retailer. Context: employee 1.\nData:\nTable Customer (name):\nNora Novak"
+    assert echoes("You answer questions about the data of a retailer. Context: employee", prompt)
+    assert not echoes("Nora Novak is the only customer listed in the table.", prompt)
+    assert not echoes("You answer", prompt)  # too short to tell
