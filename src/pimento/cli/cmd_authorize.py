@@ -16,7 +16,7 @@ from pimento.cli._common import console, emit_json, handle_errors
 __all__ = ["configured_policy_path", "register"]
 
 
-def configured_policy_path(settings) -> str:  # type: ignore[no-untyped-def]
+def configured_policy_path(settings) -> str:
     """The custodian's compiled policy (``[policy] compiled``), or a clear error: the caller never names one."""
     from pimento.errors import PolicyError
 

@@ -10,7 +10,7 @@ from pimento.cli._common import console, emit_json, err_console, handle_errors
 __all__ = ["register"]
 
 
-def _store(db: str):  # type: ignore[no-untyped-def]
+def _store(db: str):
     from pimento.service.deployment import Deployment
 
     return Deployment(db)

@@ -95,8 +95,8 @@ def register(app: typer.Typer) -> None:
         te = Table(title="T_E (kept relations)")
         te.add_column("E")
         te.add_column("T_E", justify="right")
-        for key, value in result.te.items():
-            te.add_row(key, str(value))
+        for key, count in result.te.items():
+            te.add_row(key, str(count))
         console.print(te)
         sh = Table(title="Shapley attribution")
         sh.add_column("relation")

@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         (public value sets, link context) are copied without noise: the copy is DP for
         neighbours that agree on them, and the output names them.
         """
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
         from pimento.mechanisms.ledger import Ledger
         from pimento.synth import synthesize
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
             console=err_console, disable=not bars, transient=True,
         )
         lines = None if bars else ProgressLines("synth")
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def report(stage: str, done: int, total: int) -> None:
             if lines is not None:

@@ -27,6 +27,7 @@ import random
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -135,9 +136,14 @@ def create_retail(path: str | os.PathLike[str], *, seed: int = 0, size: int = 50
     cases = [(i, rng.randint(1, size), rng.choice(supports)) for i in range(1, size // 3 + 2)]
     consents = sorted({(c, p, rng.random() < 0.7) for c in range(1, size + 1) for p in CONSENT_PURPOSES
                        if rng.random() < 0.35}, key=lambda x: (x[0], x[1]))
-    seen = set()
-    consents = [x for x in consents if (x[0], x[1]) not in seen and not seen.add((x[0], x[1]))]
-    data = {
+    seen: set[tuple[int, str]] = set()
+    first_per_purpose = []  # one consent row per (customer, purpose): the first in sorted order
+    for x in consents:
+        if (x[0], x[1]) not in seen:
+            seen.add((x[0], x[1]))
+            first_per_purpose.append(x)
+    consents = first_per_purpose
+    data: dict[str, list[tuple[Any, ...]]] = {
         "Customer": customers, "Employee": employees, "Partner": partners, "Product": products, "Orders": orders,
         "OrderItem": items, "Payment": payments, "SupportCase": cases, "Consent": consents,
     }

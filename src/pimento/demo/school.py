@@ -29,6 +29,7 @@ import random
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -119,7 +120,7 @@ def create_school(path: str | os.PathLike[str], *, seed: int = 0, size: int = 40
     supervises = [(1, h) for h in heads] + [(1, c) for c in counselors] + [(1, n) for n in nurses]
     supervises += [(heads[i % n_heads], t) for i, t in enumerate(teachers)]
     vendors = [(i, f"EdApp {i}", i % 3 != 0) for i in range(1, 5)]
-    courses = []
+    courses: list[tuple[int, str, int]] = []
     for i, t in enumerate(teachers):
         for k in range(2):
             cid = len(courses) + 1
@@ -136,7 +137,8 @@ def create_school(path: str | os.PathLike[str], *, seed: int = 0, size: int = 40
             parents.append((pid, f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"))
             guardians.append((pid, s))
     enrollment = sorted({(s, rng.randint(1, len(courses))) for s in range(1, size + 1) for _ in range(3)})
-    grades, attendance = [], []
+    grades: list[tuple[Any, ...]] = []
+    attendance: list[tuple[Any, ...]] = []
     start = date(2024, 9, 2)
     for s, c in enrollment:
         for term in ("fall", "spring"):
@@ -149,7 +151,7 @@ def create_school(path: str | os.PathLike[str], *, seed: int = 0, size: int = 40
     discipline = [(i + 1, s, rng.choice(("late", "disruption", "fight", "phone use")))
                   for i, s in enumerate(rng.sample(range(1, size + 1), size // 8))]
     consent = [(s, p, rng.random() < 0.7) for s in range(1, size + 1) for p in CONSENT_PURPOSES if rng.random() < 0.4]
-    data = {
+    data: dict[str, list[tuple[Any, ...]]] = {
         "Student": students, "Parent": parents, "Guardian": guardians, "Staff": staff, "Supervises": supervises,
         "Vendor": vendors, "Course": courses, "Enrollment": enrollment, "Grade": grades, "Attendance": attendance,
         "HealthRecord": health, "Discipline": discipline, "ParentConsent": consent,

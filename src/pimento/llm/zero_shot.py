@@ -105,7 +105,9 @@ def generate_zero_shot(
     unreachable, timeout) raise :class:`~pimento.errors.LLMError`; bad answers are counted.
     """
     if parse is None:
-        from pimento.sql import parse_count_query as parse
+        from pimento.sql import parse_count_query
+
+        parse = parse_count_query
     usage = usage if usage is not None else Usage()
     messages = zero_shot_messages(
         catalog, question, values=values, policy=policy, dialect=dialect, low_sensitivity=low_sensitivity

@@ -496,9 +496,11 @@ class Ledger:
         self._owner = _owner_token()
         self._verified: _State | None = None
         self._mine: set[int] = set()  # pending charges made through this object
+        #: The connection; on PostgreSQL a PgConnection, which has the sqlite3 surface the ledger uses.
+        self._conn: sqlite3.Connection
         if self.postgres:
             try:
-                self._conn = _pg.PgConnection(str(path), connect_timeout_s=busy_timeout_s)  # type: ignore[assignment]
+                self._conn = _pg.PgConnection(str(path), connect_timeout_s=busy_timeout_s)  # type: ignore[assignment]  # the sqlite3 surface
                 self._init_schema()
             except sqlite3.Error as exc:
                 raise DataSourceError(f"cannot open the budget ledger {self.name}: {exc}") from None

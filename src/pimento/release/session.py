@@ -64,11 +64,11 @@ class SqlAnswer:
     neighbours: str = "add-remove"
 
     @property
-    def release(self):  # type: ignore[no-untyped-def]
+    def release(self):
         return self.answer.release
 
     @property
-    def budget_left(self):  # type: ignore[no-untyped-def]
+    def budget_left(self):
         return self.answer.budget_left
 
     def to_dict(self) -> dict[str, Any]:
@@ -424,6 +424,7 @@ class Session:
         def view() -> Any:
             from pimento.policy.authorized_tuples import authorization_view
 
+            assert enforcer is not None and context is not None  # called in split and contextual modes only
             return authorization_view(enforcer, context, query)
 
         def measure() -> Measured:

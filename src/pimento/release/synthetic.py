@@ -46,11 +46,11 @@ def _meta(synthetic: str | Path | Engine) -> dict[str, Any]:
     assert engine is not None
     try:
         try:
-            rows = engine.execute(f"SELECT epsilon, delta, root, copy_id, database_key, details FROM {META_TABLE}").rows  # type: ignore[union-attr]
+            rows = engine.execute(f"SELECT epsilon, delta, root, copy_id, database_key, details FROM {META_TABLE}").rows
         except PimentoError:
             has_marker = True
             try:
-                engine.execute(f"SELECT COUNT(*) FROM {META_TABLE}")  # type: ignore[union-attr]
+                engine.execute(f"SELECT COUNT(*) FROM {META_TABLE}")
             except PimentoError:
                 has_marker = False
             if has_marker:

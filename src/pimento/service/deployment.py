@@ -41,7 +41,7 @@ class SearchSettings:
     seed: int = 0
     synthetic: str | None = None
 
-    def config(self):  # type: ignore[no-untyped-def]
+    def config(self):
         from pimento.search import SearchConfig
 
         return SearchConfig(rollouts=self.rollouts, seed=self.seed)
@@ -111,7 +111,7 @@ class Deployment:
     def ledger(self) -> Ledger:
         return Ledger.for_database(self.location, self.settings)
 
-    def session(self, analyst: str):  # type: ignore[no-untyped-def]
+    def session(self, analyst: str):
         from pimento.release.session import Session
 
         return Session(self.db, analyst=analyst)

@@ -138,7 +138,7 @@ class KeyStore:
 
     # ------------------------------------------------------------------ writing
 
-    def _update(self, change) -> Any:  # type: ignore[no-untyped-def]
+    def _update(self, change) -> Any:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lock_file = Path(f"{self.path}.lock")
         with open(lock_file, "a", encoding="utf-8") as lock:
@@ -170,7 +170,7 @@ class KeyStore:
         if principal is not None and not PRINCIPAL_PATTERN.match(principal):
             raise KeyStoreError(f"invalid principal {principal!r}", hint="KIND:ID as the policy names principals, e.g. employee:17")
 
-        def change(keys: list[ApiKey]):  # type: ignore[no-untyped-def]
+        def change(keys: list[ApiKey]):
             taken = {k.id for k in keys}
             key_id = secrets.token_hex(4)
             while key_id in taken:
@@ -184,7 +184,7 @@ class KeyStore:
     def revoke(self, key_id: str) -> ApiKey:
         """Revoke a key by id (it stays listed, marked revoked); an unknown or revoked id is an error."""
 
-        def change(keys: list[ApiKey]):  # type: ignore[no-untyped-def]
+        def change(keys: list[ApiKey]):
             out, hit = [], None
             for k in keys:
                 if k.id == key_id:

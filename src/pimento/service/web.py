@@ -105,7 +105,7 @@ def _meter(budget: dict[str, Any]) -> dict[str, Any]:
             "delta_left": _fmt(budget["left"]["delta"]), "percent": max(0, min(100, round(100 * share)))}
 
 
-def install_web(app: FastAPI, deployment, guard, options) -> None:  # type: ignore[no-untyped-def]
+def install_web(app: FastAPI, deployment, guard, options) -> None:
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]))
     env.filters["num"] = _fmt
     sessions = Sessions()
@@ -214,18 +214,18 @@ def install_web(app: FastAPI, deployment, guard, options) -> None:  # type: igno
     @app.get("/ask", include_in_schema=False)
     async def ask_page(request: Request) -> Response:
         session, key = current(request)
-        if key is None:
+        if key is None or session is None:  # an analyst's key comes with their session
             return to_login()
         return page("ask.html", **await analyst_context(session, key), form=_request_form({"epsilon": "0.5", "delta": "1e-6"}), error=None)
 
     async def analyst_post(request: Request) -> tuple[WebSession, Any, dict[str, str]] | Response:
         session, key = current(request)
-        if key is None:
+        if key is None or session is None:  # an analyst's key comes with their session
             return to_login()
         data = await form(request)
-        check_csrf(session, data)  # type: ignore[arg-type]
+        check_csrf(session, data)
         guard.rate(key.id)
-        return session, key, data  # type: ignore[return-value]
+        return session, key, data
 
     def _request_form(data: dict[str, str]) -> dict[str, str]:
         return {
@@ -269,7 +269,7 @@ def install_web(app: FastAPI, deployment, guard, options) -> None:  # type: igno
     @app.get("/history", include_in_schema=False)
     async def history_page(request: Request) -> Response:
         session, key = current(request)
-        if key is None:
+        if key is None or session is None:  # an analyst's key comes with their session
             return to_login()
         rows = await run_in_threadpool(deployment.history, key, 100)
         return page("history.html", **await analyst_context(session, key), rows=rows)
