@@ -79,7 +79,7 @@ def _view_signature(sql: str) -> tuple:
     tree = sqlglot.parse_one(sql)
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     tables = frozenset(t.name.lower() for t in tree.find_all(exp.Table) if t.name.lower() not in ctes)
-    outputs = frozenset(s.alias_or_name.lower() for s in tree.selects)
+    outputs = frozenset(s.alias_or_name.lower() for s in getattr(tree, "selects", []))
     tested = frozenset(c.name.lower() for w in tree.find_all(exp.Where) for c in w.find_all(exp.Column))
     return tables, outputs, tested
 
@@ -110,13 +110,14 @@ def _atoms(cond: Any, doc: dict[str, Any], where: str, polarity: bool = True) ->
 def items(doc: dict[str, Any], norm: dict[str, Any]) -> dict[str, list[tuple]]:
     """The items of one norm, per dimension (plus ``purpose`` and ``sign``)."""
     g = doc["grounding"]
-    out: dict[str, list[tuple]] = {"role": [], "data": [], "conditions": [], "purpose": [], "sign": []}
+    out: dict[str, list[Any]] = {"role": [], "data": [], "conditions": [], "purpose": [], "sign": []}
     for var in ("sender", "recipient", "subject"):
         role = norm.get(var, "any")
         if role != "any":
             out["role"].append((var, *_role_item(doc, role)))
     data = norm["data"] if isinstance(norm["data"], list) else [norm["data"]]
-    locs = {(loc["relation"].lower(), loc["attribute"].lower()) for d in data for loc in g["data_types"][d]["locations"]}
+    locs = {(loc["relation"].lower(), loc["attribute"].lower())
+            for d in data for loc in g["data_types"][d]["locations"]}
     out["data"] = sorted(locs)
     out["conditions"] = _atoms(norm.get("condition"), doc, "condition") + _atoms(norm.get("when"), doc, "when")
     purpose = norm.get("purpose", "any")

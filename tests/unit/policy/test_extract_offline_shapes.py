@@ -106,7 +106,8 @@ _HR = [
     "CREATE TABLE Agency (agency_id INTEGER PRIMARY KEY, kind VARCHAR)",
     "CREATE TABLE Salary (emp_id INTEGER REFERENCES Employee(emp_id), year INTEGER, amount INTEGER, "
     "PRIMARY KEY (emp_id, year))",
-    "CREATE TABLE MedicalLeave (leave_id INTEGER PRIMARY KEY, emp_id INTEGER REFERENCES Employee(emp_id), reason VARCHAR)",
+    "CREATE TABLE MedicalLeave (leave_id INTEGER PRIMARY KEY, emp_id INTEGER REFERENCES Employee(emp_id), "
+    "reason VARCHAR)",
     "CREATE TABLE Consent (emp_id INTEGER REFERENCES Employee(emp_id), purpose VARCHAR, granted BOOLEAN, "
     "PRIMARY KEY (emp_id, purpose))",
     "INSERT INTO Employee VALUES (1, 'A', 'a@x', 'manager', 1970, NULL)",

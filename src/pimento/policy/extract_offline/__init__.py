@@ -27,17 +27,14 @@ from typing import Any
 
 from pimento.errors import PolicyError
 from pimento.policy.extract import Extraction
+from pimento.policy.extract_offline.conditions import Atom, Var, ground_condition, relation_between
 from pimento.policy.extract_offline.ground import (
-    Atom,
     RoleG,
-    Var,
-    ground_condition,
     ground_data,
     ground_role,
     is_anyone,
     is_organization,
     purpose_name,
-    relation_between,
     role_for_purpose,
     slug,
     workforce,
@@ -79,9 +76,9 @@ class _Doc:
 
     @staticmethod
     def _put(table: dict[str, Any], name: str, value: Any, same=lambda a, b: a == b) -> str:
-        for k, v in table.items():
+        for existing, v in table.items():
             if same(v, value):
-                return k
+                return existing
         base, k = name, 2
         while name in table:
             name, k = f"{base}_{k}", k + 1
@@ -96,7 +93,7 @@ class _Doc:
         if r.where:
             spec["where"] = r.where
         name = slug(" ".join(r.words) or phrase, "role")
-        name = "_or_".join(slug(v) for v in (r.value, *r.more)) if r.more else name
+        name = "_or_".join(slug(str(v)) for v in (r.value, *r.more)) if r.more else name
         return self._put(self.roles, name, spec, same=lambda a, b: {k: a.get(k) for k in ("principal", "where")}
                          == {k: b.get(k) for k in ("principal", "where")})
 
@@ -170,7 +167,8 @@ def extract_policy_offline(
     for frame in frames:
         if not frame.is_norm:
             notes.append({"clause": frame.id, "text": frame.text, "norm": None})
-            failures.append({"clause": frame.id, "text": frame.text, "error": "no modal (may, shall not, ...): not a norm"})
+            failures.append({"clause": frame.id, "text": frame.text,
+                             "error": "no modal (may, shall not, ...): not a norm"})
             continue
         snapshot = copy.deepcopy((doc.principals, doc.roles, doc.purposes, doc.conditions))
         try:
@@ -376,7 +374,7 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
     exceptions: list[Any] = []
     for exc in frame.exceptions:
         tests: list[Any] = []
-        roles = []
+        roles: list[Any] = []
         for phrase in exc.roles:
             g = ground_role(phrase, schema)
             if g is not None and g.table is subject and g.where is None:

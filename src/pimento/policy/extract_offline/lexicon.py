@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 from pimento.nl.text import lemma, stem, synonyms
 
@@ -73,7 +74,7 @@ AFFIRMATIVE_FLAGS = frozenset(
 
 #: Regulatory data categories -> words to look for in the schema. ``cols`` are column words,
 #: ``tables`` table words (every column of such a table), ``key``: include the subject's key.
-DATA_CATEGORIES: dict[str, dict[str, tuple[str, ...] | bool]] = {
+DATA_CATEGORIES: dict[str, dict[str, Any]] = {
     "identifier": {"cols": ("name", "email", "mail", "phone", "address", "ssn", "username", "login"), "key": True},
     "identify": {"cols": ("name", "email", "mail", "phone", "address", "ssn", "username", "login"), "key": True},
     "contact": {"cols": ("email", "mail", "phone", "address", "fax")},

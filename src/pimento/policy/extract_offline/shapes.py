@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pimento.nl.text import lemma
 from pimento.policy.extract_offline.lexicon import DISCLOSE_VERBS, RECEIVE_VERBS, USE_VERBS
 
-__all__ = ["Exception_", "Frame", "Sentence", "parse_sentence", "split_sentences"]
+__all__ = ["ExceptionClause", "Frame", "Sentence", "parse_sentence", "split_sentences"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def split_sentences(text: str) -> list[Sentence]:
 
 
 @dataclass
-class Exception_:
+class ExceptionClause:
     """An exception (``unless``, ``except``, ``other than``, ``without``): role tests, purpose, conditions."""
 
     roles: list[str] = field(default_factory=list)
@@ -116,7 +116,7 @@ class Frame:
     purpose: str | None = None
     purpose_includes: list[str] = field(default_factory=list)
     conditions: list[str] = field(default_factory=list)
-    exceptions: list[Exception_] = field(default_factory=list)
+    exceptions: list[ExceptionClause] = field(default_factory=list)
     public: bool = False
     is_norm: bool = True
     #: "the records of *their* child", "information about *them*": the subject relates to the agent
@@ -214,8 +214,8 @@ def _segments(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
     return [(k, v.strip(" ,;:.")) for k, v in out if v.strip(" ,;:.") or k]
 
 
-def _parse_exception(marker: str, text: str) -> Exception_:
-    exc = Exception_()
+def _parse_exception(marker: str, text: str) -> ExceptionClause:
+    exc = ExceptionClause()
     body = re.sub(r"^(?:the (?:disclosure|use|sale|flow|sharing) (?:is|be)|it is|they are|is|are)\s+", "", text.strip(),
                   flags=re.IGNORECASE)
     if marker == "other than":
