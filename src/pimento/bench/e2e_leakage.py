@@ -36,6 +36,7 @@ and over all pairs, with the failures beside them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import re
@@ -55,10 +56,10 @@ from pimento.policy import compile_policy, load_policy, run_checks
 from pimento.policy.lineage import analyze_query
 from pimento.policy.reference import row_key
 
-__all__ = ["SYSTEMS", "leaked_values", "main", "open_llm", "prepare_domain", "prohibited_values", "question_for",
+__all__ = ["SYSTEMS", "leaked_values", "main", "open_llm", "prepare_domain", "prepare_extracted", "prohibited_values", "question_for",
            "relevant_rows", "run", "run_domain", "summarize"]
 
-SYSTEMS = ("pimento_sql", "pimento_nl", *BASELINES)
+SYSTEMS = ("pimento_sql", "pimento_nl", "pimento_extracted", *BASELINES)
 
 #: Subjects per domain database: small, so that the relevant rows fit a 4096-token prompt.
 DEFAULT_SIZES = {"hospital": 40, "retail": 20, "school": 15}
@@ -346,6 +347,49 @@ def prepare_domain(domain: str, workdir: Path, *, size: int, seed: int) -> tuple
     return str(path), str(compiled_path)
 
 
+def prepare_extracted(domain: str, workdir: Path, *, size: int, seed: int) -> tuple[str | None, str | None]:
+    """A second deployment of the same database whose policy is extracted offline from the policy's text.
+
+    ``pimento policy extract`` (rules, no LLM) on the ``.txt`` beside the policy, then compiled
+    and checked like the hand translation: the paper's end-to-end setting, where compilation
+    errors of the policy views are the only source of leakage. Returns (database, None), or
+    (None, why) when the extracted policy does not compile."""
+    import shutil
+
+    from pimento.policy.extract_offline import extract_policy_offline
+    from pimento.policy.model import policy_from_dict
+
+    db_path, _ = prepare_domain(domain, workdir, size=size, seed=seed)
+    source = Path(db_path)
+    folder = source.parent.with_name(source.parent.name + "-extracted")
+    path = folder / source.name
+    compiled_path = folder / "compiled.json"
+    failed = folder / "failed.txt"
+    if failed.is_file():
+        return None, failed.read_text(encoding="utf-8")
+    if compiled_path.is_file():
+        return str(path), None
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, path)
+    text = Path(DOMAINS[domain]["policy"]()).with_suffix(".txt").read_text(encoding="utf-8")
+    database = load_database(path)
+    try:
+        extraction = extract_policy_offline(text, database.catalog, engine=database.engine, name=f"{domain}-extracted",
+                                            year=2024)
+        policy = policy_from_dict(extraction.policy, source="extracted")
+        compiled = compile_policy(policy, database.catalog, database.engine)
+        run_checks(compiled, database.catalog, database.engine, policy=policy)
+    except UserError as exc:
+        failed.write_text(f"extracted policy does not compile: {type(exc).__name__}", encoding="utf-8")
+        return None, failed.read_text(encoding="utf-8")
+    finally:
+        database.close()
+    compiled_path.write_text(json.dumps(compiled.to_dict()), encoding="utf-8")
+    toml = (source.parent / "pimento.toml").read_text(encoding="utf-8").split("\n[policy]\n")[0].rstrip("\n")
+    (folder / "pimento.toml").write_text(toml + f'\n\n[policy]\ncompiled = "{compiled_path.resolve()}"\n', encoding="utf-8")
+    return str(path), None
+
+
 def _pimento(session: Any, sql: str, ctx: dict[str, str]) -> tuple[str | None, str | None, list[tuple[Any, ...]]]:
     """(answer text, failure, rows) for one CI release; a UserError is a failure (nothing released)."""
     try:
@@ -406,7 +450,11 @@ def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | N
     use_llm = [s for s in systems if s in BASELINES and backend is not None]
     results: list[dict[str, Any]] = []
     evidence: list[tuple[Evidence, set[str]]] = []
-    with Session(db_path) as session:
+    extracted_db, extracted_failed = (prepare_extracted(domain, workdir, size=size, seed=seed)
+                                      if "pimento_extracted" in systems else (None, None))
+    with contextlib.ExitStack() as stack:
+        session = stack.enter_context(Session(db_path))
+        extracted = stack.enter_context(Session(extracted_db)) if extracted_db else None
         for i, (label, sender, recipient, purpose) in enumerate(contexts):
             sql = queries[(i * 5 + i // len(queries)) % len(queries)]
             question = question_for(sql)
@@ -437,6 +485,12 @@ def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | N
                         if extra:
                             bad = prohibited | prohibited_values(rows, keys, extra, authorized, obtainable)
                     out = {"sql": parsed, "text": text, "failed": failed}
+                elif system == "pimento_extracted":
+                    text, failed = None, extracted_failed
+                    if extracted is not None:
+                        text, failed, _ = _pimento(extracted, sql, ctx)
+                    out = {"text": text, "failed": failed}
+                    bad = prohibited
                 else:
                     continue
                 out["leaked"] = leaked_values(out["text"], bad) if out.get("text") is not None else []
