@@ -333,7 +333,7 @@ def link_span(
                 score += label
                 reasons.append("a noun beside the literal names its table")
             own_words = c_words - t_words - _GENERIC
-            if own_words and own_words <= label_lemmas:
+            if own_words and own_words <= label_lemmas and not ("id" in c_words and span.kind != "code"):
                 score += 0.25  # "the category 'Seeds'", "the state of NY": the noun beside names the column
                 reasons.append("the noun beside the literal names the column")
             if heads and table.name not in heads:

@@ -205,3 +205,27 @@ def test_an_aggregate_word_inside_a_column_name_is_not_an_average():
     cat = _cat([Table("weather", (Column("date", "text"), Column("mean_humidity", "integer"), Column("zip_code", "integer")), ())])
     top = translate("How many days had a mean humidity above 50?", cat)[0]
     assert "weather.mean_humidity > 50" in top.sql
+
+
+def test_a_proper_name_beside_its_tables_noun_goes_to_the_name_not_to_an_id():
+    """The column-label bonus ("the team X" names team_id's own word) skips id columns."""
+    import sys
+
+    from pimento.nl.intent import detect_intent
+    from pimento.nl.open_values import link_span, quoted_span
+    from pimento.nl.text import tokenize
+
+    tr = sys.modules["pimento.nl.translate"]
+    cat = _cat(
+        [
+            Table("team", (Column("team_key", "integer"), Column("name", "text")), ("team_key",)),
+            Table("all_star", (Column("player_id", "text"), Column("team_id", "text")), ()),
+        ]
+    )
+    q = 'Count the number of times the team "Boston Red Stockings" lost.'
+    tables, columns = tr._lexicon(cat)
+    ctx = tr._Context(q, cat, _placeholders(cat), tokenize(q), detect_intent(q), tables, columns)
+    span = quoted_span(next(t for t in ctx.tokens if t.kind == "quoted"))
+    links = link_span(span, ctx.tokens, cat, ctx.values, ctx, keys=frozenset())
+    by_column = {link.pairs[0][:2]: link.score for link in links}
+    assert by_column[("team", "name")] > by_column[("all_star", "team_id")] + 0.2
