@@ -179,3 +179,16 @@ def test_org_deny_applies_to_any_sender_and_permit_sender_is_the_workforce(hr) -
     _, norms = _norms(hr, "A1. An employer shall not disclose an employee's salary to a recruiter.\n"
                           "A2. An employer may disclose an employee's salary to an insurer.\n")
     assert norms["A1"]["sender"] == "any" and norms["A2"]["sender"] == "employee"
+
+
+def test_a_prohibition_except_as_permitted_elsewhere_restates_the_default() -> None:
+    f = _frame("A covered entity may not use or disclose protected health information, except as permitted "
+               "or required by this subpart.")
+    assert not f.is_norm and f.restates_default
+
+
+def test_permit_for_a_list_of_purposes_includes_them(hr) -> None:
+    result, norms = _norms(hr, "P1. An employer may use an employee's salary for its own payroll, auditing, "
+                               "or benefits.\n")
+    purposes = result.policy["grounding"]["purposes"]
+    assert norms["P1"]["purpose"] == "payroll" and purposes["payroll"]["includes"] == ["auditing", "benefits"]

@@ -167,8 +167,9 @@ def extract_policy_offline(
     for frame in frames:
         if not frame.is_norm:
             notes.append({"clause": frame.id, "text": frame.text, "norm": None})
-            failures.append({"clause": frame.id, "text": frame.text,
-                             "error": "no modal (may, shall not, ...): not a norm"})
+            failures.append({"clause": frame.id, "text": frame.text, "error": (
+                "restates the default (what no norm permits is denied): not a norm" if frame.restates_default
+                else "no modal (may, shall not, ...): not a norm")})
             continue
         snapshot = copy.deepcopy((doc.principals, doc.roles, doc.purposes, doc.conditions))
         try:
@@ -329,7 +330,7 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
     purpose = ANY
     if frame.purpose:
         includes = [purpose_name(p, known) for p in frame.purpose_includes]
-        if frame.sign == "deny" and not includes:
+        if not includes:  # "for treatment, payment, or operations": the first includes the others
             parts = [p for p in re_split_or(frame.purpose)]
             if len(parts) > 1:
                 purpose = doc.purpose(purpose_name(parts[0], known), [purpose_name(p, known) for p in parts[1:]])

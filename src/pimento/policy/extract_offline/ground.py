@@ -243,7 +243,7 @@ def ground_data(phrase: str, schema: Schema, *, personal: list[Table], public: l
 
 _PURPOSE_NOISE = frozenset(
     """purpose purposes providing provide processing process internal targeted cross context behavioral
-    behavioural requested requests on its behalf the consumer customer patient student""".split()
+    behavioural requested requests on its behalf own the consumer customer patient student""".split()
 )
 
 

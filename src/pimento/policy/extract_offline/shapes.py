@@ -121,6 +121,8 @@ class Frame:
     is_norm: bool = True
     #: "the records of *their* child", "information about *them*": the subject relates to the agent
     subject_of_agent: bool = False
+    #: "shall not ... except as permitted by this part": restates that what no norm permits is denied
+    restates_default: bool = False
 
 
 _DENY = (r"shall not|may not|must not|cannot|can not|will not|should not|shall never|may never|must never|"
@@ -141,6 +143,7 @@ _SUBJ = re.compile(r"\s+\b(?P<m>of|about|concerning|regarding|revealing|relating
 _POSS = re.compile(r"^(?P<owner>(?:[\w-]+\s+){0,3}?[\w-]+)'s\s+(?P<rest>.+)$")
 _DETS = re.compile(r"^(?:(?:a|an|the|its|their|his|her|any|all|each|every|such|that|this|these|those|"
                    r"another|other|only)\s+)+", re.IGNORECASE)
+_BY_OTHER_RULES = re.compile(r"^as (?:otherwise )?(?:permitted|required|authorized|provided|allowed)\b", re.IGNORECASE)
 _EXCLUDED = re.compile(r",?\s*\bbut not\b\s+(?P<x>[^,]+),?", re.IGNORECASE)
 
 
@@ -299,6 +302,10 @@ def parse_sentence(sentence: Sentence) -> Frame:
             frame.exceptions.append(_parse_exception(marker, text))
         elif text:
             frame.conditions.append(text)
+    if frame.sign == "deny" and any(_BY_OTHER_RULES.match(c) for e in frame.exceptions for c in e.conditions):
+        frame.is_norm = False  # "may not ..., except as permitted by this subpart": the default deny
+        frame.restates_default = True
+        return frame
     core = re.sub(r"\bonly\b\s*", "", core, flags=re.IGNORECASE)
     # core: data, then to/with/for/from slots; a filled slot absorbs a repeated marker as modifier
     slots: dict[str, str] = {}
