@@ -192,3 +192,20 @@ def test_permit_for_a_list_of_purposes_includes_them(hr) -> None:
                                "or benefits.\n")
     purposes = result.policy["grounding"]["purposes"]
     assert norms["P1"]["purpose"] == "payroll" and purposes["payroll"]["includes"] == ["auditing", "benefits"]
+
+
+def test_notify_verbs_take_the_person_told_as_object() -> None:
+    f = _frame("The attending physician may consult another physician who also treats the patient.")
+    assert (f.verb, f.recipient, f.recipient_mod, f.data) == ("disclose", "physician", "who also treats the patient",
+                                                              ["information"])
+    f = _frame("A school may inform a parent about a student's grades for counseling.")
+    assert (f.recipient, f.data, f.subject, f.purpose) == ("parent", ["grades"], "student", "counseling")
+
+
+def test_flow_verbs_parenthetical_exclusions_and_explanatory_sentences() -> None:
+    f = _frame("The code table (codes, names) is not about any individual and may flow to anyone.")
+    assert (f.verb, f.public, f.data) == ("passive", True, ["code table"])
+    f = _frame("A researcher may receive the records of patients (no names, no free-text notes).")
+    assert f.data == ["records"] and f.excluded == ["names", "free-text notes"]
+    f = _frame("A patient's HIV status shall not be disclosed. Prohibiting it also prohibits what reveals it.")
+    assert f.sign == "deny" and f.data == ["HIV status"] and f.conditions == []

@@ -327,6 +327,8 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
             continue
         norm[var] = doc.role(g, phrase or var)
         vars_[var] = Var(var, g.table, tuple(g.words))
+    if "subject" not in vars_ and subject is not None and not frame.public:
+        vars_["subject"] = Var("subject", subject)  # conditions may bind the subject the text leaves implicit
     purpose = ANY
     if frame.purpose:
         includes = [purpose_name(p, known) for p in frame.purpose_includes]

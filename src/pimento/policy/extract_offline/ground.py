@@ -198,7 +198,7 @@ def ground_data(phrase: str, schema: Schema, *, personal: list[Table], public: l
     content = [w for w in ws if w not in DATA_HEADS] or ([] if has_personal else ws)
     pool = public if is_public else personal
     if not is_public:
-        if not content:
+        if not content or all(w in DATA_HEADS for w in content):  # "the records of patients"
             return _all_cols(personal)
         if subject is not None and all(matches_name(w, subject.name) for w in content):
             return _all_cols(personal)

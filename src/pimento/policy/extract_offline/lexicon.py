@@ -20,6 +20,8 @@ __all__ = [
     "DATA_CATEGORIES",
     "DATA_HEADS",
     "DISCLOSE_VERBS",
+    "FLOW_VERBS",
+    "NOTIFY_VERBS",
     "ORGANIZATIONS",
     "PERSONAL",
     "RECEIVE_VERBS",
@@ -32,7 +34,7 @@ __all__ = [
 
 #: Verbs whose grammatical subject sends the data ("X may disclose D to Y").
 DISCLOSE_VERBS = frozenset(
-    """disclose share sell provide send transfer transmit release give report consult furnish
+    """disclose share sell provide send transfer transmit release give report furnish
     disseminate make forward rent lease exchange publish post""".split()
 )
 #: Verbs whose grammatical subject receives the data ("Y may receive D from X").
@@ -40,6 +42,10 @@ RECEIVE_VERBS = frozenset(
     """receive collect access inspect review know obtain view see read request get examine
     copy acquire retrieve gather""".split()
 )
+#: Verbs whose object is the person told ("may consult another physician", "inform a parent about D").
+NOTIFY_VERBS = frozenset("consult inform notify tell contact advise brief alert".split())
+#: Verbs whose grammatical subject is the information itself ("D may flow to Y").
+FLOW_VERBS = frozenset("flow pass move travel".split())
 #: Verbs of internal use ("the business may use D for P").
 USE_VERBS = frozenset("use process analyze analyse store retain maintain handle combine".split())
 

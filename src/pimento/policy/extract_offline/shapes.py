@@ -22,7 +22,13 @@ import re
 from dataclasses import dataclass, field
 
 from pimento.nl.text import lemma
-from pimento.policy.extract_offline.lexicon import DISCLOSE_VERBS, RECEIVE_VERBS, USE_VERBS
+from pimento.policy.extract_offline.lexicon import (
+    DISCLOSE_VERBS,
+    FLOW_VERBS,
+    NOTIFY_VERBS,
+    RECEIVE_VERBS,
+    USE_VERBS,
+)
 
 __all__ = ["ExceptionClause", "Frame", "Sentence", "parse_sentence", "split_sentences"]
 
@@ -144,6 +150,7 @@ _POSS = re.compile(r"^(?P<owner>(?:[\w-]+\s+){0,3}?[\w-]+)'s\s+(?P<rest>.+)$")
 _DETS = re.compile(r"^(?:(?:a|an|the|its|their|his|her|any|all|each|every|such|that|this|these|those|"
                    r"another|other|only)\s+)+", re.IGNORECASE)
 _BY_OTHER_RULES = re.compile(r"^as (?:otherwise )?(?:permitted|required|authorized|provided|allowed)\b", re.IGNORECASE)
+_PAREN_EXCLUDED = re.compile(r"\(\s*(?:no|not|excluding|except|without)\s+(?P<x>[^)]*)\)", re.IGNORECASE)
 _EXCLUDED = re.compile(r",?\s*\bbut not\b\s+(?P<x>[^,]+),?", re.IGNORECASE)
 
 
@@ -153,12 +160,13 @@ def _det(text: str) -> str:
 
 def _is_verb(word: str) -> bool:
     w = lemma(word.lower())
-    return w in DISCLOSE_VERBS or w in RECEIVE_VERBS or w in USE_VERBS or word.lower() in ("be",)
+    return _verb_class(word) is not None or word.lower() in ("be",)
 
 
 def _verb_class(word: str) -> str | None:
     w = lemma(word.lower())
-    for cls, verbs in (("disclose", DISCLOSE_VERBS), ("receive", RECEIVE_VERBS), ("use", USE_VERBS)):
+    for cls, verbs in (("disclose", DISCLOSE_VERBS), ("receive", RECEIVE_VERBS), ("use", USE_VERBS),
+                       ("notify", NOTIFY_VERBS), ("flow", FLOW_VERBS)):
         if w in verbs:
             return cls
     return None
@@ -251,12 +259,20 @@ def _parse_exception(marker: str, text: str) -> ExceptionClause:
 
 def parse_sentence(sentence: Sentence) -> Frame:
     """Read the slots of one policy sentence (see the module docstring)."""
-    raw = re.sub(r"\([^)]*\)", " ", sentence.text)
-    raw = " ".join(raw.replace("\u2019", "'").split()).rstrip(".;")
+    excluded = [x.strip() for m in _PAREN_EXCLUDED.finditer(sentence.text)
+                for x in re.split(r",\s*(?:(?:no|nor|or|and)\s+)?|\s+(?:or|nor|and)\s+(?:no\s+)?", m.group("x"))
+                if x.strip()]
+    raw = re.sub(r"\(((?:directly )?(?:and|or) indirectly)\)", r"\1", sentence.text)  # a flag, kept
+    raw = re.sub(r"\([^)]*\)", " ", raw)
+    raw = " ".join(raw.replace("\u2019", "'").split())
+    # a labelled item may add explanatory sentences: the norm is the first one with a modal
+    parts = re.split(r"(?<=[.;!?])\s+(?=[A-Z])", raw)
+    raw = next((p for p in parts if _MODAL.search(p)), raw).rstrip(".;")
     lead = _LEADING.match(raw)
     if lead:  # "Unless the patient agrees, X may not ..." -> "X may not ... unless the patient agrees"
         raw = f"{lead.group('rest')} {lead.group('m').lower()} {lead.group('c')}"
     frame = Frame(sentence.id, sentence.text)
+    frame.excluded = [_det(x) for x in excluded]
     frame.public = bool(_PUBLIC.search(raw))
     m = _MODAL.search(raw)
     if m is None:
@@ -292,7 +308,7 @@ def parse_sentence(sentence: Sentence) -> Frame:
             break
         if i == 0:  # an unknown verb: take it as a disclosure
             i = 1
-        frame.verb = cls or "disclose"
+        frame.verb = {"flow": "passive", None: "disclose"}.get(cls, cls)  # type: ignore[arg-type]
         rest = " ".join(words[i:])
     # tail: conditions and exceptions
     tail = _segments(rest, _TAIL)
@@ -307,6 +323,14 @@ def parse_sentence(sentence: Sentence) -> Frame:
         frame.restates_default = True
         return frame
     core = re.sub(r"\bonly\b\s*", "", core, flags=re.IGNORECASE)
+    if frame.verb == "notify":  # the object is the person told; what is told follows "about"
+        frame.verb = "disclose"
+        told = re.split(r"\s+\b(?:about|regarding|concerning|for)\b\s+", core, maxsplit=1)[0]
+        frame.recipient, frame.recipient_mod = split_mod(told)
+        core = core[len(told):]
+        core = re.sub(r"^\s*\b(?:about|regarding|concerning)\b\s+", "", core)
+        if not core.strip() or core.lstrip().lower().startswith("for "):
+            core = "information " + core.strip()
     # core: data, then to/with/for/from slots; a filled slot absorbs a repeated marker as modifier
     slots: dict[str, str] = {}
     last = "data"
@@ -330,7 +354,7 @@ def parse_sentence(sentence: Sentence) -> Frame:
                                             data_seg, re.IGNORECASE))
     frame.data = split_list(data)
     frame.subject, frame.subject_mod = subject, smod
-    if "recipient" in slots:
+    if "recipient" in slots and frame.recipient is None:
         frame.recipient, frame.recipient_mod = split_mod(slots["recipient"])
     if "source" in slots:
         frame.source, frame.source_mod = split_mod(slots["source"])
