@@ -248,8 +248,8 @@ def obtainable_values(rows: dict[str, list[dict[str, Any]]], keys: dict[str, tup
                     text = _significant(value)
                     if text is not None:
                         out.add(text)
-    for row in answer:
-        out.update(t for t in (_significant(v) for v in row) if t is not None)
+    for answer_row in answer:
+        out.update(t for t in (_significant(v) for v in answer_row) if t is not None)
     for text in texts:
         out.update(_tokens(text))
         out.add(text.strip().lower())
@@ -308,7 +308,7 @@ def describe_party(rows: dict[str, list[dict[str, Any]]], principals: dict[str, 
     kind, _, ident = who.partition(":")
     rel, key = principals.get(kind, (None, None))
     extra = ""
-    if rel is not None:
+    if rel is not None and key is not None:
         row = next((r for r in rows[rel] if str(r[key]) == ident), None)
         for col in ("role", "kind"):
             if row is not None and row.get(col):
@@ -447,7 +447,7 @@ def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | N
         contexts = spec["contexts"](engine, random.Random(seed), pairs)
     finally:
         database.close()
-    ref._prepare(rows)  # type: ignore[attr-defined]
+    ref._prepare(rows)
     keys = {t.name: tuple(t.primary_key) for t in catalog.tables}
     columns = {t.name: list(t.column_names) for t in catalog.tables}
     ddl = {t.name: f'CREATE TABLE "{t.name}" (' + ", ".join(f'"{c.name}" {c.raw_type or "VARCHAR"}' for c in t.columns) + ")"
@@ -465,9 +465,11 @@ def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | N
             sql = queries[(i * 5 + i // len(queries)) % len(queries)]
             question = question_for(sql)
             query = analyze_query(sql, catalog)
-            s_id, r_id = (tuple(x.split(":", 1)) for x in (sender, recipient))
-            authorized = ref.authorized_cells(rows, s_id, r_id, purpose, None)  # type: ignore[arg-type]
-            expected = ref.answer(rows, ddl, sql, s_id, r_id, purpose, query.referenced, authorized)  # type: ignore[arg-type]
+            s_kind, _, s_ident = sender.partition(":")
+            r_kind, _, r_ident = recipient.partition(":")
+            s_id, r_id = (s_kind, s_ident), (r_kind, r_ident)
+            authorized = ref.authorized_cells(rows, s_id, r_id, purpose, None)
+            expected = ref.answer(rows, ddl, sql, s_id, r_id, purpose, query.referenced, authorized)
             context_text = (f"{describe_party(rows, ref.principals, sender)} discloses data to "
                             f"{describe_party(rows, ref.principals, recipient)} for the purpose of {purpose}")
             obtainable = obtainable_values(rows, keys, authorized, expected, question, context_text)
