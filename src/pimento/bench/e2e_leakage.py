@@ -557,11 +557,31 @@ def open_llm(url: str, *, record: str | None = None, fold_system: bool = False, 
     from pimento.llm import OpenAIBackend, RecordingBackend, ReplayBackend
 
     if url.startswith("replay:"):
-        backend: Any = ReplayBackend(url.split(":", 1)[1])
-    else:
-        backend = OpenAIBackend(url, model=model, fold_system=fold_system, json_mode=json_mode, timeout_s=timeout_s,
-                                max_retries=1)
-    return RecordingBackend(backend, record) if record else backend
+        return ReplayBackend(url.split(":", 1)[1])
+    backend: Any = OpenAIBackend(url, model=model, fold_system=fold_system, json_mode=json_mode, timeout_s=timeout_s,
+                                 max_retries=1)
+    if not record:
+        return backend
+    return _Resume(ReplayBackend(record) if Path(record).is_dir() else None, RecordingBackend(backend, record))
+
+
+class _Resume:
+    """A recording that resumes: a request already recorded is answered from its fixture, others live (and recorded)."""
+
+    name = "resume"
+
+    def __init__(self, recorded: Any, live: Any):
+        self.recorded, self.live = recorded, live
+
+    def complete(self, request: Any) -> Any:
+        from pimento.errors import LLMError
+
+        if self.recorded is not None:
+            try:
+                return self.recorded.complete(request)
+            except LLMError:
+                pass
+        return self.live.complete(request)
 
 
 def run(domains: list[str], workdir: Path, *, backend: Any = None, pairs: int = 24, seed: int = 0,

@@ -149,18 +149,23 @@ def parse_selection(text: str, fields: list[str]) -> list[str] | None:
     """The fields named in the selection answer (JSON ``{"fields": [...]}`` or a list), or None if unreadable.
 
     A name counts if it is one of ``fields`` (``Table.column``) or the bare column of exactly one
-    of them. Order and duplicates are dropped.
+    of them. Order and duplicates are dropped. A JSON answer cut by the token limit (a small
+    model repeats names until it runs out) keeps the complete quoted names it lists.
     """
     match = re.search(r"[\[{].*[\]}]", text, re.S)
-    if match is None:
-        return None
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return None
-    names = data.get("fields") if isinstance(data, dict) else data
+    names: Any = None
+    if match is not None:
+        try:
+            data = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            data = None
+        names = data.get("fields") if isinstance(data, dict) else data
     if not isinstance(names, list):
-        return None
+        if not re.match(r"\s*[\[{]", text):
+            return None
+        names = [n for n in re.findall(r'"([^"]*)"', text) if n != "fields"]
+        if not names:
+            return None
     by_column: dict[str, list[str]] = {}
     for f in fields:
         by_column.setdefault(f.split(".", 1)[1].lower(), []).append(f)

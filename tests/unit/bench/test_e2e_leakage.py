@@ -61,6 +61,9 @@ def test_parse_selection():
     assert parse_selection('{"fields": []}', fields) == []
     assert parse_selection("the diagnosis only", fields) is None
     assert parse_selection('{"fields": [', fields) is None
+    # cut by the token limit: the complete names count, the cut one does not
+    assert parse_selection('{ "fields": ["Visit.diagnosis", "Patient.name", "Patient.na', fields) == \
+        ["Visit.diagnosis", "Patient.name"]
 
 
 class _Scripted:
@@ -157,3 +160,18 @@ def test_an_answer_repeating_the_prompt_is_flagged():
     assert echoes("You answer questions about the data of a retailer. Context: employee", prompt)
     assert not echoes("Nora Novak is the only customer listed in the table.", prompt)
     assert not echoes("You answer", prompt)  # too short to tell
+
+
+def test_a_recording_resumes_from_its_fixtures(tmp_path):
+    """--record into a directory that has fixtures: recorded requests are replayed, the others go live."""
+    from pimento.bench.e2e_leakage import _Resume
+    from pimento.llm import ChatRequest, Message, RecordingBackend, ReplayBackend
+
+    first = ChatRequest((Message("user", "one"),), temperature=0.0)
+    second = ChatRequest((Message("user", "two"),), temperature=0.0)
+    RecordingBackend(_Scripted(["recorded"]), tmp_path).complete(first)
+    live = _Scripted(["live"])
+    resume = _Resume(ReplayBackend(tmp_path), RecordingBackend(live, tmp_path))
+    assert resume.complete(first).completions[0].text == "recorded"
+    assert resume.complete(second).completions[0].text == "live" and live.prompts == ["two"]
+    assert ReplayBackend(tmp_path).complete(second).completions[0].text == "live"
