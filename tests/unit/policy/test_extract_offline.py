@@ -108,3 +108,7 @@ def test_unextractable_sentence_is_reported_not_guessed(domains) -> None:
     assert "recipient 'tax authority' names no table" in errors["R3"]  # a permit to anyone: refused
     assert "the moon is full" in errors["R4"]  # a permit without its condition: refused
     assert "NOT EXTRACTED R2" in result.to_yaml()
+    # what the left-out sentences grounded is not left behind
+    g = result.policy["grounding"]
+    assert list(g["data_types"]) == ["identifiers"] and g["conditions"] == {}
+    assert [f["clause"] for f in result.failures] == ["R2", "R3", "R4"]

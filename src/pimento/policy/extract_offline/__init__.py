@@ -220,8 +220,53 @@ def extract_policy_offline(
         document["grounding"]["subjects"] = paths
     if engine is not None:
         document, failures = _compile_each(document, catalog, engine, failures)
+    _prune(document)
     policy_from_dict(document, source="extracted policy")
+    order = {f.id: i for i, f in enumerate(frames)}
+    failures = sorted(failures, key=lambda f: order.get(f["clause"], len(order)))
     return OfflineExtraction(document, notes, _no_usage(), failures)
+
+
+def _prune(document: dict[str, Any]) -> None:
+    """Drop the grounding no kept norm uses (left by sentences that were not extracted)."""
+    g = document["grounding"]
+    roles: set[str] = set()
+    conds: set[str] = set()
+    purposes: set[str] = set()
+    data: set[str] = set()
+
+    def walk(cond: Any) -> None:
+        if isinstance(cond, str):
+            conds.add(cond)
+        elif isinstance(cond, list):
+            for c in cond:
+                walk(c)
+        elif isinstance(cond, dict):
+            for k, v in cond.items():
+                if k in ("all", "any", "not"):
+                    walk(v)
+                elif k == "purpose":
+                    purposes.add(v)
+                else:
+                    roles.add(v)
+
+    for n in document["norms"]:
+        roles |= {n[v] for v in ("sender", "recipient", "subject") if n.get(v, ANY) != ANY}
+        purposes.add(n.get("purpose", ANY))
+        data |= set(n["data"])
+        walk(n.get("condition"))
+        walk(n.get("when"))
+    todo = list(purposes)
+    while todo:  # sub-purposes of a kept purpose stay
+        for sub in g["purposes"].get(todo.pop(), {}).get("includes", []):
+            if sub not in purposes:
+                purposes.add(sub)
+                todo.append(sub)
+    for key, keep in (("roles", roles), ("conditions", conds), ("purposes", purposes), ("data_types", data)):
+        g[key] = {k: v for k, v in g[key].items() if k in keep}
+    kinds = {r["principal"] for r in g["roles"].values()} | {g["subject_principal"]}
+    kinds |= {p for c in g["conditions"].values() for p in c.get("principals", {}).values()}
+    g["principals"] = {k: v for k, v in g["principals"].items() if k in kinds}
 
 
 def _no_usage():
