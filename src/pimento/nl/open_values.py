@@ -222,7 +222,7 @@ _NOT_VALUES = {"many", "much", "total", "different", "distinct", "unique", "vari
 
 
 _CATEGORY_WORDS = {"type", "category", "kind", "status", "class", "genre", "level", "grade", "sort", "form", "state"}
-_BEFORE_MODIFIER = {"a", "an", "the", "to", "with", "of", "in", "have", "has", "had", "any", "for", "on", "from", "by"}
+_BEFORE_MODIFIER = {"a", "an", "the", "to", "with", "of", "in", "have", "has", "had", "any", "for", "on", "from", "by", "many"}
 
 
 def _beside_column(tokens: list[Token], t: Token, names_schema: Callable[[Token], bool], names_column: Callable[[Token], bool]) -> bool:

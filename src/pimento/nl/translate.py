@@ -399,7 +399,7 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
     spans = find_spans(
         tokens, taken, lambda tok: _names_schema(ctx, tok), lambda tok: _column_label(ctx, tok), lambda tok: _names_column(ctx, tok)
     )
-    np_tokens = {t.index for t in ctx.np}
+    np_tokens = {t.index for t in ctx.np[-1:]}  # the counted head; a modifier before it may be a value ("dog pets")
     spans = [s for s in spans if s.kind != "beside" or (tokens[s.tokens[0]].start >= cue_end and s.tokens[0] not in np_tokens)]
     literals = [(s.tokens[0], s.tokens[-1]) for s in spans] + [(t.index, t.index) for t in tokens if t.kind in ("quoted", "number")]
     for span in spans:

@@ -119,6 +119,8 @@ ALLERGY = _cat([Table("Allergy_Type", (Column("Allergy", "text"), Column("Allerg
 def test_lower_case_word_after_a_category_word_is_a_literal_only_where_the_copy_cannot_tell():
     top = translate("How many allergies have type animal?", ALLERGY, values=_placeholders(ALLERGY))[0]
     assert top.sql == "SELECT COUNT(*) FROM Allergy_Type WHERE Allergy_Type.AllergyType = 'animal'"
+    top = translate("How many animal type allergies exist?", ALLERGY, values=_placeholders(ALLERGY))[0]
+    assert top.sql == "SELECT COUNT(*) FROM Allergy_Type WHERE Allergy_Type.AllergyType = 'animal'"
     # the copy shows real values and 'animal' is not among them: no filter is invented
     real = ValueIndex.from_values({("Allergy_Type", "AllergyType"): ["food", "environmental"], ("Allergy_Type", "Allergy"): ["Eggs"]})
     assert translate("How many allergies have type animal?", ALLERGY, values=real)[0].sql == "SELECT COUNT(*) FROM Allergy_Type"
