@@ -39,7 +39,7 @@ def read_table(engine: Any, catalog: Catalog, table: str) -> dict[str, ColumnDat
                 raw = raw.astype(np.int64)
             if c.type == "boolean" or raw.dtype.kind not in "iufM":
                 vals = np.empty(len(raw), dtype=object)
-                vals[:] = list(raw)
+                vals[:] = _shared(raw)
                 vals[null] = None
                 raw = vals
             out[c.name] = ColumnData(c.type, raw, null)
@@ -67,6 +67,19 @@ def read_table(engine: Any, catalog: Catalog, table: str) -> dict[str, ColumnDat
             # Dates stay as stored (a DATE column may hold integers or text in SQLite); a
             # modelled column is coerced to its family by ``decide_column_types``.
             out[c.name] = ColumnData(c.type, vals, null)
+    return out
+
+
+def _shared(values: np.ndarray) -> list[Any]:
+    """The values with equal ones sharing one object (the driver makes one string per row:
+    about 60 bytes each, most of the memory of a table of repeated labels)."""
+    seen: dict[Any, Any] = {}
+    out = []
+    for x in values.tolist():
+        try:
+            out.append(seen.setdefault((type(x), x), x))  # 1, 1.0 and True stay apart
+        except TypeError:  # unhashable (a list or a map value): kept as it is
+            out.append(x)
     return out
 
 

@@ -114,6 +114,8 @@ def write_database(
     meta: dict[str, Any],
     families: dict[tuple[str, str], str] | None = None,
 ) -> None:
+    """Write the synthetic tables and the marker table in one transaction. ``tables`` is emptied
+    as it goes: each table's arrays are dropped once inserted, so the peak is one table's copy."""
     try:
         con = duckdb.connect(path)
     except duckdb.Error as exc:
@@ -123,7 +125,7 @@ def write_database(
         for t in _table_order(catalog):
             con.execute(ddl[t])
             cols = [c.name for c in catalog.table(t).columns]
-            data = tables.get(t)
+            data = tables.pop(t, None)  # the caller's copy: freed as soon as it is written
             n = len(next(iter(data.values()))) if data else 0
             if n:
                 frame: dict[str, np.ndarray] = {}
@@ -133,9 +135,11 @@ def write_database(
                     frame[f"c{i}"] = values
                     frame[f"n{i}"] = null
                     select.append(f'CASE WHEN n{i} THEN NULL ELSE CAST(c{i} AS {_target_type(con, t, c.name)}) END')
+                data = None
                 con.register("_pimento_frame", frame)
                 con.execute(f"INSERT INTO {quote_identifier(t)} SELECT " + ", ".join(select) + " FROM _pimento_frame")
                 con.unregister("_pimento_frame")
+                frame.clear()
         con.execute(
             f"CREATE TABLE {META_TABLE} (epsilon VARCHAR NOT NULL, delta VARCHAR NOT NULL, root VARCHAR NOT NULL, "
             "seed BIGINT NOT NULL, source_fingerprint VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL, "

@@ -224,10 +224,11 @@ def synthesize(
         "details": details,
     }
     families = state.changed_families()
+    rows = {t: len(next(iter(v.values()))) if v else 0 for t, v in tables.items()}
+    state.sampled = None  # ``tables`` holds the only reference: each is freed once written
     write_database(out_path, catalog, source_ddl(engine, catalog, families), tables, meta, families)
     if progress:
         progress("write", 1, 1)
-    rows = {t: len(next(iter(v.values()))) if v else 0 for t, v in tables.items()}
     return SynthResult(
         out_path, eps, dlt, plan.root, int(seed), open_engine(out_path, read_only=True), rows, time.monotonic() - started, charge_id, details,
         copy_id, db_key,
