@@ -12,8 +12,9 @@ The shapes, with the slots they fill (``[...]`` optional, in any order after the
 ``SUBJECT's DATA`` is the possessive form of ``DATA of SUBJECT``; relative clauses on a role
 (``a consumer who has opted out``, ``an operator under contract``, ``a child under 13``) are kept
 as that role's modifier, which the grounding turns into a condition. Everything here is
-hand-written pattern code over words: no parser model is needed (none that works offline without
-downloading weights is a well-kept package).
+hand-written pattern code over words (lemmas from :mod:`pimento.nl.text`): no dependency parser,
+since spaCy's English models are not published on PyPI (only unofficial re-uploads) and nothing
+may be downloaded at run time.
 """
 
 from __future__ import annotations
