@@ -7,21 +7,31 @@ import sys
 import pytest
 
 from pimento.bench import contextual_dp
-from pimento.bench.contextual_dp import DOMAINS, main, run_domains
+from pimento.bench.contextual_dp import DOMAINS, main, run
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def test_retail_and_school_queries_parse_join_2_to_4_relations_and_involve_the_subject(tmp_path):
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The retailer and the school, tiny (12 subjects), built once."""
+    folder = tmp_path_factory.mktemp("cdp")
+    out = {}
+    for name in ("retail", "school"):
+        db = folder / name / f"{name}.duckdb"
+        db.parent.mkdir()
+        DOMAINS[name].build(db, 12, 2)
+        out[name] = db
+    return out
+
+
+def test_retail_and_school_queries_parse_join_2_to_4_relations_and_involve_the_subject(built):
     from pimento.engines.database import load_database
     from pimento.sql import parse_count_query
 
-    for name in ("retail", "school"):
+    for name, db in built.items():
         spec = DOMAINS[name]
         assert 5 <= len(spec.queries) <= 10
-        db = tmp_path / name / f"{name}.duckdb"
-        db.parent.mkdir()
-        spec.build(db, 30, 1)
         database = load_database(db, read_only=True)
         try:
             for sql in spec.queries:
@@ -33,9 +43,9 @@ def test_retail_and_school_queries_parse_join_2_to_4_relations_and_involve_the_s
             database.close()
 
 
-def test_tiny_run_on_every_domain_never_reports_a_ratio_above_one(tmp_path):
-    results = run_domains(["retail", "school"], tmp_path, size=30, seed=2, epsilon="10", fractions=(0, 90))
-    for name, result in results.items():
+def test_tiny_run_on_every_domain_never_reports_a_ratio_above_one(built):
+    for name, db in built.items():
+        result = run(db, epsilon="10", fractions=(0, 90), domain=name)
         assert result["domain"] == name and result["subject"] == DOMAINS[name].subject
         first, last = result["rows"]
         # nothing authorized: the tight variant has nothing to use (CRS may still be below RS: the rules read
@@ -50,7 +60,7 @@ def test_tiny_run_on_every_domain_never_reports_a_ratio_above_one(tmp_path):
 def test_tiny_run_writes_a_png(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     png = tmp_path / "img" / "rq3.png"
-    assert main(["--domains", "retail", "--size", "20", "--seed", "1", "--epsilon", "10", "--fractions", "0,90",
+    assert main(["--domains", "retail", "--size", "12", "--seed", "1", "--epsilon", "10", "--fractions", "0,90",
                  "--png", str(png)]) == 0
     data = png.read_bytes()
     assert data.startswith(PNG_MAGIC) and 1000 < len(data) < 500_000

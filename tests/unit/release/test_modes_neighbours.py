@@ -42,7 +42,7 @@ YOUNG = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHER
 #: the bound tests run at a large epsilon (beta 0.31), where the distance-0 rules, not the k >= 1 terms, decide
 BOUND_EPS = "10"
 FEW = settings(
-    max_examples=6,
+    max_examples=4,
     deadline=None,
     phases=(Phase.explicit, Phase.reuse, Phase.generate),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
@@ -194,7 +194,7 @@ def test_the_add_remove_bound_does_not_cover_a_change_and_the_change_bound_does(
     assert _bound(d, YOUNG, "change").crs >= 3 and _bound(d, YOUNG, "both").crs >= 3
 
 
-@settings(FEW, max_examples=4)
+@FEW
 @given(data=st.data(), d=clinics(max_patients=4, max_visits=6, max_prescriptions=3), sql=st.sampled_from(COUNTS + (YOUNG,)),
        setting=st.sampled_from([("change", CHANGE), ("both", CHANGE), ("both", ADD_REMOVE)]))
 def test_the_bound_covers_every_contextual_neighbour_of_its_neighbourhood(data, d, sql, setting):
