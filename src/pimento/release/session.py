@@ -506,7 +506,9 @@ class Session:
         ``mode`` as in :meth:`release_sql`: the search picks the formulation on the synthetic copy
         (its objective is RS there, for every mode; epsilon and delta set its beta), then the
         chosen SQL is answered in ``mode``: ``ci`` answers it exactly on the authorized data and
-        spends nothing (returns a :class:`pimento.release.modes.CIAnswer`).
+        spends nothing (returns a :class:`pimento.release.modes.CIAnswer`). ``neighbours`` as in
+        :meth:`release_sql` (the custodian's ``[release] neighbours``, or the stricter ``both``);
+        in ``contextual`` mode the search's CRS objective is computed for it too.
 
         The sensitivity-guided search runs on the DP synthetic copy only (``synthetic``, else
         ``[synth] path`` in pimento.toml, else ``DB.synthetic.duckdb`` beside the database; it
