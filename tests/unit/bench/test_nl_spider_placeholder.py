@@ -28,3 +28,13 @@ def test_round_two_splits_the_old_heldout_half_into_open_and_sealed():
         assert in_partition(db, "heldout-open") != in_partition(db, "sealed")
     with pytest.raises(ValueError):
         in_partition("aircraft", "secret")
+
+
+def test_failures_are_refused_on_the_sealed_databases(monkeypatch, capsys):
+    from pimento.bench import nl_spider
+
+    monkeypatch.setattr("sys.argv", ["nl_spider", "--split", "train", "--partition", "sealed", "--failures"])
+    monkeypatch.setattr(nl_spider, "run", lambda *a, **k: pytest.fail("must refuse before running"))
+    with pytest.raises(SystemExit):
+        nl_spider.main()
+    assert "sealed" in capsys.readouterr().err
