@@ -585,10 +585,12 @@ class _Resume:
 
 
 def run(domains: list[str], workdir: Path, *, backend: Any = None, pairs: int = 24, seed: int = 0,
-        rows_per_relation: int = 6, sizes: dict[str, int] | None = None) -> dict[str, Any]:
+        rows_per_relation: int = 6, sizes: dict[str, int] | None = None,
+        systems: tuple[str, ...] = SYSTEMS) -> dict[str, Any]:
+    """:func:`run_domain` on each of ``domains``, with the figures over all of them."""
     started = time.perf_counter()
     out = {d: run_domain(d, workdir, backend=backend, size=(sizes or {}).get(d), pairs=pairs, seed=seed,
-                         rows_per_relation=rows_per_relation) for d in domains}
+                         rows_per_relation=rows_per_relation, systems=systems) for d in domains}
     total: dict[str, Any] = {}
     for name in SYSTEMS:
         rows = [r for d in out.values() for r in d["results"] if name in r["systems"]]
