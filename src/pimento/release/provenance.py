@@ -131,11 +131,11 @@ def trace_answer(
                     continue
                 spans = [s for k in keys for s in tracer.spans(relation, k, column)]
                 trace.documents.update(d for d, _s, _e in spans)
+                if settings.release == "none":
+                    continue
                 # a span that does not write the value itself (a lookup's name and year of birth, a
                 # rule's whole match) would show other cells' values: it is not released
                 spans = [s for s in spans if tracer.writes_value(s, relation, column, row[index])]
-                if settings.release == "none":
-                    continue
                 texts: list[dict[str, str]] = []
                 for doc_id, start, end in spans:
                     if len(texts) >= MAX_TEXTS:
@@ -185,9 +185,11 @@ class _Tracer:
         self._rows: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
         self._ingest_to_policy: dict[str, dict[str, str]] = {}
         self._values: dict[str, dict[str, dict[str, Any]]] = {}
+        self._index: dict[tuple[str, tuple[str, ...]], dict[tuple[Any, ...], list[str]]] = {}
+        self._writes: dict[tuple[Any, ...], bool] = {}
         self._spans: dict[tuple[str, str], dict[str, list[tuple[str, int, int]]]] = {}
         self._documents: dict[str, str] | None = None
-        self._doc_spans: dict[str, list[tuple[str, str, str, int, int]]] = {}
+        self._doc_spans: dict[str, list[tuple[str, str, str, int, int]]] | None = None
         self._rejected: dict[str, list[tuple[int, int]]] | None = None
 
     # ---- lineage --------------------------------------------------------------------
@@ -277,11 +279,17 @@ class _Tracer:
 
     def matching_rows(self, relation: str, wanted: dict[str, Any]) -> list[str]:
         """Ingest row keys of rows whose cells of ``wanted``'s columns are authorized and equal to it."""
-        allowed = {c: self.authorized(relation, c) for c in wanted}
-        return [
-            ingest for policy, ingest, values in self.rows(relation)
-            if all(policy in allowed[c] and values.get(c) == v for c, v in wanted.items())
-        ]
+        columns = tuple(sorted(wanted))
+        index = self._index.get((relation, columns))
+        if index is None:
+            # rows whose cells of these columns are all authorized, by their values (A_c only)
+            allowed = {c: self.authorized(relation, c) for c in columns}
+            index = {}
+            for policy, ingest, values in self.rows(relation):
+                if all(policy in allowed[c] for c in columns):
+                    index.setdefault(tuple(_hashable(values.get(c)) for c in columns), []).append(ingest)
+            self._index[(relation, columns)] = index
+        return list(index.get(tuple(_hashable(wanted[c]) for c in columns), ()))
 
     def is_authorized(self, relation: str, ingest_key: str, column: str, span: tuple[str, int, int]) -> bool:
         """The cell is authorized in the context and ``span`` writes its own value (not a lookup's text)."""
@@ -298,13 +306,16 @@ class _Tracer:
         """Whether the text of ``span`` is ``value`` as written (a date in words counts; a name for an id does not)."""
         from pimento.ingest.extract import locate
 
-        doc_id, start, end = span
-        text = self.documents().get(doc_id)
-        if text is None or not 0 <= start < end <= len(text):
-            return False
-        written = text[start:end].strip()
-        found = locate(written, value, self.catalog.table(relation).column(column).type)
-        return found == (0, len(written))
+        memo = (span, relation, column, _hashable(value))
+        if memo not in self._writes:
+            doc_id, start, end = span
+            text = self.documents().get(doc_id)
+            if text is None or not 0 <= start < end <= len(text):
+                self._writes[memo] = False
+            else:
+                written = text[start:end].strip()
+                self._writes[memo] = locate(written, value, self.catalog.table(relation).column(column).type) == (0, len(written))
+        return self._writes[memo]
 
     # ---- provenance -----------------------------------------------------------------
 
@@ -351,12 +362,12 @@ class _Tracer:
 
     def _sentence_authorized(self, doc_id: str, s: int, e: int) -> bool:
         """Every span read from ``[s, e)`` of the document is an authorized cell; no rejected row's span is there."""
-        if doc_id not in self._doc_spans:
-            res = self.engine.execute(
-                f"SELECT table_name, row_key, column_name, char_start, char_end FROM {_PROVENANCE} WHERE doc_id = ?", [doc_id]
-            )
-            self._doc_spans[doc_id] = [(str(t), str(k), str(c), int(a), int(b)) for t, k, c, a, b in res.rows]
-        for table, key, column, a, b in self._doc_spans[doc_id]:
+        if self._doc_spans is None:  # every span, by document, read once per answer
+            self._doc_spans = {}
+            res = self.engine.execute(f"SELECT doc_id, table_name, row_key, column_name, char_start, char_end FROM {_PROVENANCE}")
+            for d, t, k, c, a, b in res.rows:
+                self._doc_spans.setdefault(str(d), []).append((str(t), str(k), str(c), int(a), int(b)))
+        for table, key, column, a, b in self._doc_spans.get(doc_id, ()):
             if a < e and b > s and not self.is_authorized(table, key, column, (doc_id, a, b)):
                 return False
         return not any(a < e and b > s for a, b in self._rejected_spans().get(doc_id, ()))
@@ -374,3 +385,11 @@ class _Tracer:
                                 self._rejected.setdefault(str(doc_id), []).append((int(a), int(b)))
         return self._rejected
 
+
+def _hashable(value: Any) -> Any:
+    """``value``, or its repr when it cannot be hashed (a LIST or STRUCT cell)."""
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
