@@ -44,16 +44,9 @@ def register(app: typer.Typer) -> None:
         """
         from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-        from pimento.mechanisms.ledger import Ledger
-        from pimento.synth import synthesize
+        from pimento.release.synthetic import make_copy
 
         database = open_database(db)
-        root_name = root or database.settings.privacy.root
-        location = str(database.location)  # the resolved database: the key the releases charge
-        ledger = Ledger.for_database(location, database.settings)
-        declared = database.settings.synth
-        contexts = _merge(declared.link_context, link_context)
-        public = _merge(declared.public_values, public_values)
         stages = {"read": "reading tables", "encode": "choosing categories", "fit": "fitting models", "sample": "sampling", "write": "writing"}
         # A terminal gets bars; anything else (a log, a pipe, CI) gets progress lines on stderr, since
         # bars print nothing there (a 281 s synth used to print nothing at all). --json keeps stdout
@@ -74,15 +67,10 @@ def register(app: typer.Typer) -> None:
                 tasks[stage] = progress.add_task(stages.get(stage, stage), total=max(total, 1))
             progress.update(tasks[stage], completed=done, total=max(total, 1))
 
-        try:
-            with progress:
-                result = synthesize(
-                    database.engine, database.catalog, out, epsilon, delta, root=root_name, seed=seed,
-                    progress=report, link_context=contexts, public_values=public, caps=dict(declared.caps) or None,
-                    ledger=ledger, database=location,
-                )
-        finally:
-            ledger.close()
+        with progress:
+            result = make_copy(
+                database, out, epsilon, delta, root=root, seed=seed, progress=report, link_context=link_context, public_values=public_values
+            )
         if json_out:
             payload = result.to_dict()
             keys = ("caps", "ties", "free_text", "budget", "dropped_in_repair", "link_context", "public_values", "link_degrees", "public_directory")
@@ -104,13 +92,3 @@ def register(app: typer.Typer) -> None:
             )
             console.print(f"guarantee: {result.guarantee()}", highlight=False)
         result.engine.close()
-
-
-def _merge(declared: list[str], flag: str | None) -> list[str]:
-    """Entries of pimento.toml, then those of a comma-separated flag (duplicates dropped)."""
-    out: list[str] = []
-    for item in [*declared, *(flag.split(",") if flag else [])]:
-        item = item.strip()
-        if item and item not in out:
-            out.append(item)
-    return out

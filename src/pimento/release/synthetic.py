@@ -23,7 +23,7 @@ from pimento.mechanisms.ledger import Ledger, database_key, database_keys
 from pimento.synth import META_TABLE
 from pimento.synth.api import public_inputs
 
-__all__ = ["SyntheticCopyError", "synthetic_guarantee"]
+__all__ = ["SyntheticCopyError", "make_copy", "merged", "synthetic_guarantee"]
 
 _REMAKE = "make a copy charged to this database's ledger: `pimento synth --db DB --out SYN.duckdb --epsilon E --delta D`"
 
@@ -107,3 +107,48 @@ def synthetic_guarantee(ledger: Ledger, database: str, synthetic: str | Path | E
             hint=_REMAKE,
         )
     return budget, public_inputs(meta["details"])
+
+
+def merged(declared: list[str] | tuple[str, ...], extra: list[str] | tuple[str, ...] | str | None) -> list[str]:
+    """The custodian's declared entries, then ``extra`` (a list, or comma-separated text); duplicates dropped."""
+    more = extra.split(",") if isinstance(extra, str) else list(extra or ())
+    out: list[str] = []
+    for item in [*declared, *more]:
+        item = item.strip()
+        if item and item not in out:
+            out.append(item)
+    return out
+
+
+def make_copy(
+    database: Any,
+    out: str | Path,
+    epsilon: Any,
+    delta: Any,
+    *,
+    root: str | None = None,
+    seed: int = 0,
+    link_context: list[str] | tuple[str, ...] | str | None = None,
+    public_values: list[str] | tuple[str, ...] | str | None = None,
+    progress: Any = None,
+) -> Any:
+    """A synthetic copy of ``database`` (opened by :func:`pimento.engines.database.load_database`) at
+    ``out``, charged to the ledger the releases of that database charge, under its custodian's
+    ``[privacy] root`` and ``[synth]`` declarations (``link_context`` and ``public_values`` add to
+    them). ``pimento synth`` and the service's ``POST /v1/synth`` both call this. Returns the
+    :class:`pimento.synth.api.SynthResult` (its engine open on the copy: close it).
+    """
+    from pimento.synth import synthesize
+
+    location = str(database.location)  # the resolved database: the key the releases charge
+    declared = database.settings.synth
+    ledger = Ledger.for_database(location, database.settings)
+    try:
+        return synthesize(
+            database.engine, database.catalog, out, epsilon, delta, root=root or database.settings.privacy.root, seed=seed,
+            progress=progress, link_context=merged(declared.link_context, link_context),
+            public_values=merged(declared.public_values, public_values), caps=dict(declared.caps) or None,
+            ledger=ledger, database=location,
+        )
+    finally:
+        ledger.close()

@@ -80,6 +80,12 @@ class KeyRequest(_Body):
     principal: str | None = Field(None, max_length=200, description="the policy principal this analyst is, e.g. employee:17")
 
 
+class SynthRequest(_Body):
+    epsilon: str | float = Field(..., description="epsilon_syn of the new copy, e.g. \"1.6\"")
+    delta: str | float = Field(..., description="delta_syn of the new copy, e.g. \"1e-6\"")
+    seed: int = Field(0, ge=0, description="sampling seed (the DP noise never depends on it)")
+
+
 class ErrorBody(BaseModel):
     type: str
     message: str
@@ -194,7 +200,8 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
     @app.get("/v1/me", tags=["analyst"], responses=_ERRORS)
     def me(key: ApiKey = Depends(analyst)) -> dict[str, Any]:
         """Who the key says you are: the analyst charged and the principal you stand for."""
-        return {"analyst": key.analyst, "principal": key.principal, "key_id": key.id, "modes": list(deployment.modes)}
+        return {"analyst": key.analyst, "principal": key.principal, "key_id": key.id, "modes": list(deployment.modes),
+                "purposes": deployment.purposes}
 
     @app.post("/v1/sql", tags=["analyst"], responses=_ERRORS)
     def sql(body: SqlRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
@@ -250,6 +257,23 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
     def revoke_key(key_id: str) -> dict[str, Any]:
         """Custodian: revoke a key; its next request is refused."""
         return deployment.revoke_key(key_id).to_dict()
+
+    @app.get("/v1/policy", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
+    def policy() -> dict[str, Any]:
+        """Custodian: the compiled policy this deployment enforces (principals, purposes, norms)."""
+        return deployment.policy_summary()
+
+    @app.get("/v1/synth", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
+    def synth_status() -> dict[str, Any]:
+        """Custodian: the synthetic copy in use (its charge, its public inputs) and the latest synthesis job."""
+        return deployment.synthetic_status()
+
+    @app.post("/v1/synth", tags=["custodian"], status_code=202, responses=_ERRORS, dependencies=[Depends(custodian)])
+    def synth_start(body: SynthRequest) -> dict[str, Any]:
+        """Custodian: make a new synthetic copy in the background (charged to the ledger before it reads the
+        data); it replaces the copy in use when it is done. Poll GET /v1/synth."""
+        job = deployment.synth_jobs.start(_text(body.epsilon), _text(body.delta), seed=body.seed)  # type: ignore[arg-type]
+        return job.to_dict()
 
     from pimento.service.web import install_web
 

@@ -82,6 +82,10 @@ class Deployment:
         with self.ledger():  # a ledger that fails its checks (emptied, missing with a witness) stops the start
             pass
         self._held: list[Any] = []
+        self._held_copy: Any = None
+        from pimento.service.synth_jobs import SynthJobs
+
+        self.synth_jobs = SynthJobs(self.db, self._synthetic_path, self._reopen_copy)
 
     def hold_open(self) -> None:
         """Keep one read-only connection to the database and to the synthetic copy for the process's life.
@@ -97,14 +101,32 @@ class Deployment:
 
         self._held.append(load_database(self.db, read_only=True))
         try:
-            self._held.append(open_synthetic(self._synthetic_path()))
+            self._held_copy = open_synthetic(self._synthetic_path())
         except UserError:
             pass  # no usable copy yet: ask and preview say so per request
+
+    def _reopen_copy(self) -> None:
+        """After a new copy replaced the file: the connection held on the old one moves to the new one."""
+        from pimento.errors import UserError
+        from pimento.release.ask import open_synthetic
+
+        held, self._held_copy = self._held_copy, None
+        if held is None and not self._held:
+            return  # hold_open was not called: nothing to move
+        if held is not None:
+            held.close()
+        try:
+            self._held_copy = open_synthetic(self._synthetic_path())
+        except UserError:
+            pass
 
     def close(self) -> None:
         for held in self._held:
             held.close()
         self._held.clear()
+        if self._held_copy is not None:
+            self._held_copy.close()
+            self._held_copy = None
 
     # ------------------------------------------------------------------ plumbing
 
@@ -146,14 +168,14 @@ class Deployment:
     def sql(self, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = "dp",
             sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
         extra = self.mode_arguments(key, mode, sender, purpose)
-        with self.session(key.analyst) as session:
+        with self.synth_jobs.swap.shared(), self.session(key.analyst) as session:
             answer = session.release_sql(sql, epsilon, delta, analyst=key.analyst, **extra)
         return _finish(answer.to_dict())
 
     def ask(self, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = "dp",
             sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
         extra = self.mode_arguments(key, mode, sender, purpose)
-        with self.session(key.analyst) as session:
+        with self.synth_jobs.swap.shared(), self.session(key.analyst) as session:
             answer = session.ask(
                 question, synthetic=self.search.synthetic, epsilon=epsilon, delta=delta, analyst=key.analyst,
                 k=self.search.k, config=self.search.config(), **extra,
@@ -168,13 +190,17 @@ class Deployment:
         CLI, the private database is not even opened. The chosen SQL is what ``ask`` with the same
         parameters releases (the search is seeded).
         """
+        mechanism = mechanism_for(epsilon, delta, share=self.settings.release.rs_bound_share)
+        with self.synth_jobs.swap.shared():
+            return self._preview(key, question, epsilon, delta, mechanism)
+
+    def _preview(self, key: ApiKey, question: str, epsilon: str, delta: str | None, mechanism: Any) -> dict[str, Any]:
         from pimento import sensitivity
         from pimento.release.ask import open_synthetic, search_question
         from pimento.release.session import Interpretation
         from pimento.release.synthetic import synthetic_guarantee
         from pimento.sql import parse_count_query
 
-        mechanism = mechanism_for(epsilon, delta, share=self.settings.release.rs_bound_share)
         with self.ledger() as ledger:
             ledger.analyst_cap(key.analyst)
             left = ledger.remaining(self.location, key.analyst)
@@ -254,6 +280,49 @@ class Deployment:
     def audit(self, limit: int = 100) -> list[dict[str, Any]]:
         with self.ledger() as ledger:
             return ledger.audit_rows(limit=limit or None)
+
+    @property
+    def purposes(self) -> list[str]:
+        """The purposes an analyst may declare (the policy's; none without a policy): public configuration."""
+        if self.policy is None:
+            return []
+        from pimento.release.modes import load_compiled_policy
+
+        return sorted(load_compiled_policy(self.policy).purposes)
+
+    def policy_summary(self) -> dict[str, Any]:
+        """Custodian: the compiled policy this deployment enforces (principals, purposes, norms), or none."""
+        if self.policy is None:
+            return {"policy": None, "modes": list(self.modes)}
+        from pimento.release.modes import load_compiled_policy
+
+        compiled = load_compiled_policy(self.policy)
+        data = compiled.to_dict()
+        return {
+            "policy": str(self.policy),
+            "name": compiled.name,
+            "modes": list(self.modes),
+            "principals": data["principals"],
+            "purposes": data["purposes"],
+            "norms": [{k: n.get(k) for k in ("id", "sign", "sender", "recipient", "subject", "data", "purpose") if k in n} for n in data["norms"]],
+        }
+
+    def synthetic_status(self) -> dict[str, Any]:
+        """Custodian: the synthetic copy in use (its charge and declared public inputs) and the latest job."""
+        from pimento.errors import UserError
+        from pimento.release.synthetic import synthetic_guarantee
+
+        copy: dict[str, Any]
+        try:
+            path = self._synthetic_path()
+            with self.synth_jobs.swap.shared(), self.ledger() as ledger:
+                budget, public_inputs = synthetic_guarantee(ledger, self.location, path)
+            copy = {"path": str(path), "usable": True, "epsilon": format_number(budget.epsilon), "delta": format_number(budget.delta),
+                    "public_inputs": public_inputs}
+        except UserError as exc:
+            copy = {"usable": False, "why": exc.one_line()}
+        job = self.synth_jobs.latest()
+        return {"copy": copy, "job": job.to_dict() if job else None}
 
     def caps(self) -> dict[str, Any]:
         with self.ledger() as ledger:

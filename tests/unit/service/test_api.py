@@ -43,7 +43,7 @@ def test_no_key_or_a_wrong_key_is_refused_with_the_envelope(client_for):
 def test_the_key_fixes_the_analyst_and_the_principal(client_for, analyst_key, served):
     entry, key, headers = analyst_key
     client = client_for()
-    assert client.get("/v1/me", headers=headers).json() == {"analyst": entry.analyst, "principal": "employee:17", "key_id": entry.id, "modes": ["dp"]}
+    assert client.get("/v1/me", headers=headers).json() == {"analyst": entry.analyst, "principal": "employee:17", "key_id": entry.id, "modes": ["dp"], "purposes": []}
     # A request cannot name another analyst: unknown fields are refused before anything is spent.
     r = client.post("/v1/sql", headers=headers, json={"sql": COUNT, "epsilon": "0.1", "analyst": "bob"})
     assert r.status_code == 422 and r.json()["error"]["type"] == "ValidationError"
