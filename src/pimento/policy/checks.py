@@ -46,6 +46,7 @@ from pimento.policy.enforce import (
     role_cte,
     subject_resolved_sql,
 )
+from pimento.policy.lineage import qualifier_schema
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, Policy, RoleIs
 from pimento.schema import Catalog, FunctionalDependency
 
@@ -184,7 +185,7 @@ def canonical_sql(sql: str, catalog: Catalog, dialect: str = "duckdb", *, predic
     from sqlglot.optimizer.qualify import qualify
     from sqlglot.optimizer.simplify import simplify
 
-    schema: dict[str, object] = {t.name.lower(): {c.name.lower(): (c.raw_type or "TEXT") for c in t.columns} for t in catalog.tables}
+    schema: dict[str, object] = qualifier_schema(catalog)
     try:
         if predicate:
             # a row filter: its columns are already qualified with the row alias t

@@ -48,6 +48,7 @@ from pimento.policy.model import (
     parse_condition,
 )
 from pimento.schema import Catalog
+from pimento.sql.quote import quote_identifier
 
 __all__ = [
     "FORMAT",
@@ -71,8 +72,9 @@ NO_SUBJECT = "CAST(NULL AS VARCHAR)"
 
 
 def quote(name: str) -> str:
-    """A double-quoted SQL identifier."""
-    return '"' + name.replace('"', '""') + '"'
+    """A double-quoted SQL identifier (:func:`pimento.sql.quote.quote_identifier`, DuckDB's form,
+    which SQLite and PostgreSQL share)."""
+    return quote_identifier(name)
 
 
 def lit(value: str) -> str:

@@ -80,6 +80,13 @@ def _base_tables(tree: exp.Expr) -> list[exp.Table]:
 _CACHE: OrderedDict[tuple[str, str, int], AnalyzedQuery] = OrderedDict()
 
 
+def qualifier_schema(catalog: Catalog) -> dict[str, object]:
+    """The catalog as sqlglot's qualifier reads it: names in the catalog's own spelling, which
+    sqlglot then folds as the dialect does (DuckDB and SQLite fold ASCII letters only, as the
+    engines do: lower-casing "Örders" here would make it a table no query can name)."""
+    return {t.name: {c.name: (c.raw_type or "TEXT") for c in t.columns} for t in catalog.tables}
+
+
 def analyze_query(sql: str, catalog: Catalog, *, dialect: str = "duckdb") -> AnalyzedQuery:
     """Validate ``sql`` and compute its lineage (cached per text, dialect and catalog)."""
     key = (sql, dialect, id(catalog))
@@ -158,7 +165,7 @@ def _analyze(sql: str, catalog: Catalog, dialect: str) -> AnalyzedQuery:
         if id(table) not in seen:
             raise _error(sql, f"unsupported table reference {table.sql(dialect)}", table)
 
-    schema: dict[str, object] = {t.name.lower(): {c.name.lower(): (c.raw_type or "TEXT") for c in t.columns} for t in catalog.tables}
+    schema: dict[str, object] = qualifier_schema(catalog)
     try:
         qualified = qualify(
             tree.copy(), schema=schema, dialect=dialect, validate_qualify_columns=True, quote_identifiers=False,

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, PurposeIs, RoleIs
+from pimento.sql.quote import quote_identifier
 
 __all__ = ["RefCondition", "RefLocation", "RefRole", "ReferencePolicy", "row_key"]
 
@@ -324,7 +325,7 @@ class ReferencePolicy:
                 cols = self.columns[rel]
                 if auth[rel]:
                     con.executemany(
-                        f'INSERT INTO "{rel}" VALUES ({", ".join("?" for _ in cols)})',
+                        f'INSERT INTO {quote_identifier(rel)} VALUES ({", ".join("?" for _ in cols)})',
                         [[r[c] for c in cols] for r in auth[rel]],
                     )
             return [tuple(r) for r in con.execute(sql).fetchall()]

@@ -28,6 +28,7 @@ from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, 
 from pimento.search.expanders import Expander, NodeState, _alias_for, forced_proposals, register_expander
 from pimento.sql import parse_count_query
 from pimento.sql.ir import Attribute, Count, JoinCondition, Relation
+from pimento.sql.quote import quote_identifier
 
 __all__ = ["LLMExpander"]
 
@@ -115,7 +116,7 @@ class LLMExpander:
         selection = None
         if proposal.filter and proposal.filter.strip().lower() not in ("null", "none", ""):
             try:
-                single = parse_count_query(f"SELECT COUNT(*) FROM {_quote(table.name)} WHERE {proposal.filter}", self.catalog)
+                single = parse_count_query(f"SELECT COUNT(*) FROM {quote_identifier(table.name)} WHERE {proposal.filter}", self.catalog)
             except UserError:
                 raise _Invalid("bad_filter") from None
             if len(single.relations) != 1:
@@ -169,10 +170,6 @@ class _Invalid(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
-
-
-def _quote(name: str) -> str:
-    return exp.to_identifier(name, quoted=not name.isidentifier()).sql()
 
 
 register_expander("llm", lambda **kw: LLMExpander(**kw))

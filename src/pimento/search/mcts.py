@@ -33,6 +33,7 @@ from pimento.search.evaluate import Clusters, Evaluation, QueryEvaluator, Sensit
 from pimento.search.expanders import Expander, NodeState, SchemaGraphExpander
 from pimento.search.intent import Intent, intent_of
 from pimento.sql.ir import CountQuery
+from pimento.sql.quote import quote_identifier
 
 __all__ = ["VARIANTS", "Alternative", "SearchConfig", "SearchResult", "SensitivitySearch", "config_for_variant", "votes_for_samples"]
 
@@ -388,9 +389,9 @@ class SensitivitySearch:
         key = (action.relation.table, attr.column, action.selection)
         if key not in self._fan_outs:
             d = self.synthetic.dialect
-            table = exp.to_identifier(action.relation.table, quoted=True).sql(dialect=d)
-            alias = exp.to_identifier(action.relation.alias, quoted=True).sql(dialect=d)
-            column = exp.column(attr.column, table=action.relation.alias, quoted=True).sql(dialect=d)
+            table = quote_identifier(action.relation.table, d)
+            alias = quote_identifier(action.relation.alias, d)
+            column = f"{alias}.{quote_identifier(attr.column, d)}"
             where = ""
             if action.selection:
                 where = " WHERE " + sqlglot.parse_one(action.selection).sql(dialect=d)
@@ -460,8 +461,8 @@ class SensitivitySearch:
         tree = sqlglot.parse_one(prefix_query.to_sql(self.synthetic.dialect), read=self.synthetic.dialect)
         tree.set("expressions", [exp.Distinct(expressions=[exp.column(inside.column, table=inside.alias, quoted=True)])])
         values = tree.sql(dialect=self.synthetic.dialect).replace("SELECT DISTINCT(", "SELECT DISTINCT (", 1)
-        table = exp.to_identifier(action.relation.table, quoted=True).sql(dialect=self.synthetic.dialect)
-        column = exp.to_identifier(outside.column, quoted=True).sql(dialect=self.synthetic.dialect)
+        table = quote_identifier(action.relation.table, self.synthetic.dialect)
+        column = quote_identifier(outside.column, self.synthetic.dialect)
         sql = f"SELECT COUNT(*) FROM ({values}) AS p(v) WHERE NOT EXISTS (SELECT 1 FROM {table} AS r WHERE r.{column} = p.v)"
         try:
             return int(self.synthetic.execute(sql).scalar()) == 0

@@ -66,6 +66,7 @@ from pimento.schema import Catalog
 from pimento.sensitivity._collation import check_join_collations
 from pimento.sql.ir import CountQuery
 from pimento.sql.join_types import check_join_types
+from pimento.sql.quote import quote_identifier
 
 __all__ = [
     "ResidualCounts",
@@ -248,7 +249,7 @@ class _Plan:
 
     # ---- naming
     def q(self, name: str) -> str:
-        return _quote(name, self.dialect)
+        return quote_identifier(name, self.dialect)
 
     def count_type(self) -> str | None:
         if not self.wide:
@@ -529,10 +530,6 @@ def _reroot(tree: Mapping[str, str | None], root: str) -> dict[str, str | None]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _quote(name: str, dialect: str) -> str:
-    return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
-
-
 @functools.lru_cache(maxsize=4096)
 def _render_predicate(predicate: str, dialect: str) -> str:
     expression = sqlglot.parse_one(predicate)
@@ -600,7 +597,7 @@ def compute_te(
         # Variables unique on the data act as keys (checked, not trusted): one small statement.
         checks = _Plan(graph, query, catalog, dialect, key_vars=key_vars).uniqueness_checks()
         if checks:
-            sql = "SELECT " + ", ".join(f"({c}) AS {_quote(f'u{k}', dialect)}" for k, (_, _, c) in enumerate(checks))
+            sql = "SELECT " + ", ".join(f"({c}) AS {quote_identifier(f'u{k}', dialect)}" for k, (_, _, c) in enumerate(checks))
             unique_sql = sql
             row = (engine.execute(sql, timeout_s=timeout_s) if timeout_s is not None else engine.execute(sql)).rows[0]
             merged = {a: list(ks) for a, ks in key_vars.items()}
