@@ -2,6 +2,8 @@
 and a school (FERPA/COPPA-like).
 
     python -m pimento.bench.ci_context --patients 2000 --latency-patients 10000 --out results.json
+    python -m pimento.bench.ci_context --latency-only --latency-patients 10000 100000 1000000
+    python -m pimento.bench.ci_context --latency-only --latency-patients 10000 --engine spark
     python -m pimento.bench.ci_context --domain all --out results.json      # leakage/recall per domain
 
 For the retailer and the school (``--domain retail|school|all``) the same steps run on
@@ -21,7 +23,8 @@ their shipped policies, each with its own grounding in Python (:func:`retail_ref
    or its answer has a row the reference answer lacks. Recall: authorized cells found by the
    compiled enforcement over those of the reference (micro-averaged), and exact answers.
 5. Latency: ``Enforcer.authorize`` wall time for one context (the first N1 witness) over the
-   query set, repeated, on a database of ``--latency-patients`` patients.
+   query set, repeated, on databases of ``--latency-patients`` patients (DuckDB, or with
+   ``--engine spark`` the same demo copied to a Spark deployment).
 """
 
 from __future__ import annotations
@@ -543,37 +546,64 @@ def run(db_path: str, *, pairs: int = 162, seed: int = 0, domain: str = "hospita
 
 
 def latency(db_path: str, *, repeats: int = 5) -> dict[str, Any]:
-    """Authorization latency (``Enforcer.authorize`` wall time) for one context over the query set."""
+    """Authorization latency (``Enforcer.authorize`` wall time) for one context over the query set.
+
+    ``db_path`` is a demo hospital: a DuckDB file, or a Spark deployment folder
+    (:func:`spark_copy`). Also reported: the custodian's one-off ``compile_s`` (compilation and
+    the four checks, which search the whole database) and the p50 per query.
+    """
+    import os
+
+    started = time.perf_counter()
     database = load_database(db_path)
     engine, catalog = database.engine, database.catalog
+    opened_s = time.perf_counter() - started
+    started = time.perf_counter()
     policy = load_policy(example_policy_path())
     compiled = compile_policy(policy, catalog, engine)
     report = run_checks(compiled, catalog, engine, policy=policy)
+    compile_s = time.perf_counter() - started
     w = report["satisfiability"]["witnesses"]["N1"]
     enforcer = Enforcer(compiled, engine, catalog)
     ctx = enforcer.context(f"employee:{w['sender']}", f"employee:{w['recipient']}", "treatment")
-    for sql in QUERIES:  # warm-up: parse/lineage cache, DuckDB buffers
+    for sql in QUERIES:  # warm-up: parse/lineage cache, plan cache, the engine's buffers
         enforcer.authorize(ctx, sql)
     times = []
+    per_query: dict[str, list[float]] = {sql: [] for sql in QUERIES}
     for _ in range(repeats):
         for sql in QUERIES:
             started = time.perf_counter()
             enforcer.authorize(ctx, sql)
-            times.append(time.perf_counter() - started)
+            elapsed = time.perf_counter() - started
+            times.append(elapsed)
+            per_query[sql].append(elapsed)
+    patients = engine.execute('SELECT COUNT(*) FROM "Patient"').rows[0][0]
     database.close()
     times.sort()
     p99 = times[min(len(times) - 1, int(round(0.99 * (len(times) - 1))))]
-    import os
-
     return {
         "load_average_1m_after": round(os.getloadavg()[0], 2),
         "database": db_path,
+        "engine": engine.name,
+        "patients": int(patients),
+        "open_s": round(opened_s, 1),
+        "compile_s": round(compile_s, 1),
         "context": {"sender": ctx.sender.id, "recipient": ctx.recipient.id, "purpose": "treatment"},
         "samples": len(times),
         "p50_ms": round(statistics.median(times) * 1000, 1),
         "p99_ms": round(p99 * 1000, 1),
         "max_ms": round(times[-1] * 1000, 1),
+        "p50_ms_per_query": {sql: round(statistics.median(t) * 1000, 1) for sql, t in per_query.items()},
     }
+
+
+def spark_copy(duckdb_path: str, folder: Path) -> str:
+    """The Spark deployment (Parquet tables, keys declared in pimento.toml) of a demo, written once."""
+    from pimento.engines.spark_engine import write_spark_deployment
+
+    if not (folder / "pimento.toml").exists():
+        write_spark_deployment(duckdb_path, folder)
+    return str(folder)
 
 
 def _ensure(path: Path, patients: int, seed: int) -> str:
@@ -609,7 +639,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default="bench-ci", help="where the demo databases are built/reused")
     parser.add_argument("--patients", type=int, default=2000, help="demo size for the leakage/recall benchmark")
-    parser.add_argument("--latency-patients", type=int, default=10000, help="demo size for the latency benchmark")
+    parser.add_argument("--latency-patients", type=int, nargs="+", default=[10000],
+                        help="demo size(s) for the latency benchmark (one run per size)")
+    parser.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb",
+                        help="latency on the DuckDB demo or on its Spark copy (Parquet, keys in pimento.toml)")
     parser.add_argument("--pairs", type=int, default=162)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
@@ -636,8 +669,14 @@ def main(argv: list[str] | None = None) -> None:
     if not args.latency_only:
         small = _ensure(work / f"h{args.patients}" / "hospital.duckdb", args.patients, args.seed)
         summary = run(small, pairs=args.pairs, seed=args.seed)
-    big = _ensure(work / f"h{args.latency_patients}" / "hospital.duckdb", args.latency_patients, args.seed)
-    summary["latency"] = latency(big, repeats=args.repeats)
+    runs = []
+    for n in args.latency_patients:
+        big = _ensure(work / f"h{n}" / "hospital.duckdb", n, args.seed)
+        if args.engine == "spark":
+            big = spark_copy(big, work / f"spark{n}")
+        runs.append(latency(big, repeats=args.repeats))
+        print(json.dumps(runs[-1], default=str), flush=True)
+    summary["latency"] = runs[0] if len(runs) == 1 else runs
     if args.out:
         Path(args.out).write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
     brief = {k: v for k, v in summary.items() if k not in ("results", "implication")}

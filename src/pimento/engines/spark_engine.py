@@ -23,6 +23,15 @@ calls) and the file readers are refused; a table must be a plain name (no ``parq
 Integer arithmetic is ANSI (an overflow raises instead of wrapping), which the residual
 sensitivity relies on.
 
+The SQL Pimento writes for every engine reaches Spark as Spark SQL: a statement that uses them is
+parsed once (sqlglot's Spark dialect, double-quoted names being identifiers as configured below)
+and written again with ``VARCHAR`` as ``STRING`` (Spark wants a length) and without the
+``MATERIALIZED`` hint of a CTE. Spark 3.5 has no recursive CTE: a linear ``WITH RECURSIVE``
+(a base ``UNION`` steps that read the CTE once each, as a transitive closure) is unrolled into
+its levels, the number of levels found by running them until one adds no new row (cached per
+engine); the statement re-checks that the next level adds nothing and raises otherwise, and is
+then unrolled again (so data read after the count never leaves a level out).
+
 Timeouts and cancel: each statement runs in its own Spark job group, from a worker thread; the
 caller waits for it and cancels the job group (repeatedly, since a query runs several jobs) when
 the timeout passes or :meth:`SparkEngine.cancel` is called.
@@ -43,13 +52,14 @@ from typing import Any
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.spark import Spark
 
 from pimento.config import DEFAULT_MEMORY_LIMIT
 from pimento.engines.base import EngineQueryError, Result, memory_limit_bytes
 from pimento.errors import DataSourceError, EngineError, QueryTimeout
 from pimento.schema import Catalog, Column, Table, normalize_type
 
-__all__ = ["SPARK_PREFIX", "SparkEngine", "is_spark_location", "spark_folder"]
+__all__ = ["SPARK_PREFIX", "SparkEngine", "is_spark_location", "spark_folder", "write_spark_deployment"]
 
 #: ``spark:/path/to/folder`` names a folder of Parquet tables.
 SPARK_PREFIX = "spark:"
@@ -60,8 +70,22 @@ _REFUSED_FUNCTIONS = frozenset(
      "input_file_block_length", "read_files", "read_parquet", "read_csv", "read_json", "url_decode_file"}
 )
 
+#: Most levels a recursive CTE is unrolled to on Spark.
+MAX_RECURSION_DEPTH = 100
+
+#: Raised by an unrolled recursive CTE when the data now has a level more than counted.
+_DEEPER = "pimento_recursion_deeper_than_counted"
+
 _STARTUP = threading.Lock()
 _SHARED: dict[str, Any] = {}
+
+
+class SparkAnsi(Spark):
+    """Spark SQL as the engine is configured: double quotes delimit identifiers, not strings."""
+
+    class Tokenizer(Spark.Tokenizer):
+        QUOTES = ["'"]
+        IDENTIFIERS = ["`", '"']
 
 
 def is_spark_location(location: str) -> bool:
@@ -164,6 +188,9 @@ class SparkEngine:
         self._lock = threading.Lock()
         self._group: str | None = None
         self._cancelled = threading.Event()
+        #: statement -> its Spark SQL; recursive CTE -> its number of levels (this engine's data)
+        self._rewritten: dict[str, str] = {}
+        self._depths: dict[str, int] = {}
         self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pimento-spark")
         try:
             for table, path in self._tables.items():
@@ -186,7 +213,7 @@ class SparkEngine:
     def _check(self, sql: str) -> None:
         """Refuse, before Spark sees it, anything but one plain query (read-only connections)."""
         try:
-            statements = [s for s in sqlglot.parse(sql, read="spark") if s is not None]
+            statements = [s for s in sqlglot.parse(sql, read=SparkAnsi) if s is not None]
         except sqlglot.errors.ParseError as exc:
             raise EngineQueryError("Spark", f"cannot parse the statement: {_first_line(exc)}") from exc
         if len(statements) != 1:
@@ -222,9 +249,7 @@ class SparkEngine:
             def run() -> None:
                 try:
                     context.setJobGroup(group, "pimento statement", interruptOnCancel=True)
-                    frame = self._spark.sql(sql, args=list(params)) if params else self._spark.sql(sql)
-                    columns = tuple(frame.columns)
-                    outcome["result"] = Result(columns, tuple(tuple(row) for row in frame.collect()))
+                    outcome["result"] = self._run(sql, params)
                 except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                     outcome["error"] = exc
 
@@ -258,6 +283,127 @@ class SparkEngine:
             if isinstance(exc, EngineError):
                 raise exc
             raise EngineQueryError("Spark", _first_line(exc)) from exc
+
+    def _run(self, sql: str, params: Sequence[Any] | None) -> Result:
+        """Run one statement (in the worker thread, under the statement's job group)."""
+        for attempt in range(2):
+            text = self._spark_sql(sql, fresh=attempt > 0)
+            try:
+                frame = self._spark.sql(text, args=list(params)) if params else self._spark.sql(text)
+                return Result(tuple(frame.columns), tuple(tuple(row) for row in frame.collect()))
+            except Exception as exc:  # noqa: BLE001 - an unrolled recursion found a new level: count again
+                if attempt or _DEEPER not in str(exc):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _spark_sql(self, sql: str, *, fresh: bool = False) -> str:
+        """``sql`` as Spark SQL: VARCHAR as STRING, no MATERIALIZED hint, recursive CTEs unrolled."""
+        upper = sql.upper()
+        if "VARCHAR" not in upper and "MATERIALIZED" not in upper and "RECURSIVE" not in upper:
+            return sql
+        if not fresh and sql in self._rewritten:
+            return self._rewritten[sql]
+        try:
+            tree = sqlglot.parse_one(sql, read=SparkAnsi)
+        except sqlglot.errors.ParseError:
+            return sql  # Spark gives its own error
+        for cte in tree.find_all(exp.CTE):
+            if cte.args.get("materialized") is not None:
+                cte.set("materialized", None)
+        for with_ in list(tree.find_all(exp.With)):
+            if with_.args.get("recursive"):
+                self._unroll(with_, fresh=fresh)
+        text = tree.sql("spark")
+        if len(self._rewritten) > 512:
+            self._rewritten.clear()
+        self._rewritten[sql] = text
+        return text
+
+    def _unroll(self, with_: exp.With, *, fresh: bool) -> None:
+        """Replace each linear recursive CTE of ``with_`` by its levels (see the module docstring)."""
+        ctes = list(with_.expressions)
+        out: list[exp.CTE] = []
+        for cte in ctes:
+            name = cte.alias_or_name
+            terms: list[exp.Query] = []
+            kinds: set[bool] = set()
+
+            def flatten(node: exp.Expression) -> None:
+                if isinstance(node, exp.Union) and not node.args.get("order") and not node.args.get("limit"):
+                    kinds.add(bool(node.args.get("distinct")))
+                    flatten(node.this)
+                    flatten(node.expression)
+                else:
+                    terms.append(node)
+
+            flatten(cte.this)
+            refs = [[t for t in term.find_all(exp.Table) if t.name.lower() == name.lower() and not t.args.get("db")]
+                    for term in terms]
+            if not any(refs):
+                out.append(cte)
+                continue
+            if len(kinds) != 1 or any(len(r) > 1 for r in refs) or all(refs):
+                raise EngineQueryError("Spark", f"recursive CTE {name} is not linear (a base UNION steps reading it "
+                                                "once each); Spark 3.5 has no recursive CTE")
+            distinct = kinds.pop()
+            alias = cte.args.get("alias")
+            columns = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+            base = [t for t, r in zip(terms, refs) if not r]
+            steps = [t for t, r in zip(terms, refs) if r]
+            if not columns:
+                columns = [s.alias_or_name for s in base[0].selects]
+            names = ", ".join(exp.to_identifier(c, quoted=True).sql("spark") for c in columns)
+            q = lambda n: exp.to_identifier(n, quoted=True).sql("spark")  # noqa: E731
+            level = lambda i: f"{name}__pimento_l{i}"  # noqa: E731
+            union = " UNION " if distinct else " UNION ALL "
+
+            def level_sql(i: int) -> str:
+                parts = base if i == 0 else steps
+                texts = []
+                for part in parts:
+                    part = part.copy()
+                    if i:
+                        for t in part.find_all(exp.Table):
+                            if t.name.lower() == name.lower() and not t.args.get("db"):
+                                if not t.alias:  # the step still names its rows by the CTE's name
+                                    t.set("alias", exp.TableAlias(this=exp.to_identifier(t.name, quoted=True)))
+                                t.set("this", exp.to_identifier(level(i - 1), quoted=True))
+                    texts.append(part.sql("spark"))
+                body = " UNION ALL ".join(texts)
+                return f"SELECT {'DISTINCT ' if distinct else ''}* FROM ({body}) AS {q('__pimento_x')}({names})"
+
+            def upto(i: int) -> str:
+                return union.join(f"SELECT * FROM {q(level(k))}" for k in range(i + 1))
+
+            def news(i: int) -> str:
+                """Rows of level ``i`` not in the earlier levels (all of them for UNION ALL)."""
+                return f"SELECT * FROM {q(level(i))}" + (f" EXCEPT ({upto(i - 1)})" if distinct else "")
+
+            prior = ", ".join(c.sql("spark") for c in out)
+            key = prior + "|" + cte.sql("spark")
+            depth = None if fresh else self._depths.get(key)
+            if depth is None:
+                depth = 0
+                while True:
+                    defs = ", ".join([*([prior] if prior else []),
+                                      *(f"{q(level(k))} AS ({level_sql(k)})" for k in range(depth + 2))])
+                    probe = f"WITH {defs} SELECT 1 FROM ({news(depth + 1)}) AS {q('__pimento_n')} LIMIT 1"
+                    if not self._spark.sql(probe).collect():
+                        break
+                    depth += 1
+                    if depth >= MAX_RECURSION_DEPTH:
+                        raise EngineQueryError("Spark", f"recursive CTE {name} has more than {MAX_RECURSION_DEPTH} levels")
+                self._depths[key] = depth
+            for k in range(depth + 2):
+                out.append(sqlglot.parse_one(f"WITH {q(level(k))} AS ({level_sql(k)}) SELECT 1", read="spark")
+                           .args["with_"].expressions[0])
+            guard = (f"SELECT * FROM ({upto(depth)}) AS {q('__pimento_u')} WHERE CASE WHEN (SELECT COUNT(*) FROM "
+                     f"(SELECT 1 FROM ({news(depth + 1)}) AS {q('__pimento_n')} LIMIT 1) AS {q('__pimento_c')}) = 0 "
+                     f"THEN TRUE ELSE raise_error('{_DEEPER}') END")
+            out.append(sqlglot.parse_one(f"WITH {q(name)} AS ({guard}) SELECT 1", read="spark")
+                       .args["with_"].expressions[0])
+        with_.set("expressions", out)
+        with_.set("recursive", None)
 
     def cancel(self) -> None:
         group = self._group
@@ -304,3 +450,85 @@ def _first_line(exc: BaseException | None) -> str:
     if found:
         return found.group(0).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def write_spark_deployment(duckdb_path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> Path:
+    """Copy a DuckDB database (file beside its ``pimento.toml``) to a Spark deployment in ``folder``.
+
+    Each table becomes ``folder/tables/NAME.parquet``; ``folder/pimento.toml`` keeps the
+    original settings other than ``[database]`` (privacy, synth, declared constraints) and
+    declares the keys and foreign keys that DuckDB enforced, which Spark cannot store. Returns
+    ``folder`` (open it with ``load_database(folder)``). Trusted (custodian) tool.
+    """
+    import tomllib
+
+    import duckdb
+
+    from pimento.engines.duckdb_engine import DuckDBEngine
+
+    source = Path(duckdb_path)
+    out = Path(folder)
+    tables = out / "tables"
+    tables.mkdir(parents=True, exist_ok=True)
+    engine = DuckDBEngine(str(source), read_only=True)
+    try:
+        catalog = engine.introspect()
+    finally:
+        engine.close()
+    con = duckdb.connect(str(source), read_only=True)
+    try:
+        for table in catalog.tables:
+            target = str(tables / f"{table.name}.parquet").replace("'", "''")
+            con.execute(f"COPY (SELECT * FROM \"{table.name.replace(chr(34), chr(34) * 2)}\") TO '{target}' (FORMAT parquet)")
+    finally:
+        con.close()
+    settings: dict[str, Any] = {}
+    toml = source.parent / "pimento.toml"
+    if toml.is_file():
+        settings = tomllib.loads(toml.read_text(encoding="utf-8"))
+    settings.pop("database", None)
+    constraints = settings.pop("constraints", {})
+
+    def ref(table: str, columns: Sequence[str]) -> str:
+        return f"{table}.{columns[0]}" if len(columns) == 1 else f"{table}.({', '.join(columns)})"
+
+    unique = [{"columns": ref(t.name, key)} for t in catalog.tables for key in
+              ((t.primary_key,) if t.primary_key else ()) + tuple(t.unique)]
+    fks = [{"from": ref(fk.table, fk.columns), "to": ref(fk.ref_table, fk.ref_columns)} for fk in catalog.foreign_keys]
+    lines = ['[database]', 'engine = "spark"', 'path = "tables"', ""]
+    for section, values in settings.items():
+        lines.append(f"[{section}]")
+        for key, value in values.items():
+            lines.append(f"{key} = {_toml_value(value)}")
+        lines.append("")
+    for kind, entries in (("unique", constraints.get("unique", []) + unique),
+                          ("foreign_keys", constraints.get("foreign_keys", []) + fks),
+                          ("functional_dependencies", constraints.get("functional_dependencies", []))):
+        seen = []
+        for entry in entries:
+            if entry in seen:
+                continue
+            seen.append(entry)
+            lines.append(f"[[constraints.{kind}]]")
+            lines.extend(f"{k} = {_toml_value(v)}" for k, v in entry.items())
+            lines.append("")
+    (out / "pimento.toml").write_text("\n".join(lines), encoding="utf-8")
+    return out
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_string(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot write {type(value).__name__} to pimento.toml")

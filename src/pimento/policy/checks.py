@@ -390,6 +390,13 @@ def _witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str,
     ns = NormSQL(compiled, sender_sql=binding["sender"], recipient_sql=binding["recipient"], sender_kind=sk,
                  recipient_kind=rk, purposes=purposes)
     negs = []
+    # Spark resolves a correlated column one query level up only: there the negative norms'
+    # nested EXISTS (over ``d.subject`` and the bound sender/recipient) run as a join of the
+    # candidate flows with each negative data view, and the candidates they prohibit are removed
+    spark = getattr(engine, "dialect", None) == "spark"
+    cand_ns = NormSQL(compiled, sender_sql="c.sender", recipient_sql="c.recipient", sender_kind=sk,
+                      recipient_kind=rk, purposes=purposes)
+    spark_negs = []
     if with_negatives:
         mine = {(compiled.locations[i].relation, compiled.locations[i].attribute) for i in compiled.norm_locations[norm.id]}
         for other in compiled.norms:
@@ -406,8 +413,14 @@ def _witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str,
                 f"NOT EXISTS (SELECT 1 FROM ({compiled.data_view(other.id)}) AS d WHERE d.relation = x.relation "
                 f"AND d.row_key = x.row_key AND d.attribute = x.attribute AND {prohibits_sql(npred)})"
             )
-    roles = used_roles | pos_ns.roles_used | ns.roles_used
-    conds = used_conds | pos_ns.conditions_used | ns.conditions_used
+            if spark:
+                spark_negs.append(
+                    f"SELECT c.* FROM {PREFIX}cand AS c JOIN ({compiled.data_view(other.id)}) AS d ON d.relation = "
+                    f"c.relation AND d.row_key = c.row_key AND d.attribute = c.attribute "
+                    f"WHERE {prohibits_sql(cand_ns.cond(norm_predicates(other)))}"
+                )
+    roles = used_roles | pos_ns.roles_used | ns.roles_used | cand_ns.roles_used
+    conds = used_conds | pos_ns.conditions_used | ns.conditions_used | cand_ns.conditions_used
     ctes = [f"{role_cte(r)} AS ({compiled.roles[r].sql})" for r in sorted(roles)]
     ctes += [f"{cond_cte(c)} AS ({compiled.conditions[c].sql})" for c in sorted(conds)]
     where = " AND ".join(eqs + [pred] + negs)
@@ -416,6 +429,11 @@ def _witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str,
         + f"SELECT {binding['sender']}, {binding['recipient']}, x.relation, x.row_key, x.attribute "
         f"FROM {', '.join(froms)} WHERE {where} LIMIT 1"
     )
+    if spark_negs:
+        cand = (f"{PREFIX}cand AS (SELECT DISTINCT {binding['sender']} AS sender, {binding['recipient']} AS recipient, "
+                f"x.relation, x.row_key, x.attribute FROM {', '.join(froms)} WHERE {' AND '.join(eqs + [pred])})")
+        sql = (f"WITH {', '.join([*ctes, cand])} SELECT * FROM {PREFIX}cand EXCEPT "
+               f"({' UNION '.join(spark_negs)}) LIMIT 1")
     try:
         rows = engine.execute(sql).rows
     except EngineError as exc:
