@@ -55,7 +55,7 @@ import sqlglot
 from sqlglot import exp
 
 from pimento.bench.ci_context import DOMAINS, _rows
-from pimento.bench.leakage_baselines import BASELINES, Evidence, airgap_answer, airgap_select, run_baseline
+from pimento.bench.leakage_baselines import BASELINES, Evidence, airgap_answer, airgap_select, data_seen, run_baseline
 from pimento.engines.database import load_database
 from pimento.errors import UserError
 from pimento.policy import compile_policy, load_policy, run_checks
@@ -518,9 +518,11 @@ def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | N
         else:
             answers = [_logged(domain, system, i, len(evidence), run_baseline, system, backend, ev)
                        for i, (ev, _) in enumerate(evidence)]
-        for entry, (_, bad), answer in zip(results, evidence, answers):
+        for entry, (ev, bad), answer in zip(results, evidence, answers):
             out = answer.to_dict()
             out["leaked"] = leaked_values(out["text"], bad) if out.get("text") is not None else []
+            seen = data_seen(ev, answer)
+            out["exposed"] = leaked_values(seen, bad) if seen is not None else []
             entry["systems"][system] = out
     return {"domain": domain, "policy": policy.name, "size": size, "pairs": len(results),
             "summary": summarize(results), "results": results}
@@ -548,6 +550,8 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         }
         if any("echo" in x for x in runs):
             out[name]["answers_repeating_the_prompt"] = sum(1 for x in answered if x.get("echo"))
+        if any("exposed" in x for x in runs):  # prohibited values in the data the answering call saw
+            out[name]["prompts_with_prohibited_data"] = sum(1 for x in runs if x.get("exposed"))
     return out
 
 

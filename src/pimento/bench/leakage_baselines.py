@@ -27,7 +27,7 @@ from pimento.errors import LLMError
 from pimento.llm import ChatRequest, Message
 
 __all__ = ["BASELINES", "BaselineAnswer", "Evidence", "airgap_answer", "airgap_select", "answer_airgap", "answer_no_policy", "answer_policy_prompt",
-           "echoes", "render_rows", "run_baseline"]
+           "data_seen", "echoes", "render_rows", "run_baseline", "selected_tables"]
 
 BASELINES = ("no_policy", "policy_prompt", "airgap")
 
@@ -202,11 +202,7 @@ def airgap_answer(backend: Any, ev: Evidence, selection: BaselineAnswer) -> Base
     """AirGapAgent's second step: the answer from the values of the selected fields only."""
     if selection.selected is None:
         return selection
-    tables = {}
-    for rel, (all_cols, rows) in ev.tables.items():
-        idx = [i for i, c in enumerate(all_cols) if f"{rel}.{c}" in selection.selected]
-        if idx:
-            tables[rel] = (tuple(all_cols[i] for i in idx), tuple(tuple(r[i] for i in idx) for r in rows))
+    tables = selected_tables(ev, selection.selected)
     data = render_rows(tables) if tables else "(no fields may be shared)"
     prompt = (f"{_header(ev)}\nData you may use:\n{data}\n\nQuestion: {ev.question}\n"
               "Answer briefly from this data only.")
@@ -215,6 +211,25 @@ def airgap_answer(backend: Any, ev: Evidence, selection: BaselineAnswer) -> Base
     out.calls += selection.calls
     out.finish_reasons = [*selection.finish_reasons, *out.finish_reasons]
     return out
+
+
+def selected_tables(ev: Evidence, selected: list[str]) -> dict[str, tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]]:
+    """The evidence restricted to the ``Table.column`` fields in ``selected`` (relations with none are dropped)."""
+    tables = {}
+    for rel, (all_cols, rows) in ev.tables.items():
+        idx = [i for i, c in enumerate(all_cols) if f"{rel}.{c}" in selected]
+        if idx:
+            tables[rel] = (tuple(all_cols[i] for i in idx), tuple(tuple(r[i] for i in idx) for r in rows))
+    return tables
+
+
+def data_seen(ev: Evidence, answer: BaselineAnswer) -> str | None:
+    """The data the answering call of ``answer`` had in its prompt (AirGap: the selected fields only); None if none ran."""
+    if answer.baseline == "airgap":
+        if answer.selected is None:
+            return None
+        return render_rows(selected_tables(ev, answer.selected))
+    return render_rows(ev.tables)
 
 
 def answer_airgap(backend: Any, ev: Evidence) -> BaselineAnswer:

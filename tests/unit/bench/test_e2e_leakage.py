@@ -177,3 +177,13 @@ def test_a_recording_resumes_from_its_fixtures(tmp_path):
     assert resume.complete(first).completions[0].text == "recorded"
     assert resume.complete(second).completions[0].text == "live" and live.prompts == ["two"]
     assert ReplayBackend(tmp_path).complete(second).completions[0].text == "live"
+
+
+def test_the_data_an_answering_call_saw():
+    """AirGap's exposure is the selected fields only; the other baselines see every row given."""
+    from pimento.bench.leakage_baselines import BaselineAnswer, data_seen
+
+    airgap = BaselineAnswer("airgap", "x", selected=["Patient.name"])
+    assert "Ada" in data_seen(EV, airgap) and "HIV disease" not in data_seen(EV, airgap)
+    assert "HIV disease" in data_seen(EV, BaselineAnswer("no_policy", "x"))
+    assert data_seen(EV, BaselineAnswer("airgap", None, failed="unreadable field selection")) is None
