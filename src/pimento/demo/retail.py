@@ -29,9 +29,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
-from pimento.errors import UserError
+from pimento.demo._generate import check_size, fresh_target, toml_names, write_tables
 
 __all__ = ["RETAIL_TABLES", "RetailInfo", "create_retail", "retail_policy_path", "retail_policy_text_path"]
 
@@ -95,14 +93,8 @@ def create_retail(path: str | os.PathLike[str], *, seed: int = 0, size: int = 50
     Same ``(seed, size)``, same database. Raises UserError on a bad size or an existing file
     (without ``overwrite``).
     """
-    if isinstance(size, bool) or not isinstance(size, int) or size < 5:
-        raise UserError(f"the retailer needs at least 5 customers, not {size!r}")
-    target = Path(path)
-    if target.exists():
-        if not overwrite:
-            raise UserError(f"{target} exists", hint="pass overwrite=True or choose another path")
-        target.unlink()
-    target.parent.mkdir(parents=True, exist_ok=True)
+    check_size(size, 5, "the retailer", "customers")
+    target = fresh_target(path, overwrite=overwrite)
     rng = random.Random(seed)
     n_emp = max(8, size // 25)
     employees = [(i, ("support", "support", "marketing", "analyst", "billing")[i % 5]) for i in range(1, n_emp + 1)]
@@ -147,18 +139,9 @@ def create_retail(path: str | os.PathLike[str], *, seed: int = 0, size: int = 50
         "Customer": customers, "Employee": employees, "Partner": partners, "Product": products, "Orders": orders,
         "OrderItem": items, "Payment": payments, "SupportCase": cases, "Consent": consents,
     }
-    con = duckdb.connect(str(target))
-    try:
-        for ddl in _DDL:
-            con.execute(ddl)
-        for table in RETAIL_TABLES:
-            rows = data[table]
-            if rows:
-                con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' for _ in rows[0])})", rows)
-    finally:
-        con.close()
+    write_tables(target, _DDL, RETAIL_TABLES, data)
     config = target.parent / "pimento.toml"
-    private = ", ".join(f'"{t}"' for t in RETAIL_TABLES if t not in _PUBLIC)
+    private = toml_names(RETAIL_TABLES, leave_out=_PUBLIC)
     config.write_text(
         "# Written by pimento.demo.retail.create_retail: a synthetic retailer (docs/contextual-integrity.md).\n"
         f'[database]\npath = "{target.name}"\n\n[privacy]\nprivate = [{private}]\npublic = ["Product"]\n'

@@ -31,9 +31,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
-from pimento.errors import UserError
+from pimento.demo._generate import check_size, fresh_target, toml_names, write_tables
 
 __all__ = ["SCHOOL_TABLES", "SchoolInfo", "create_school", "school_policy_path", "school_policy_text_path"]
 
@@ -98,14 +96,8 @@ def create_school(path: str | os.PathLike[str], *, seed: int = 0, size: int = 40
 
     Same ``(seed, size)``, same database. Raises UserError on a bad size or an existing file.
     """
-    if isinstance(size, bool) or not isinstance(size, int) or size < 10:
-        raise UserError(f"the school needs at least 10 students, not {size!r}")
-    target = Path(path)
-    if target.exists():
-        if not overwrite:
-            raise UserError(f"{target} exists", hint="pass overwrite=True or choose another path")
-        target.unlink()
-    target.parent.mkdir(parents=True, exist_ok=True)
+    check_size(size, 10, "the school", "students")
+    target = fresh_target(path, overwrite=overwrite)
     rng = random.Random(seed)
     n_teachers = max(4, size // 20)
     n_heads = max(2, n_teachers // 4)
@@ -156,18 +148,9 @@ def create_school(path: str | os.PathLike[str], *, seed: int = 0, size: int = 40
         "Vendor": vendors, "Course": courses, "Enrollment": enrollment, "Grade": grades, "Attendance": attendance,
         "HealthRecord": health, "Discipline": discipline, "ParentConsent": consent,
     }
-    con = duckdb.connect(str(target))
-    try:
-        for ddl in _DDL:
-            con.execute(ddl)
-        for table in SCHOOL_TABLES:
-            rows = data[table]
-            if rows:
-                con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' for _ in rows[0])})", rows)
-    finally:
-        con.close()
+    write_tables(target, _DDL, SCHOOL_TABLES, data)
     config = target.parent / "pimento.toml"
-    private = ", ".join(f'"{t}"' for t in SCHOOL_TABLES if t not in _PUBLIC)
+    private = toml_names(SCHOOL_TABLES, leave_out=_PUBLIC)
     config.write_text(
         "# Written by pimento.demo.school.create_school: a synthetic school (docs/contextual-integrity.md).\n"
         f'[database]\npath = "{target.name}"\n\n[privacy]\nprivate = [{private}]\npublic = ["Course"]\n'
