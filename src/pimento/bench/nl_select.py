@@ -28,7 +28,17 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from pimento.bench.nl_spider import _db_path, _to_sqlite, placeholder_index, tally
+from pimento.bench._spider import (
+    DEFAULT_SPIDER,
+    SpiderItem,
+    connect_read_only,
+    db_path,
+    print_failures,
+    read_split,
+    split_dialect,
+    to_sqlite,
+)
+from pimento.bench.nl_spider import placeholder_index, tally
 from pimento.engines import open_engine
 from pimento.errors import UserError
 from pimento.nl import ValueIndex, translate_select
@@ -57,24 +67,9 @@ def is_plain_spj(sql: str, dialect: str = "sqlite") -> bool:
     return not any(isinstance(n, exp.Subquery) for n in tree.walk())
 
 
-@dataclass
-class _Item:
-    db: str
-    question: str
-    gold: str
-
-
-def load_questions(spider: Path, split: str) -> list[_Item]:
-    import csv
-
-    if split == "dev":
-        rows = [_Item(i["db_id"], i["question"], i["query"]) for i in json.loads((spider / "dev" / "dev.json").read_text())]
-        dialect = "sqlite"
-    else:
-        with open(spider / "train" / "train_queries.csv", newline="") as fh:
-            rows = [_Item(r["database"], r["question"], r["sql"]) for r in csv.DictReader(fh)]
-        dialect = "mysql"
-    return [r for r in rows if is_plain_spj(r.gold, dialect)]
+def load_questions(spider: Path, split: str) -> list[SpiderItem]:
+    dialect = split_dialect(split)
+    return [r for r in read_split(spider, split) if is_plain_spj(r.gold, dialect)]
 
 
 @dataclass
@@ -113,25 +108,24 @@ class SelectReport:
 
 
 def run(spider: Path, split: str = "dev", *, k: int = 5, values: str = "real", max_values: int = 2000, only_db: str | None = None) -> SelectReport:
-    dialect = "sqlite" if split == "dev" else "mysql"
+    dialect = split_dialect(split)
     report = SelectReport(split, values, k)
     catalogs: dict[str, object] = {}
     indexes: dict[str, ValueIndex] = {}
     for item in load_questions(spider, split):
         if only_db and item.db != only_db:
             continue
-        path = _db_path(spider, split, item.db)
+        path = db_path(spider, split, item.db)
         if item.db not in catalogs:
             engine = open_engine(str(path))
             catalogs[item.db] = engine.introspect()
             index = ValueIndex.from_engine(engine, catalogs[item.db], max_values_per_column=max_values)
             indexes[item.db] = placeholder_index(index) if values == "placeholder" else index
             engine.close()
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        con.text_factory = lambda b: b.decode("utf-8", "replace")
+        con = connect_read_only(path)
         try:
             try:
-                gold = Counter(con.execute(_to_sqlite(item.gold, dialect)).fetchall())
+                gold = Counter(con.execute(to_sqlite(item.gold, dialect)).fetchall())
             except sqlite3.Error:
                 report.gold_errors += 1
                 continue
@@ -171,8 +165,7 @@ def markdown(report: SelectReport) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "spider"
-    parser.add_argument("--spider", type=Path, default=default)
+    parser.add_argument("--spider", type=Path, default=DEFAULT_SPIDER)
     parser.add_argument("--split", choices=("dev", "train"), default="dev")
     parser.add_argument("--values", choices=("real", "placeholder"), default="real")
     parser.add_argument("--k", type=int, default=5)
@@ -186,8 +179,7 @@ def main() -> None:
         return
     print(markdown(report))
     if args.failures:
-        for f in report.failures:
-            print(f"\n[{f['db']}] {f['question']}\n  gold: {f['gold']}\n  top:  {f['top']}\n  correct at rank: {f['rank_of_correct']}")
+        print_failures(report.failures)
 
 
 if __name__ == "__main__":

@@ -17,10 +17,8 @@ index build time is reported separately.
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import json
-import re
 import sqlite3
 import statistics
 import time
@@ -28,6 +26,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pimento.bench._spider import (
+    COUNT_CALL,
+    DEFAULT_SPIDER,
+    SpiderItem,
+    connect_read_only,
+    db_path,
+    print_failures,
+    read_split,
+    split_dialect,
+    to_sqlite,
+)
 from pimento.engines import open_engine
 from pimento.errors import PimentoError
 from pimento.nl import NotACountingQuestion, ValueIndex, translate
@@ -76,16 +85,6 @@ def in_partition(db_id: str, partition: str) -> bool:
         return (second == 0) == (partition == "heldout-open")
     return part == partition
 
-_COUNT = re.compile(r"\bcount\s*\(", re.IGNORECASE)
-
-
-@dataclass
-class _Item:
-    db: str
-    question: str
-    gold: str
-
-
 @dataclass
 class NlSpiderReport:
     split: str
@@ -124,19 +123,9 @@ class NlSpiderReport:
         }
 
 
-def load_questions(spider: Path, split: str) -> list[_Item]:
+def load_questions(spider: Path, split: str) -> list[SpiderItem]:
     """The (db, question, gold SQL) triples of a split whose gold SQL contains COUNT(."""
-    if split == "dev":
-        items = json.loads((spider / "dev" / "dev.json").read_text())
-        rows = [_Item(i["db_id"], i["question"], i["query"]) for i in items]
-    else:
-        with open(spider / "train" / "train_queries.csv", newline="") as fh:
-            rows = [_Item(r["database"], r["question"], r["sql"]) for r in csv.DictReader(fh)]
-    return [r for r in rows if _COUNT.search(r.gold)]
-
-
-def _db_path(spider: Path, split: str, db: str) -> Path:
-    return spider / split / "database" / db / f"{db}.sqlite"
+    return [r for r in read_split(spider, split) if COUNT_CALL.search(r.gold)]
 
 
 def placeholder_index(real: ValueIndex) -> ValueIndex:
@@ -160,7 +149,7 @@ def run(
     exclude_dbs: frozenset[str] = frozenset(),
     partition: str | None = None,
 ) -> NlSpiderReport:
-    dialect = "sqlite" if split == "dev" else "mysql"
+    dialect = split_dialect(split)
     report = NlSpiderReport(split, k)
     catalogs: dict[str, object] = {}
     indexes: dict[str, ValueIndex] = {}
@@ -169,7 +158,7 @@ def run(
             continue
         if partition is not None and not in_partition(item.db, partition):
             continue
-        path = _db_path(spider, split, item.db)
+        path = db_path(spider, split, item.db)
         if item.db not in catalogs:
             engine = open_engine(str(path))
             catalogs[item.db] = engine.introspect()
@@ -184,10 +173,9 @@ def run(
             parse_count_query(item.gold, catalog, dialect=dialect)  # type: ignore[arg-type]
         except PimentoError:
             continue
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        con.text_factory = lambda b: b.decode("utf-8", "replace")
+        con = connect_read_only(path)
         try:
-            gold_rows = con.execute(_to_sqlite(item.gold, dialect)).fetchall()
+            gold_rows = con.execute(to_sqlite(item.gold, dialect)).fetchall()
             report.total += 1
             stats = report.per_db[item.db]
             stats[0] += 1
@@ -232,14 +220,6 @@ def tally(report, item, candidates, hits: list[bool]) -> tuple[bool, bool]:  # t
     return top1, topk
 
 
-def _to_sqlite(sql: str, dialect: str) -> str:
-    if dialect == "sqlite":
-        return sql
-    import sqlglot
-
-    return sqlglot.transpile(sql, read=dialect, write="sqlite")[0]
-
-
 def markdown(report: NlSpiderReport) -> str:
     d = report.to_dict()
     lines = [
@@ -259,8 +239,7 @@ def markdown(report: NlSpiderReport) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "spider"
-    parser.add_argument("--spider", type=Path, default=default)
+    parser.add_argument("--spider", type=Path, default=DEFAULT_SPIDER)
     parser.add_argument("--split", choices=("dev", "train"), default="dev")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--db", default=None, help="only this database")
@@ -291,8 +270,7 @@ def main() -> None:
         return
     print(markdown(report))
     if args.failures:
-        for f in report.failures:
-            print(f"\n[{f['db']}] {f['question']}\n  gold: {f['gold']}\n  top:  {f['top']}\n  correct at rank: {f['rank_of_correct']}")
+        print_failures(report.failures)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pimento.bench._spider import COUNT_CALL, DEFAULT_SPIDER, db_path, read_split
 from pimento.engines import open_engine
 from pimento.errors import PimentoError, UnsupportedQuery
 from pimento.sql import REJECTION_REASONS, parse_count_query
 
 __all__ = ["SpiderParseReport", "run"]
 
-_COUNT = re.compile(r"\bcount\s*\(", re.IGNORECASE)
 _SEMI_JOIN = re.compile(r"\bIN\s*\(\s*SELECT\b", re.IGNORECASE)
 
 
@@ -61,19 +61,19 @@ class SpiderParseReport:
 
 
 def run(spider: Path) -> SpiderParseReport:
-    items = json.loads((spider / "dev" / "dev.json").read_text())
+    items = read_split(spider, "dev")
     catalogs = {}
     report = SpiderParseReport()
     start = time.perf_counter()
     for item in items:
-        db, gold = item["db_id"], item["query"]
-        path = spider / "dev" / "database" / db / f"{db}.sqlite"
+        db, gold = item.db, item.gold
+        path = db_path(spider, "dev", db)
         if db not in catalogs:
             engine = open_engine(str(path))
             catalogs[db] = engine.introspect()
             engine.close()
         report.total += 1
-        is_count = bool(_COUNT.search(gold))
+        is_count = bool(COUNT_CALL.search(gold))
         report.count_queries += is_count
         try:
             query = parse_count_query(gold, catalogs[db], dialect="sqlite")
@@ -123,8 +123,7 @@ def markdown(report: SpiderParseReport) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "spider"
-    parser.add_argument("--spider", type=Path, default=default)
+    parser.add_argument("--spider", type=Path, default=DEFAULT_SPIDER)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report = run(args.spider)
