@@ -4,7 +4,7 @@
 Usage::
 
     python -m pimento.bench.synth_scale --patients 1000000 [--workdir DIR] [--epsilon 1.6]
-        [--delta 1e-6] [--seed 0] [--noise-seed 0] [--json OUT]
+        [--delta 1e-6] [--seed 0] [--noise-seed 0] [--spark] [--json OUT]
 
 Builds the demo database of N patients (:func:`pimento.demo.hospital.create_demo`, seed 0) in
 one child process, unless ``--workdir`` already holds it, then synthesizes it (with the
@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--noise-seed", type=int, default=None)
     ap.add_argument("--workdir", help="folder for the demo (DIR/demo-N/hospital.duckdb, reused if present) and the copy (kept)")
+    ap.add_argument("--spark", action="store_true", help="synthesize from a Spark deployment of the demo (DIR/spark-N, written if absent)")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--step", choices=["build", "synth"], help=argparse.SUPPRESS)
     ap.add_argument("--real", help=argparse.SUPPRESS)
@@ -150,7 +151,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     if not real.exists():
         report.update(_child(["--step", "build", "--patients", str(args.patients), "--real", str(real)]))
-    synth_args = ["--step", "synth", "--real", str(real), "--out", str(work / f"synthetic-{args.patients}.duckdb")]
+    source = real
+    if args.spark:
+        from pimento.engines.spark_engine import write_spark_deployment
+
+        source = work / f"spark-{args.patients}"
+        if not source.exists():
+            write_spark_deployment(real, source)
+        report["source"] = f"spark:{source}"
+    synth_args = ["--step", "synth", "--real", str(source), "--out", str(work / f"synthetic-{args.patients}.duckdb")]
     synth_args += ["--epsilon", args.epsilon, "--delta", args.delta, "--seed", str(args.seed)]
     if args.noise_seed is not None:
         synth_args += ["--noise-seed", str(args.noise_seed)]
