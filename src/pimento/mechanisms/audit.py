@@ -19,29 +19,13 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
+from pimento.mechanisms.ledger_schema import audit_tables, sqlite_append_only
+
 __all__ = ["GENESIS", "AuditProblem", "AuditReport", "append", "canonical_json", "chain_hash", "check_head", "rows", "verify", "SCHEMA"]
 
 GENESIS = "0" * 64
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY,
-    row TEXT NOT NULL,
-    prev_hash TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    charge_id INTEGER
-);
-CREATE INDEX IF NOT EXISTS audit_charge ON audit (charge_id);
-CREATE TABLE IF NOT EXISTS audit_head (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    seq INTEGER NOT NULL,
-    hash TEXT NOT NULL
-);
-CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-"""
+SCHEMA = audit_tables("sqlite") + sqlite_append_only("audit", "the audit log is")
 
 
 def canonical_json(row: dict[str, Any]) -> str:

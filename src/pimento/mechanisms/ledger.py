@@ -62,6 +62,7 @@ from pimento.errors import BudgetError, ConfigError, DataSourceError, InternalEr
 from pimento.mechanisms import audit as _audit
 from pimento.mechanisms import ledger_postgres as _pg
 from pimento.mechanisms.budget import Budget, format_number, parse_number
+from pimento.mechanisms.ledger_schema import ledger_tables, sqlite_append_only
 
 __all__ = [
     "DATABASE_SCOPE",
@@ -89,44 +90,7 @@ FORMAT = "2"
 
 _T = TypeVar("_T")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS charges (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    time TEXT NOT NULL,
-    database TEXT NOT NULL,
-    analyst TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    epsilon TEXT NOT NULL,
-    delta TEXT NOT NULL,
-    request_key TEXT,
-    note TEXT,
-    prev_hash TEXT NOT NULL DEFAULT '',
-    hash TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS charges_head (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    charge_id INTEGER NOT NULL,
-    hash TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS pending (
-    charge_id INTEGER PRIMARY KEY,
-    request_key TEXT,
-    started REAL NOT NULL,
-    owner TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS pending_key ON pending (request_key);
-CREATE TABLE IF NOT EXISTS answers (
-    request_key TEXT PRIMARY KEY,
-    charge_id INTEGER NOT NULL,
-    time TEXT NOT NULL,
-    answer TEXT NOT NULL
-);
-CREATE TRIGGER IF NOT EXISTS charges_no_update BEFORE UPDATE ON charges
-BEGIN SELECT RAISE(ABORT, 'charges are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS charges_no_delete BEFORE DELETE ON charges
-BEGIN SELECT RAISE(ABORT, 'charges are append-only'); END;
-"""
+_SCHEMA = ledger_tables("sqlite") + sqlite_append_only("charges", "charges are")
 
 _CHARGE_FIELDS = ("id", "time", "database", "analyst", "kind", "epsilon", "delta", "request_key", "note")
 

@@ -25,57 +25,14 @@ import re
 import sqlite3
 from typing import Any
 
+from pimento.mechanisms.ledger_schema import audit_tables, ledger_tables
+
 __all__ = ["LOCK_KEY", "PG_SCHEMA", "LedgerBackendError", "PgConnection", "is_postgres_url", "redact"]
 
 #: The advisory-lock key every ledger writer takes (one ledger per PostgreSQL database).
 LOCK_KEY = 0x70696D656E746F  # "pimento"
 
-PG_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS charges (
-    id BIGINT PRIMARY KEY,
-    time TEXT NOT NULL,
-    database TEXT NOT NULL,
-    analyst TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    epsilon TEXT NOT NULL,
-    delta TEXT NOT NULL,
-    request_key TEXT,
-    note TEXT,
-    prev_hash TEXT NOT NULL DEFAULT '',
-    hash TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS charges_head (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    charge_id BIGINT NOT NULL,
-    hash TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS pending (
-    charge_id BIGINT PRIMARY KEY,
-    request_key TEXT,
-    started DOUBLE PRECISION NOT NULL,
-    owner TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS pending_key ON pending (request_key);
-CREATE TABLE IF NOT EXISTS answers (
-    request_key TEXT PRIMARY KEY,
-    charge_id BIGINT NOT NULL,
-    time TEXT NOT NULL,
-    answer TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS audit (
-    seq BIGINT PRIMARY KEY,
-    row TEXT NOT NULL,
-    prev_hash TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    charge_id BIGINT
-);
-CREATE INDEX IF NOT EXISTS audit_charge ON audit (charge_id);
-CREATE TABLE IF NOT EXISTS audit_head (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    seq BIGINT NOT NULL,
-    hash TEXT NOT NULL
-);
+PG_SCHEMA = ledger_tables("postgres") + audit_tables("postgres") + """
 CREATE OR REPLACE FUNCTION pimento_append_only() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END $$ LANGUAGE plpgsql;
 DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'charges_append_only' AND tgrelid = 'charges'::regclass) THEN CREATE TRIGGER charges_append_only BEFORE UPDATE OR DELETE ON charges FOR EACH ROW EXECUTE FUNCTION pimento_append_only(); END IF; END $$;
 DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'audit_append_only' AND tgrelid = 'audit'::regclass) THEN CREATE TRIGGER audit_append_only BEFORE UPDATE OR DELETE ON audit FOR EACH ROW EXECUTE FUNCTION pimento_append_only(); END IF; END $$;
