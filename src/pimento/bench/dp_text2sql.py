@@ -139,7 +139,7 @@ def enumerate_formulations(gold: CountQuery, catalog: Catalog, *, max_relations:
     """
     from pimento.search.actions import PartialQuery
     from pimento.search.expanders import NodeState, SchemaGraphExpander
-    from pimento.search.intent import intent_of
+    from pimento.search.query_intent import intent_of
 
     intent = intent_of(gold.canonical())
     expander = SchemaGraphExpander(catalog, max_relations=max_relations, preserve_grain=False, moves="names")
@@ -231,7 +231,7 @@ class RealRS:
 
 
 def _grain_or_none(query: CountQuery, catalog: Catalog) -> list[str] | None:
-    from pimento.search.intent import grain
+    from pimento.search.query_intent import grain
 
     return None if query.count.distinct else sorted(grain(query, catalog))
 
@@ -392,7 +392,7 @@ class _Question:
 
 def _worst_same_reading(formulations: list[dict[str, Any]], gold: list[CountQuery], catalog: Catalog) -> list[CountQuery]:
     """The highest-RS correct formulation that counts what the gold counts (same grain, DISTINCT included)."""
-    from pimento.search.intent import grain
+    from pimento.search.query_intent import grain
 
     if not gold:
         return []
@@ -467,14 +467,14 @@ def _run_llm_method(method: str, q: _Question, *, rollouts: int, llm: str, k: in
     All three draw zero-shot samples the same way (``generate_zero_shot`` on the synthetic copy's
     values); ``llm-full`` then searches from the usable samples (the offline parser's top-10 when
     none is usable, as ``pimento search --llm`` does) with the LLM expander wired exactly as
-    ``pimento search``/``ask`` wire it (:func:`pimento.release.ask._llm_expander`: offline
+    ``pimento search``/``ask`` wire it (:func:`pimento.release.ask.llm_expander`: offline
     schema-graph expander as fallback). Records calls and tokens (:class:`pimento.llm.usage.Usage`),
     zero-shot samples drawn and dropped by reason, and the expander's events (unusable answers,
     offline fallbacks, proposals dropped by reason).
     """
     from pimento.llm import SyntheticValues, generate_zero_shot, open_backend
     from pimento.llm.usage import Usage
-    from pimento.release.ask import _llm_expander
+    from pimento.release.ask import llm_expander
     from pimento.search import SensitivitySearch
 
     usage = Usage()
@@ -513,7 +513,7 @@ def _run_llm_method(method: str, q: _Question, *, rollouts: int, llm: str, k: in
                 if not out.get("llm_fallback"):
                     config = votes_for_samples(config)  # LLM samples are unordered: one vote each
                 dropped: list[str] = []
-                expander = _llm_expander(llm, q.synthetic, q.catalog, q.item.question, usage, config, dropped)
+                expander = llm_expander(llm, q.synthetic, q.catalog, q.item.question, usage, config, dropped)
                 if expander is None:
                     out["expander_error"] = "; ".join(dropped)
                 try:

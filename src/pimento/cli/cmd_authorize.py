@@ -8,10 +8,8 @@ they withheld is private; the custodian sees it with ``pimento policy explain``.
 from __future__ import annotations
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from pimento.cli._common import console, emit_json, handle_errors
+from pimento.cli._common import emit_json, handle_errors, print_authorized_rows
 
 __all__ = ["configured_policy_path", "register"]
 
@@ -46,13 +44,12 @@ def register(app: typer.Typer) -> None:
         authorized cell are absent. The policy is the custodian's ([policy] compiled in the
         pimento.toml beside the database). Diagnostics are a custodian tool: `pimento policy explain`.
         """
-        from pimento.cli.cmd_policy import load_compiled
         from pimento.engines.database import load_database
-        from pimento.policy import Enforcer
+        from pimento.policy import Enforcer, load_compiled_policy
 
         database = load_database(db)
         try:
-            compiled = load_compiled(configured_policy_path(database.settings))
+            compiled = load_compiled_policy(configured_policy_path(database.settings))
             enforcer = Enforcer(compiled, database.engine, database.catalog)
             context = enforcer.context(sender, recipient, purpose)
             payload = enforcer.authorize(context, sql).to_dict()
@@ -61,14 +58,4 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(payload)
             return
-        ctx = payload["context"]
-        console.print(f"[bold]{ctx['sender']} -> {ctx['recipient']}[/] for {ctx['purpose']} "
-                      f"under policy {payload['policy']}", highlight=False)
-        table = Table(title=f"{len(payload['rows'])} rows (unauthorized cells are NULL)")
-        for c in payload["columns"]:
-            table.add_column(str(c))
-        for row in payload["rows"][:50]:
-            table.add_row(*["[dim]NULL[/]" if v is None else escape(str(v)) for v in row])
-        console.print(table)
-        if len(payload["rows"]) > 50:
-            console.print(f"... {len(payload['rows']) - 50} more rows (use --json)")
+        print_authorized_rows(payload, title="(unauthorized cells are NULL)")

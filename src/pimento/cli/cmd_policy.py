@@ -164,9 +164,9 @@ def register(app: typer.Typer) -> None:
         how many cells each permitted or denied, and governed cells with their values (denied
         ones included). Every use is written to the audit log. Never give its output to an analyst."""
         from pimento.engines.database import load_database
-        from pimento.policy import Enforcer
+        from pimento.policy import Enforcer, load_compiled_policy
 
-        compiled = load_compiled(policy)
+        compiled = load_compiled_policy(policy)
         database = load_database(db, config=config)
         try:
             enforcer = Enforcer(compiled, database.engine, database.catalog)
@@ -211,7 +211,9 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Show the norms, views and check results of a compiled policy."""
-        compiled = load_compiled(compiled_path)
+        from pimento.policy import load_compiled_policy
+
+        compiled = load_compiled_policy(compiled_path)
         if norm is not None:
             compiled.norm(norm)
         if json_out:
@@ -245,20 +247,6 @@ def _audit(database, tool: str, details: dict) -> None:
         ledger.record_custodian_action(str(database.location), tool, details)
     finally:
         ledger.close()
-
-
-def load_compiled(path: str):
-    from pimento.policy import CompiledPolicy
-
-    p = Path(path)
-    if not p.is_file():
-        raise PolicyError(f"compiled policy not found: {path}",
-                          hint="produce one with `pimento policy compile POLICY --db DB --out compiled.json`")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"{path}: not a JSON compiled policy ({exc})") from None
-    return CompiledPolicy.from_dict(data)
 
 
 def _show_checks(name: str, compiled, report: dict, out: str | None) -> None:

@@ -32,6 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 import re
 
 from pimento.errors import ConfigError, DataSourceError, EngineError
+from pimento.registry import Registry
 from pimento.schema import Catalog
 
 __all__ = [
@@ -134,19 +135,26 @@ class Engine(Protocol):
 
 
 EngineFactory = Callable[..., Engine]
-_REGISTRY: dict[str, tuple[Callable[[str], bool], EngineFactory]] = {}
+
+
+def _load_builtins() -> None:
+    from pimento.engines import _builtin  # noqa: F401  (registers the built-in engines)
+
+
+_ENGINES: Registry[EngineFactory] = Registry(_load_builtins)
 
 
 def register_engine(name: str, matches: Callable[[str], bool], factory: EngineFactory) -> None:
     """Make ``open_engine`` use ``factory(location, read_only=..., timeout_s=...)`` for matching locations.
 
-    ``memory_limit=`` and ``threads=`` are passed as well when the caller sets them.
+    ``memory_limit=`` and ``threads=`` are passed as well when the caller sets them. A later
+    registration is tried first (:class:`pimento.registry.Registry`).
     """
-    _REGISTRY[name] = (matches, factory)
+    _ENGINES.register(name, factory, matches=matches)
 
 
 def registered_engines() -> tuple[str, ...]:
-    return tuple(_REGISTRY)
+    return _ENGINES.names()
 
 
 def open_engine(
@@ -165,8 +173,6 @@ def open_engine(
     ``memory_limit`` (e.g. ``"4GB"``, default :data:`pimento.config.DEFAULT_MEMORY_LIMIT`) and
     ``threads`` come from ``[database]`` of pimento.toml.
     """
-    from pimento.engines import _builtin  # noqa: F401  (registers the built-in engines)
-
     location = str(location)
     options: dict[str, Any] = {"read_only": read_only, "timeout_s": timeout_s}
     if memory_limit is not None:
@@ -175,15 +181,16 @@ def open_engine(
     if threads is not None:
         options["threads"] = threads
     if engine is not None:
-        if engine not in _REGISTRY:
+        forced = _ENGINES.get(engine)
+        if forced is None:
             raise DataSourceError(
-                f"unknown engine {engine!r}", hint=f"use one of {', '.join(sorted(_REGISTRY))}"
+                f"unknown engine {engine!r}", hint=f"use one of {', '.join(sorted(_ENGINES.names()))}"
             )
-        return _REGISTRY[engine][1](location, **options)
-    for _name, (matches, factory) in _REGISTRY.items():
-        if matches(location):
-            return factory(location, **options)
-    raise DataSourceError(
-        f"cannot tell which engine opens {location!r}",
-        hint="use a .duckdb, .sqlite or .db file, a postgresql:// DSN, or pass --engine",
-    )
+        return forced(location, **options)
+    factory = _ENGINES.find(location)
+    if factory is None:
+        raise DataSourceError(
+            f"cannot tell which engine opens {location!r}",
+            hint="use a .duckdb, .sqlite or .db file, a postgresql:// DSN, or pass --engine",
+        )
+    return factory(location, **options)

@@ -12,11 +12,12 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from pimento.config import LLMSettings
 from pimento.errors import InternalError, LLMError
+from pimento.registry import Registry
 
 __all__ = [
     "Backend",
@@ -186,29 +187,20 @@ def _plain(value: Any) -> Any:
 BackendFactory = Callable[[str, LLMSettings, Mapping[str, str]], Backend]
 
 
-@dataclass
-class _Registered:
-    matches: Callable[[str], bool]
-    factory: BackendFactory
-    order: int = field(default=0)
-
-
-_REGISTRY: dict[str, _Registered] = {}
+_BACKENDS: Registry[BackendFactory] = Registry(lambda: _load_builtins())
 
 
 def register_backend(name: str, matches: Callable[[str], bool], factory: BackendFactory) -> None:
     """Make :func:`open_backend` use ``factory(url, settings, environ)`` for URLs ``matches`` accepts.
 
-    Later registrations are tried first, so a plug-in can claim URLs a built-in would take.
+    Later registrations are tried first, so a plug-in can claim URLs a built-in would take
+    (:class:`pimento.registry.Registry`).
     """
-    _load_builtins()
-    _REGISTRY.pop(name, None)
-    _REGISTRY[name] = _Registered(matches, factory, order=len(_REGISTRY))
+    _BACKENDS.register(name, factory, matches=matches)
 
 
 def registered_backends() -> tuple[str, ...]:
-    _load_builtins()
-    return tuple(_REGISTRY)
+    return _BACKENDS.names()
 
 
 def open_backend(
@@ -224,7 +216,6 @@ def open_backend(
     backend. ``backend`` forces a registered backend by name. If env ``PIMENTO_LLM_RECORD``
     names a directory, every exchange is also recorded there as a replay fixture.
     """
-    _load_builtins()
     settings = settings or LLMSettings()
     environ = os.environ if environ is None else environ
     target = url or environ.get("PIMENTO_LLM_URL") or settings.base_url
@@ -234,20 +225,17 @@ def open_backend(
             hint="set PIMENTO_LLM_URL (e.g. http://127.0.0.1:8080/v1) or [llm] base_url in pimento.toml",
         )
     if backend is not None:
-        if backend not in _REGISTRY:
-            raise LLMError(f"unknown LLM backend {backend!r}", hint=f"use one of {', '.join(sorted(_REGISTRY))}")
-        chosen = _REGISTRY[backend]
+        chosen = _BACKENDS.get(backend)
+        if chosen is None:
+            raise LLMError(f"unknown LLM backend {backend!r}", hint=f"use one of {', '.join(sorted(_BACKENDS.names()))}")
     else:
-        for entry in sorted(_REGISTRY.values(), key=lambda e: -e.order):
-            if entry.matches(target):
-                chosen = entry
-                break
-        else:
+        chosen = _BACKENDS.find(target)
+        if chosen is None:
             raise LLMError(
                 f"no LLM backend understands the endpoint {target!r}",
                 hint="use an http(s):// URL of an OpenAI-compatible server or replay:<fixture dir>",
             )
-    opened = chosen.factory(target, settings, environ)
+    opened = chosen(target, settings, environ)
     record_dir = environ.get("PIMENTO_LLM_RECORD")
     if record_dir:
         from pimento.llm.replay import RecordingBackend

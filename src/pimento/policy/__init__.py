@@ -15,7 +15,7 @@ Typical use::
 from __future__ import annotations
 
 from pimento.policy.checks import apply_implications, run_checks
-from pimento.policy.compiler import CompiledPolicy, Location, compile_policy
+from pimento.policy.compiler import CompiledPolicy, Location, compile_policy, load_compiled_policy
 from pimento.policy.enforce import Authorization, Context, Enforcer, Explanation, Identity
 from pimento.policy.lineage import AnalyzedQuery, analyze_query
 from pimento.policy.model import Norm, Policy, load_policy, policy_from_dict
@@ -35,6 +35,7 @@ __all__ = [
     "apply_implications",
     "compile_policy",
     "example_policy_path",
+    "load_compiled_policy",
     "load_policy",
     "policy_from_dict",
     "run_checks",

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from pimento.policy.compiler import PREFIX, lit, quote
+from pimento.policy.compiler import row_key_sql as compiled_row_key_sql
 from pimento.policy.enforce import Context, Enforcer
 from pimento.sensitivity.contextual import AuthorizationView, boundary_columns
 from pimento.sql.ir import CountQuery
@@ -30,11 +31,7 @@ __all__ = ["authorization_view", "row_key_sql"]
 
 def row_key_sql(alias: str, key: tuple[str, ...]) -> str:
     """The provenance row key of a tuple, as the compiler writes it, for relation alias ``alias``."""
-    q = quote(alias)
-    if len(key) == 1:
-        return f"CAST({q}.{quote(key[0])} AS VARCHAR)"
-    parts = [f"REPLACE(REPLACE(CAST({q}.{quote(k)} AS VARCHAR), '\\', '\\\\'), '|', '\\|')" for k in key]
-    return " || '|' || ".join(parts)
+    return compiled_row_key_sql(quote(alias), key)
 
 
 def authorization_view(enforcer: Enforcer, context: Context, query: CountQuery) -> AuthorizationView:

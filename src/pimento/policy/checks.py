@@ -36,8 +36,8 @@ from sqlglot import exp
 
 from pimento.engines.base import Engine
 from pimento.errors import EngineError, PolicyError
-from pimento.policy.compiler import NO_SUBJECT, PREFIX, CompiledPolicy, Location, _subject_sql, quote
-from pimento.policy.enforce import (
+from pimento.policy.compiler import NO_SUBJECT, PREFIX, CompiledPolicy, Location, subject_expression_sql, quote
+from pimento.policy.formula import (
     NormSQL,
     cond_cte,
     norm_predicates,
@@ -121,13 +121,13 @@ def apply_implications(
                 key = compiled.tables[relation]["key"]
                 if not key:
                     continue
-                from pimento.policy.compiler import _row_key_sql
+                from pimento.policy.compiler import row_key_sql
 
                 new_id = f"{loc.data_type}+{relation}.{attribute}#{len(compiled.locations) + 1}"
                 new = Location(
                     new_id, relation, attribute, where,
-                    _subject_sql(catalog, relation, _path_of(compiled, relation), subj, f"implication of {norm.id}"),
-                    _row_key_sql("t", tuple(key)), loc.data_type, implied_by=f"{loc.relation}.{loc.attribute} via {because}",
+                    subject_expression_sql(catalog, relation, _path_of(compiled, relation), subj, f"implication of {norm.id}"),
+                    row_key_sql("t", tuple(key)), loc.data_type, implied_by=f"{loc.relation}.{loc.attribute} via {because}",
                 )
                 compiled.locations[new_id] = new
                 compiled.norm_locations[norm.id].append(new_id)

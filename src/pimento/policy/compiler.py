@@ -20,8 +20,10 @@ engine; a fragment that fails names its clause (coverage).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import sqlglot
@@ -60,6 +62,7 @@ __all__ = [
     "CompiledRole",
     "Location",
     "compile_policy",
+    "load_compiled_policy",
     "quote",
 ]
 
@@ -316,6 +319,25 @@ class CompiledPolicy:
         )
 
 
+def load_compiled_policy(policy: CompiledPolicy | str | Path) -> CompiledPolicy:
+    """A compiled policy as given, or read from the JSON file ``pimento policy compile`` wrote.
+
+    Raises:
+        PolicyError: the file is missing, is not JSON, or is not a compiled policy.
+    """
+    if isinstance(policy, CompiledPolicy):
+        return policy
+    path = Path(str(policy))
+    if not path.is_file():
+        raise PolicyError(f"compiled policy not found: {policy}",
+                          hint="produce one with `pimento policy compile POLICY --db DB --out compiled.json`")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"{policy}: not a JSON compiled policy ({exc})") from None
+    return CompiledPolicy.from_dict(data)
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -371,7 +393,9 @@ def _qualify_to(tree: exp.Expr, alias: str, columns: set[str]) -> exp.Expr:
     return tree
 
 
-def _row_key_sql(alias: str, key: tuple[str, ...]) -> str:
+def row_key_sql(alias: str, key: tuple[str, ...]) -> str:
+    """The provenance row key of a row of alias ``alias`` (SQL, already quoted where it must be):
+    its key column as text, or the key columns escaped and joined by ``|``."""
     if len(key) == 1:
         return f"CAST({alias}.{quote(key[0])} AS VARCHAR)"
     parts = [f"REPLACE(REPLACE(CAST({alias}.{quote(k)} AS VARCHAR), '\\', '\\\\'), '|', '\\|')" for k in key]
@@ -670,7 +694,7 @@ def _ground_subject_paths(g: GroundingSpec, target: _Target, subject: dict[str, 
             table = target.catalog.table(rel_name)
         except CatalogError as exc:
             raise PolicyError(f"{clause}: {exc.message}", clause=clause, hint=exc.hint) from None
-        sql = _subject_sql(target.catalog, table.name, path, subject, clause)
+        sql = subject_expression_sql(target.catalog, table.name, path, subject, clause)
         target.probe(f"SELECT {sql} AS subject FROM {quote(table.name)} AS t", clause=clause, what="the subject path")
         subject_paths[table.name] = path
     return subject_paths
@@ -701,10 +725,10 @@ def _ground_locations(
             where = "TRUE"
             if loc.where:
                 where = target.predicate(loc.where, table.name, clause=clause, what="the location predicate")
-            subject_sql = _subject_sql(catalog, table.name, loc.subject or _declared_subject(g, table.name), subject, clause)
+            subject_sql = subject_expression_sql(catalog, table.name, loc.subject or _declared_subject(g, table.name), subject, clause)
             key = _row_key(catalog, table.name, clause)
             loc_id = f"{name}#{i + 1}"
-            location = Location(loc_id, table.name, attribute, where, subject_sql, _row_key_sql("t", key), name)
+            location = Location(loc_id, table.name, attribute, where, subject_sql, row_key_sql("t", key), name)
             target.probe(location.view_sql(), clause=clause, what=f"location {table.name}.{attribute}")
             locations[loc_id] = location
             ids.append(loc_id)
@@ -776,7 +800,9 @@ def _short(text: str, n: int = 70) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-def _subject_sql(catalog: Catalog, relation: str, override: str | None, subj: dict[str, str], clause: str) -> str:
+def subject_expression_sql(catalog: Catalog, relation: str, override: str | None, subj: dict[str, str], clause: str) -> str:
+    """SQL (over alias ``t``) of the data subject of a row of ``relation``: a declared path or
+    column (``override``), the subject principal's key, a foreign key to it, or :data:`NO_SUBJECT`."""
     table = catalog.table(relation)
     if override and override.strip().lower().startswith("via "):
         try:

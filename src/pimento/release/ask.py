@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pimento.engines import Engine, open_engine
 from pimento.errors import DataSourceError, PimentoError, SearchError, UserError
@@ -23,7 +23,10 @@ from pimento.search import SearchConfig, SearchResult, SensitivitySearch
 from pimento.search.mcts import votes_for_samples
 from pimento.sql import CountQuery, parse_count_query
 
-__all__ = ["SearchOutcome", "default_synthetic_path", "open_synthetic", "resolve_synthetic", "search_question"]
+if TYPE_CHECKING:
+    from pimento.search.llm_expander import LLMExpander
+
+__all__ = ["SearchOutcome", "default_synthetic_path", "llm_expander", "open_synthetic", "resolve_synthetic", "search_question"]
 
 
 #: How a search note that the LLM could not be used begins (the CLI, the service and the page show
@@ -137,7 +140,7 @@ def search_question(
         )
     expander = None
     if llm and question and not llm_failed:  # an endpoint that just failed is not tried again per expansion
-        expander = _llm_expander(llm, synthetic, catalog, question, usage, config, dropped)
+        expander = llm_expander(llm, synthetic, catalog, question, usage, config, dropped)
     search = SensitivitySearch(synthetic, catalog, beta=beta, config=config, expander=expander)
     result = search.run(candidates)
     events = getattr(expander, "events", None)
@@ -153,20 +156,21 @@ def search_question(
     )
 
 
-def _llm_expander(llm: str, synthetic: Engine, catalog: Catalog, question: str, usage: Usage, config: SearchConfig, dropped: list[str]):
-    """The LLM expander (batches of actions as JSON) with the offline schema-graph one as fallback."""
-    from pimento.llm import SyntheticValues, open_backend
-    from pimento.search import SchemaGraphExpander
-    from pimento.search.llm_expander import LLMExpander
+def llm_expander(
+    llm: str, synthetic: Engine, catalog: Catalog, question: str, usage: Usage, config: SearchConfig, dropped: list[str]
+) -> LLMExpander | None:
+    """The LLM expander of ``config`` (:func:`pimento.search.llm_expander.open_llm_expander`), or None
+    with the reason appended to ``dropped`` when the endpoint cannot be used (the search then
+    expands offline)."""
+    from pimento.search.llm_expander import open_llm_expander
 
     try:
-        backend = open_backend(url=llm)
-        values = SyntheticValues.from_engine(synthetic, catalog)
+        return open_llm_expander(
+            llm, synthetic, catalog, question, usage=usage, max_relations=config.max_relations, size=config.expansion_size
+        )
     except UserError as exc:
         dropped.append(f"{LLM_UNUSABLE}, offline expander used: {exc.one_line()}")
         return None
-    fallback = SchemaGraphExpander(catalog, max_relations=config.max_relations)
-    return LLMExpander(backend, catalog, question, values=values, size=config.expansion_size, fallback=fallback, usage=usage)
 
 
 def _translated(

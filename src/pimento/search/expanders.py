@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from pimento.registry import Registry
 from pimento.schema import Catalog, ForeignKey
 from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, Stop
-from pimento.search.intent import Intent, grain
+from pimento.search.query_intent import Intent, grain
 from pimento.sql.ir import Attribute, Count, JoinCondition, Relation
 
 __all__ = ["Expander", "NodeState", "SchemaGraphExpander", "forced_proposals", "make_expander", "register_expander"]
@@ -45,11 +46,12 @@ class Expander(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Callable[..., Expander]] = {}
+_EXPANDERS: Registry[Callable[..., Expander]] = Registry()
 
 
 def register_expander(name: str, factory: Callable[..., Expander]) -> None:
-    _REGISTRY[name] = factory
+    """Make :func:`make_expander` build ``factory(**kwargs)`` for ``name`` (registered again: replaced)."""
+    _EXPANDERS.register(name, factory)
 
 
 def forced_proposals(prefix: PartialQuery, exclude: frozenset[str]) -> list[tuple[Action, frozenset[int]]] | None:
@@ -67,9 +69,10 @@ def forced_proposals(prefix: PartialQuery, exclude: frozenset[str]) -> list[tupl
 def make_expander(name: str, **kwargs) -> Expander:
     from pimento.errors import UserError
 
-    if name not in _REGISTRY:
-        raise UserError(f"unknown expander {name!r}", hint=f"use one of {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name](**kwargs)
+    factory = _EXPANDERS.get(name)
+    if factory is None:
+        raise UserError(f"unknown expander {name!r}", hint=f"use one of {', '.join(sorted(_EXPANDERS.names()))}")
+    return factory(**kwargs)
 
 
 @dataclass
@@ -79,7 +82,7 @@ class SchemaGraphExpander:
     catalog: Catalog
     max_relations: int = 5
     #: Propose SetCount only where the query counts the same rows as the warm start (same
-    #: :func:`~pimento.search.intent.grain`); off, every join structure may complete.
+    #: :func:`~pimento.search.query_intent.grain`); off, every join structure may complete.
     preserve_grain: bool = True
     #: Where a filter or count column may move: ``"keys"``, to a column that holds the same value
     #: through foreign keys (R.a -> P.k: a predicate on P.k is one on R.a), or to the same-named

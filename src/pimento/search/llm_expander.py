@@ -19,18 +19,19 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 
+from pimento.engines.base import Engine
 from pimento.errors import LLMError, UserError
-from pimento.llm import ExpansionAnswer, SyntheticValues, Usage, complete_structured_one, expansion_messages
+from pimento.llm import ExpansionAnswer, SyntheticValues, Usage, complete_structured_one, expansion_messages, open_backend
 from pimento.llm.base import Backend
 from pimento.llm.prompts import ExpansionAction
 from pimento.schema import Catalog
 from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, Stop
-from pimento.search.expanders import Expander, NodeState, _alias_for, forced_proposals, register_expander
+from pimento.search.expanders import Expander, NodeState, SchemaGraphExpander, _alias_for, forced_proposals, register_expander
 from pimento.sql import parse_count_query
 from pimento.sql.ir import Attribute, Count, JoinCondition, Relation
 from pimento.sql.quote import quote_identifier
 
-__all__ = ["LLMExpander"]
+__all__ = ["LLMExpander", "open_llm_expander"]
 
 
 @dataclass
@@ -170,6 +171,21 @@ class _Invalid(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+def open_llm_expander(
+    url: str, synthetic: Engine, catalog: Catalog, question: str, *, usage: Usage, max_relations: int, size: int
+) -> LLMExpander:
+    """The LLM expander of ``pimento search``/``ask``: batches of actions proposed by the model at
+    ``url`` from the synthetic copy's values, with the offline schema-graph expander as its fallback.
+
+    Raises:
+        UserError: the endpoint or the synthetic copy's values cannot be opened.
+    """
+    backend = open_backend(url=url)
+    values = SyntheticValues.from_engine(synthetic, catalog)
+    fallback = SchemaGraphExpander(catalog, max_relations=max_relations)
+    return LLMExpander(backend, catalog, question, values=values, size=size, fallback=fallback, usage=usage)
 
 
 register_expander("llm", lambda **kw: LLMExpander(**kw))

@@ -31,7 +31,7 @@ from pimento.schema import Catalog
 from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, Stop, decompose
 from pimento.search.evaluate import Clusters, Evaluation, QueryEvaluator, SensitivityOracle, residual_oracle
 from pimento.search.expanders import Expander, NodeState, SchemaGraphExpander
-from pimento.search.intent import Intent, intent_of
+from pimento.search.query_intent import Intent, intent_of
 from pimento.sql.ir import CountQuery
 from pimento.sql.quote import quote_identifier
 

@@ -1,4 +1,4 @@
-"""What a warm-start query asks for, independent of its join structure.
+"""What a warm-start count query asks for (its intent), independent of its join structure.
 
 The schema-graph expander explores other join structures that keep the same *intent*: the same
 filters (each a predicate over column names, re-targetable to any relation holding those columns)

@@ -230,7 +230,10 @@ class ResidualCounts:
 
 
 @dataclass
-class _Plan:
+class _TeSqlBuilder:
+    """Builds the one statement that computes every T_E of a query: a CTE per relation
+    (grouped by its join variables), messages grouped by boundary, cyclic components."""
+
     graph: _Hypergraph
     query: CountQuery
     catalog: Catalog | None
@@ -595,7 +598,7 @@ def compute_te(
     unique_sql, unique_found = "", []
     if unique_check and len(query.aliases) > 2:
         # Variables unique on the data act as keys (checked, not trusted): one small statement.
-        checks = _Plan(graph, query, catalog, dialect, key_vars=key_vars).uniqueness_checks()
+        checks = _TeSqlBuilder(graph, query, catalog, dialect, key_vars=key_vars).uniqueness_checks()
         if checks:
             sql = "SELECT " + ", ".join(f"({c}) AS {quote_identifier(f'u{k}', dialect)}" for k, (_, _, c) in enumerate(checks))
             unique_sql = sql
@@ -607,8 +610,8 @@ def compute_te(
                     unique_found.append((alias, graph.columns[alias][v][0]))
             key_vars = {a: tuple(ks) for a, ks in merged.items()}
 
-    def build(wide: bool) -> tuple[_Plan, list[tuple[Subset, str]]]:
-        plan = _Plan(graph, query, catalog, dialect, wide=wide, key_vars=key_vars)
+    def build(wide: bool) -> tuple[_TeSqlBuilder, list[tuple[Subset, str]]]:
+        plan = _TeSqlBuilder(graph, query, catalog, dialect, wide=wide, key_vars=key_vars)
         components: dict[Subset, str] = {}
         finals: list[tuple[Subset, str]] = []
         for s in wanted:

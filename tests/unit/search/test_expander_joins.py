@@ -9,7 +9,7 @@ from pimento.engines import open_engine
 from pimento.search import PartialQuery, SchemaGraphExpander, SearchConfig, SensitivitySearch
 from pimento.search.actions import AddRelation
 from pimento.search.expanders import NodeState
-from pimento.search.intent import intent_of
+from pimento.search.query_intent import intent_of
 from pimento.sql import parse_count_query
 
 

@@ -7,7 +7,7 @@ import pytest
 from pimento.schema import Catalog, Column, ForeignKey, Table
 from pimento.search import PartialQuery, SchemaGraphExpander, SetCount
 from pimento.search.expanders import NodeState
-from pimento.search.intent import grain, intent_of
+from pimento.search.query_intent import grain, intent_of
 from pimento.sql import parse_count_query
 
 

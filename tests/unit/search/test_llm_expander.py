@@ -12,7 +12,7 @@ from pimento.errors import LLMError
 from pimento.llm.base import ChatResponse, Completion
 from pimento.search import AddRelation, PartialQuery, SchemaGraphExpander, SearchConfig, SensitivityInfo, SensitivitySearch, SetCount
 from pimento.search.expanders import NodeState
-from pimento.search.intent import intent_of
+from pimento.search.query_intent import intent_of
 from pimento.search.llm_expander import LLMExpander
 from pimento.sql import parse_count_query
 

@@ -12,7 +12,7 @@ from pimento.engines import open_engine
 from pimento.errors import SearchError
 from pimento.search import PartialQuery, SchemaGraphExpander, SearchConfig, SensitivityInfo, SensitivitySearch, decompose
 from pimento.search.expanders import NodeState
-from pimento.search.intent import intent_of
+from pimento.search.query_intent import intent_of
 from pimento.search.mcts import votes_for_samples
 from pimento.sql import parse_count_query
 
