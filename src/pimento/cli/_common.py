@@ -16,7 +16,8 @@ from rich.markup import escape
 
 from pimento.errors import InternalError, PimentoError, UserError
 
-__all__ = ["ProgressLines", "console", "err_console", "emit_json", "error_payload", "handle_errors", "open_custodian_database", "open_database", "split_names"]
+__all__ = ["ProgressLines", "console", "err_console", "emit_json", "error_payload", "handle_errors", "open_custodian_database", "open_database",
+           "print_authorized_rows", "split_names"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -185,3 +186,22 @@ def open_custodian_database(db: str, *, config: str | None, private: str | None 
 def split_names(private: str | None) -> list[str]:
     """``--private R1,R2`` as a list of names (empty entries dropped)."""
     return [n.strip() for n in private.split(",") if n.strip()] if private else []
+
+
+def print_authorized_rows(data: dict[str, Any], *, title: str, limit: int = 50) -> None:
+    """A CI result (``authorize``, ``sql --mode ci``): its context and policy, then its rows, the
+    unauthorized cells NULL, the first ``limit`` of them (the rest are in ``--json``)."""
+    from rich.table import Table
+
+    ctx = data["context"]
+    console.print(f"[bold]{ctx['sender']} -> {ctx['recipient']}[/] for {ctx['purpose']} under policy {data['policy']}",
+                  highlight=False)
+    rows = data["rows"]
+    table = Table(title=f"{len(rows)} rows {title}")
+    for c in data["columns"]:
+        table.add_column(str(c))
+    for row in rows[:limit]:
+        table.add_row(*["[dim]NULL[/]" if v is None else escape(str(v)) for v in row])
+    console.print(table)
+    if len(rows) > limit:
+        console.print(f"... {len(rows) - limit} more rows (use --json)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pimento.cli._common import console, emit_json, handle_errors
+from pimento.cli._common import console, emit_json, handle_errors, print_authorized_rows
 
 __all__ = ["describe_release", "print_ci", "register"]
 
@@ -12,19 +12,8 @@ __all__ = ["describe_release", "print_ci", "register"]
 def print_ci(data: dict) -> None:
     """A CI-mode answer: the authorized result, exact, with its context and guarantee."""
     from rich.markup import escape
-    from rich.table import Table
 
-    ctx = data["context"]
-    console.print(f"[bold]{ctx['sender']} -> {ctx['recipient']}[/] for {ctx['purpose']} under policy {data['policy']}",
-                  highlight=False)
-    table = Table(title=f"{len(data['rows'])} rows on the authorized data (unauthorized cells are NULL)")
-    for c in data["columns"]:
-        table.add_column(str(c))
-    for row in data["rows"][:50]:
-        table.add_row(*["NULL" if v is None else escape(str(v)) for v in row])
-    console.print(table)
-    if len(data["rows"]) > 50:
-        console.print(f"... {len(data['rows']) - 50} more rows (use --json)")
+    print_authorized_rows(data, title="on the authorized data (unauthorized cells are NULL)")
     traced = [c for c in (data.get("provenance") or {}).get("cells", []) if c["texts"]]
     if traced:  # the custodian's [provenance] lets the text of authorized cells flow (docs/ingest.md)
         console.print(f"read from ({data['provenance']['release']}):", highlight=False)
