@@ -8,7 +8,10 @@ server is a failure, so that CI really runs them.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import uuid
+from collections.abc import Iterator
 
 import pytest
 
@@ -31,3 +34,19 @@ def with_dbname(dsn: str, dbname: str) -> str:
     params = conninfo_to_dict(dsn)
     params["dbname"] = dbname
     return make_conninfo(**params)
+
+
+@contextlib.contextmanager
+def fresh_database(prefix: str) -> Iterator[str]:
+    """The DSN of a new, empty database ``<prefix>_<random>`` beside the admin DSN's; dropped
+    afterwards (skips without psycopg or PIMENTO_PG_DSN, like :func:`admin_dsn`)."""
+    psycopg = pytest.importorskip("psycopg")
+    admin = admin_dsn()
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin, autocommit=True) as con:
+        con.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield with_dbname(admin, name)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as con:
+            con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -7,11 +7,10 @@ created and dropped beside it) and skips without it, as tests/unit/engines/test_
 from __future__ import annotations
 
 import random
-import uuid
 from itertools import combinations
 
 import pytest
-from pg_support import admin_dsn, with_dbname
+from pg_support import fresh_database
 
 from pimento.engines.duckdb_engine import DuckDBEngine
 from pimento.engines.sqlite_engine import SQLiteEngine
@@ -121,21 +120,14 @@ def test_sqlite_refuses_counts_past_64_bits(tmp_path):
 # --------------------------------------------------------------------------- PostgreSQL
 @pytest.fixture(scope="module")
 def pg_engine():
-    dsn = admin_dsn()
-    psycopg = pytest.importorskip("psycopg")
-
     from pimento.engines.postgres_engine import PostgresEngine
 
-    name = f"pimento_rs_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(dsn, autocommit=True) as con:
-        con.execute(f'CREATE DATABASE "{name}"')
-    engine = PostgresEngine(with_dbname(dsn, name), read_only=False)
-    try:
-        yield engine
-    finally:
-        engine.close()
-        with psycopg.connect(dsn, autocommit=True) as con:
-            con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database("pimento_rs") as dsn:
+        engine = PostgresEngine(dsn, read_only=False)
+        try:
+            yield engine
+        finally:
+            engine.close()
 
 
 @pytest.mark.postgres

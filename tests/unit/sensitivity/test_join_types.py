@@ -12,13 +12,12 @@ T_{[n] - i} equals the largest count a single inserted tuple of i adds.
 from __future__ import annotations
 
 import math
-import uuid
 from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from pg_support import admin_dsn, with_dbname
+from pg_support import fresh_database
 
 from pimento.engines.duckdb_engine import DuckDBEngine
 from pimento.engines.sqlite_engine import SQLiteEngine
@@ -350,20 +349,14 @@ def test_sqlite_rs_bounds_brute_force_local_sensitivity_over_column_types(instan
 
 @pytest.fixture(scope="module")
 def pg_engine():
-    dsn = admin_dsn()
-    psycopg = pytest.importorskip("psycopg")
     from pimento.engines.postgres_engine import PostgresEngine
 
-    name = f"pimento_jt_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(dsn, autocommit=True) as con:
-        con.execute(f'CREATE DATABASE "{name}"')
-    engine = PostgresEngine(with_dbname(dsn, name), read_only=False)
-    try:
-        yield engine
-    finally:
-        engine.close()
-        with psycopg.connect(dsn, autocommit=True) as con:
-            con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database("pimento_jt") as dsn:
+        engine = PostgresEngine(dsn, read_only=False)
+        try:
+            yield engine
+        finally:
+            engine.close()
 
 
 @pytest.mark.postgres

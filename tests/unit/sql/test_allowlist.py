@@ -149,27 +149,22 @@ def lite(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pg():
-    psycopg = pytest.importorskip("psycopg")
-    from pg_support import admin_dsn, with_dbname
+    from pg_support import fresh_database
 
     from pimento.engines.postgres_engine import PostgresEngine
 
-    admin = admin_dsn()
-    name = f"pimento_allow_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(admin, autocommit=True) as con:
-        con.execute(f'CREATE DATABASE "{name}"')
-    dsn = with_dbname(admin, name)
-    with psycopg.connect(dsn, autocommit=True) as con:
-        con.execute(PG_DDL)
-        for row in DUCKDB_ROWS:
-            con.execute("INSERT INTO person VALUES " + row.replace("\\\\", "\\"))
-    engine = PostgresEngine(dsn, read_only=True)
-    try:
-        yield engine, engine.introspect()
-    finally:
-        engine.close()
-        with psycopg.connect(admin, autocommit=True) as con:
-            con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database("pimento_allow") as dsn:
+        import psycopg
+
+        with psycopg.connect(dsn, autocommit=True) as con:
+            con.execute(PG_DDL)
+            for row in DUCKDB_ROWS:
+                con.execute("INSERT INTO person VALUES " + row.replace("\\\\", "\\"))
+        engine = PostgresEngine(dsn, read_only=True)
+        try:
+            yield engine, engine.introspect()
+        finally:
+            engine.close()
 
 
 def _sql(where: str) -> str:
@@ -480,17 +475,13 @@ def test_wide_decimals_compare_without_failing_on_sqlite(tmp_path):
 
 @pytest.mark.postgres
 def test_wide_decimals_compare_without_failing_on_postgres():
-    psycopg = pytest.importorskip("psycopg")
-    from pg_support import admin_dsn, with_dbname
+    from pg_support import fresh_database
 
     from pimento.engines.postgres_engine import PostgresEngine
 
-    admin = admin_dsn()
-    name = f"pimento_amount_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(admin, autocommit=True) as con:
-        con.execute(f'CREATE DATABASE "{name}"')
-    try:
-        dsn = with_dbname(admin, name)
+    with fresh_database("pimento_amount") as dsn:
+        import psycopg
+
         with psycopg.connect(dsn, autocommit=True) as con:
             con.execute(AMOUNT_DDL["postgres"])
             con.execute("INSERT INTO amount VALUES " + ", ".join(AMOUNT_ROWS))
@@ -499,6 +490,3 @@ def test_wide_decimals_compare_without_failing_on_postgres():
             for predicate in AMOUNT_ALLOWED:
                 query = parse_count_query(f"SELECT COUNT(*) FROM amount WHERE {predicate}", catalog)
                 assert isinstance(engine.execute(query.to_sql("postgres")).scalar(), int), predicate
-    finally:
-        with psycopg.connect(admin, autocommit=True) as con:
-            con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
