@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from pimento.engines import open_engine
@@ -22,16 +24,30 @@ INSERT INTO flights VALUES (1, 'ABZ', 'ABI', 2014), (2, 'ABI', 'ABZ', 2015), (3,
 """
 
 
-@pytest.fixture(scope="module")
-def school(tmp_path_factory):
-    path = tmp_path_factory.mktemp("nl") / "school.duckdb"
+@contextlib.contextmanager
+def _script_database(path, script: str):
+    """A DuckDB file at ``path`` made by ``script`` (statements separated by ";"), then opened
+    read-only: (engine, catalog, value index); closed afterwards."""
     engine = open_engine(str(path), read_only=False)
-    for statement in DDL.strip().split(";"):
+    for statement in script.strip().split(";"):
         if statement.strip():
             engine.execute(statement)
     engine.close()
     engine = open_engine(str(path))
-    catalog = engine.introspect()
-    values = ValueIndex.from_engine(engine, catalog)
-    yield engine, catalog, values
-    engine.close()
+    try:
+        catalog = engine.introspect()
+        yield engine, catalog, ValueIndex.from_engine(engine, catalog)
+    finally:
+        engine.close()
+
+
+@pytest.fixture(scope="session")
+def script_database():
+    """:func:`_script_database`, for the modules that build their own small database."""
+    return _script_database
+
+
+@pytest.fixture(scope="module")
+def school(tmp_path_factory):
+    with _script_database(tmp_path_factory.mktemp("nl") / "school.duckdb", DDL) as opened:
+        yield opened

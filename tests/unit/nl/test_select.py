@@ -10,7 +10,6 @@ from typer.testing import CliRunner
 
 from pimento.bench.nl_select import is_plain_spj
 from pimento.bench.nl_spider import DP_BENCHMARK_DBS, train_partition
-from pimento.engines import open_engine
 from pimento.nl import NotASelectQuestion, ValueIndex, translate, translate_select
 
 DATED = """
@@ -24,17 +23,10 @@ INSERT INTO medication_order VALUES (1, 17, 'warfarin'), (2, 17, 'aspirin'), (3,
 
 
 @pytest.fixture(scope="module")
-def clinic(tmp_path_factory):
+def clinic(tmp_path_factory, script_database):
     path = tmp_path_factory.mktemp("nlsel") / "clinic.duckdb"
-    engine = open_engine(str(path), read_only=False)
-    for statement in DATED.strip().split(";"):
-        if statement.strip():
-            engine.execute(statement)
-    engine.close()
-    engine = open_engine(str(path))
-    catalog = engine.introspect()
-    yield engine, catalog, ValueIndex.from_engine(engine, catalog), path
-    engine.close()
+    with script_database(path, DATED) as (engine, catalog, values):
+        yield engine, catalog, values, path
 
 
 def _rows(engine, sql):
