@@ -11,7 +11,7 @@ import pytest
 from pimento.errors import UserError
 from pimento.release.modes import MODES, ModeError, parse_context
 from pimento.release.session import Session
-from policy_config import configure_policy
+from policy_config import compile_example_policy, configure_policy
 
 CTX = "sender=employee:1,recipient=employee:1,purpose=treatment"
 JOIN = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE v.diagnosis = 'Heart failure'"
@@ -20,19 +20,11 @@ JOIN = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE
 @pytest.fixture(scope="module")
 def hospital(tmp_path_factory) -> tuple[Path, Path]:
     from pimento.demo.hospital import create_demo
-    from pimento.engines.database import load_database
-    from pimento.policy import compile_policy, example_policy_path, load_policy
 
     folder = tmp_path_factory.mktemp("modes")
     path = folder / "h.duckdb"
     create_demo(path, patients=150, seed=4)
-    db = load_database(path)
-    try:
-        compiled = compile_policy(load_policy(example_policy_path()), db.catalog, db.engine)
-    finally:
-        db.close()
-    policy = folder / "compiled.json"
-    policy.write_text(json.dumps(compiled.to_dict()))
+    policy = compile_example_policy(path, folder / "compiled.json")
     configure_policy(path, policy)  # the custodian's step: modes other than dp enforce this policy
     return path, policy
 
@@ -214,22 +206,13 @@ def test_cli_ask_in_the_new_modes(tmp_path, standin_synthetic):
 
     from pimento.cli.app import app
     from pimento.demo.hospital import DEMO_QUESTION, create_demo
-    from pimento.engines.database import load_database
-    from pimento.policy import compile_policy, example_policy_path, load_policy
 
     db = tmp_path / "hospital.duckdb"
     create_demo(db, patients=300, seed=5)
     (tmp_path / "other").mkdir()
     made = standin_synthetic(tmp_path / "other" / "hospital.duckdb", seed=6, for_database=db)
     shutil.copy(made, tmp_path / "hospital.synthetic.duckdb")
-    database = load_database(db)
-    try:
-        compiled = compile_policy(load_policy(example_policy_path()), database.catalog, database.engine)
-    finally:
-        database.close()
-    policy = tmp_path / "compiled.json"
-    policy.write_text(json.dumps(compiled.to_dict()))
-    configure_policy(db, policy)
+    configure_policy(db, compile_example_policy(db, tmp_path / "compiled.json"))
     base = ["ask", DEMO_QUESTION, "--db", str(db), "--epsilon", "1", "--delta", "1e-6", "--rollouts", "2", "--yes",
             "--context", CTX]
     out = CliRunner().invoke(app, [*base, "--mode", "contextual", "--json"])

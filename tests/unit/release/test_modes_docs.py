@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -19,20 +18,12 @@ def test_contextual_dp_page_example_runs():
 
 
 def test_modes_page_example_runs(tmp_path, monkeypatch):
+    from policy_config import compile_example_policy, configure_policy
+
     from pimento.demo.hospital import create_demo
-    from pimento.engines.database import load_database
-    from pimento.policy import compile_policy, example_policy_path, load_policy
 
     create_demo(tmp_path / "hospital.duckdb", patients=80, seed=2)
-    db = load_database(tmp_path / "hospital.duckdb")
-    try:
-        compiled = compile_policy(load_policy(example_policy_path()), db.catalog, db.engine)
-    finally:
-        db.close()
-    (tmp_path / "compiled.json").write_text(json.dumps(compiled.to_dict()))
-    from policy_config import configure_policy
-
-    configure_policy(tmp_path / "hospital.duckdb", tmp_path / "compiled.json")
+    configure_policy(tmp_path / "hospital.duckdb", compile_example_policy(tmp_path / "hospital.duckdb", tmp_path / "compiled.json"))
     monkeypatch.chdir(tmp_path)
     (block,) = _python_blocks("modes.md")
     scope: dict = {}

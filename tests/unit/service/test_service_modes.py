@@ -19,25 +19,17 @@ GROUPED = "SELECT diagnosis, COUNT(*) AS n FROM Visit GROUP BY diagnosis ORDER B
 def with_policy(tmp_path_factory, standin_synthetic):
     from fastapi.testclient import TestClient
 
-    from pimento.engines.database import load_database
-    from pimento.policy import compile_policy, example_policy_path, load_policy
     from pimento.service.app import ServiceOptions, create_app
     from pimento.service.deployment import Deployment, SearchSettings
 
+    from policy_config import compile_example_policy, configure_policy
+
     folder = tmp_path_factory.mktemp("modes")
     db = build_deployment(folder, standin_synthetic, ledger='epsilon_cap = "100"', patients=120)
-    database = load_database(db)
-    try:
-        compiled = compile_policy(load_policy(example_policy_path()), database.catalog, database.engine)
-    finally:
-        database.close()
-    policy = folder / "compiled.json"
-    policy.write_text(json.dumps(compiled.to_dict()))
+    policy = compile_example_policy(db, folder / "compiled.json")
     # Two deployments of the same data: one whose pimento.toml names the policy (the custodian's
     # step), one without it.
     import shutil
-
-    from policy_config import configure_policy
 
     served = folder / "with_policy"
     shutil.copytree(Path(db).parent, served, ignore=shutil.ignore_patterns("with_policy"))
