@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass
 from fractions import Fraction
 
-import duckdb
 import pytest
 import typer
+from db_support import SHOP, duckdb_file
 from typer.testing import CliRunner
 
 import pimento.sensitivity
@@ -25,11 +25,10 @@ from pimento.release.session import Session
 
 @pytest.fixture
 def db(tmp_path) -> str:
-    path = tmp_path / "shop.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, region VARCHAR)")
-    con.execute("INSERT INTO customers SELECT i, CASE WHEN i % 3 = 0 THEN 'north' ELSE 'south' END FROM range(60) t(i)")
-    con.close()
+    path = duckdb_file(tmp_path / "shop.duckdb", (
+        "CREATE TABLE customers (id INTEGER PRIMARY KEY, region VARCHAR)",
+        "INSERT INTO customers SELECT i, CASE WHEN i % 3 = 0 THEN 'north' ELSE 'south' END FROM range(60) t(i)",
+    ))
     (tmp_path / "pimento.toml").write_text('[ledger]\nepsilon_cap = "2"\nanalysts = ["ann", "bob"]\n')
     return str(path)
 
@@ -108,13 +107,7 @@ def test_cli_sql_json(db, rs_impl):
 
 
 def test_join_counts_use_the_smooth_sensitivity_mechanism(tmp_path):
-    path = tmp_path / "orders.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, region VARCHAR)")
-    con.execute("CREATE TABLE orders (oid INTEGER PRIMARY KEY, cid INTEGER REFERENCES customers(id))")
-    con.execute("INSERT INTO customers SELECT i, 'north' FROM range(10) t(i)")
-    con.execute("INSERT INTO orders SELECT i, i % 10 FROM range(40) t(i)")
-    con.close()
+    path = duckdb_file(tmp_path / "orders.duckdb", SHOP)
     with Session(path, analyst="ann") as s:
         a = s.release_sql(
             "SELECT COUNT(*) FROM orders o JOIN customers c ON o.cid = c.id", epsilon="1", delta="1e-6"

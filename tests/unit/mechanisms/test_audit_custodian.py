@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-import duckdb
 import pytest
+from db_support import duckdb_file
 from typer.testing import CliRunner
 
 from pimento.cli.app import app
@@ -18,13 +18,12 @@ SQL = "SELECT COUNT(*) FROM P JOIN V ON P.id = V.p WHERE V.dx = 'hiv'"
 
 @pytest.fixture()
 def clinic(tmp_path):
-    path = tmp_path / "clinic.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE P (id INTEGER PRIMARY KEY, name TEXT)")
-    con.execute("CREATE TABLE V (id INTEGER PRIMARY KEY, p INTEGER REFERENCES P(id), dx TEXT)")
-    con.execute("INSERT INTO P VALUES (1, 'a'), (2, 'b')")
-    con.execute("INSERT INTO V VALUES (1, 1, 'hiv'), (2, 1, 'hiv'), (3, 1, 'hiv'), (4, 2, 'flu')")
-    con.close()
+    path = duckdb_file(tmp_path / "clinic.duckdb", (
+        "CREATE TABLE P (id INTEGER PRIMARY KEY, name TEXT)",
+        "CREATE TABLE V (id INTEGER PRIMARY KEY, p INTEGER REFERENCES P(id), dx TEXT)",
+        "INSERT INTO P VALUES (1, 'a'), (2, 'b')",
+        "INSERT INTO V VALUES (1, 1, 'hiv'), (2, 1, 'hiv'), (3, 1, 'hiv'), (4, 2, 'flu')",
+    ))
     (tmp_path / "pimento.toml").write_text('[privacy]\nprivate = ["P", "V"]\n')
     return path
 

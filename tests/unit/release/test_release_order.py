@@ -12,9 +12,9 @@ import random
 import sqlite3
 from pathlib import Path
 
-import duckdb
 import pytest
 import typer
+from db_support import SHOP, duckdb_file
 from typer.testing import CliRunner
 
 import pimento.sensitivity
@@ -117,13 +117,7 @@ def test_a_failure_after_the_charge_keeps_it_and_says_one_fixed_thing(ledger, er
 
 @pytest.fixture
 def shop(tmp_path) -> Path:
-    path = tmp_path / "shop.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, region VARCHAR)")
-    con.execute("CREATE TABLE orders (oid INTEGER PRIMARY KEY, cid INTEGER REFERENCES customers(id))")
-    con.execute("INSERT INTO customers SELECT i, 'north' FROM range(10) t(i)")
-    con.execute("INSERT INTO orders SELECT i, i % 10 FROM range(40) t(i)")
-    con.close()
+    path = duckdb_file(tmp_path / "shop.duckdb", SHOP)
     (tmp_path / "pimento.toml").write_text('[ledger]\nepsilon_cap = "2"\n')
     return path
 
