@@ -57,6 +57,16 @@ class Registry(Generic[F]):
         entries.pop(name, None)
         entries[name] = _Entry(factory, matches)
 
+    def copy(self) -> Registry[F]:
+        """An independent registry with the same entries and loader (for tests that register)."""
+        other: Registry[F] = Registry(self._load)
+        other._entries = dict(self._loaded())
+        return other
+
+    def unregister(self, name: str) -> None:
+        """Remove the entry of ``name``, if any (a plug-in's tests clean up after themselves)."""
+        self._loaded().pop(name, None)
+
     def names(self) -> tuple[str, ...]:
         """The registered names, oldest first."""
         return tuple(self._loaded())

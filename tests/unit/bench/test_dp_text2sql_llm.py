@@ -104,7 +104,7 @@ def scripted(monkeypatch):
     """``scripted:`` URLs open one shared ScriptedBackend (through the public registry)."""
     backend = ScriptedBackend()
     llm_base._load_builtins()  # before the copy: the built-ins register once, on first use
-    monkeypatch.setattr(llm_base, "_REGISTRY", dict(llm_base._REGISTRY))
+    monkeypatch.setattr(llm_base, "_BACKENDS", llm_base._BACKENDS.copy())
     llm_base.register_backend("scripted", lambda url: url.startswith("scripted:"), lambda url, settings, environ: backend)
     return backend
 

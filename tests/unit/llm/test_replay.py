@@ -20,7 +20,7 @@ from pimento.llm import (
     registered_backends,
     request_key,
 )
-from pimento.llm.base import _REGISTRY
+from pimento.llm.base import _BACKENDS
 
 from .conformance import CONFORMANCE_REQUEST, BackendConformance
 
@@ -115,7 +115,7 @@ def test_third_party_backend_registers_like_the_built_ins():
         with pytest.raises(LLMError, match="unknown LLM backend 'nope'"):
             open_backend(url="echo:x", backend="nope", environ={})
     finally:
-        _REGISTRY.pop("echo", None)
+        _BACKENDS.unregister("echo")
 
 
 @pytest.mark.parametrize(
