@@ -50,3 +50,16 @@ def fresh_database(prefix: str) -> Iterator[str]:
     finally:
         with psycopg.connect(admin, autocommit=True) as con:
             con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def fresh_engine(prefix: str) -> Iterator[object]:
+    """A writable :class:`PostgresEngine` on a :func:`fresh_database`; closed and dropped afterwards."""
+    from pimento.engines.postgres_engine import PostgresEngine
+
+    with fresh_database(prefix) as dsn:
+        engine = PostgresEngine(dsn, read_only=False)
+        try:
+            yield engine
+        finally:
+            engine.close()

@@ -10,7 +10,7 @@ import random
 from itertools import combinations
 
 import pytest
-from pg_support import fresh_database
+from pg_support import fresh_engine
 
 from pimento.engines.duckdb_engine import DuckDBEngine
 from pimento.engines.sqlite_engine import SQLiteEngine
@@ -120,14 +120,8 @@ def test_sqlite_refuses_counts_past_64_bits(tmp_path):
 # --------------------------------------------------------------------------- PostgreSQL
 @pytest.fixture(scope="module")
 def pg_engine():
-    from pimento.engines.postgres_engine import PostgresEngine
-
-    with fresh_database("pimento_rs") as dsn:
-        engine = PostgresEngine(dsn, read_only=False)
-        try:
-            yield engine
-        finally:
-            engine.close()
+    with fresh_engine("pimento_rs") as engine:
+        yield engine
 
 
 @pytest.mark.postgres

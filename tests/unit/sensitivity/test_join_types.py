@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from pg_support import fresh_database
+from pg_support import fresh_engine
 
 from pimento.engines.duckdb_engine import DuckDBEngine
 from pimento.engines.sqlite_engine import SQLiteEngine
@@ -349,14 +349,8 @@ def test_sqlite_rs_bounds_brute_force_local_sensitivity_over_column_types(instan
 
 @pytest.fixture(scope="module")
 def pg_engine():
-    from pimento.engines.postgres_engine import PostgresEngine
-
-    with fresh_database("pimento_jt") as dsn:
-        engine = PostgresEngine(dsn, read_only=False)
-        try:
-            yield engine
-        finally:
-            engine.close()
+    with fresh_engine("pimento_jt") as engine:
+        yield engine
 
 
 @pytest.mark.postgres
