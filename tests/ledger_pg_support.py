@@ -21,3 +21,18 @@ def fresh_ledger_url() -> Iterator[str]:
         port = params.get("port", "5432")
         password = f":{params['password']}" if params.get("password") else ""
         yield f"postgresql://{user}{password}@{host}:{port}/{params['dbname']}"
+
+
+#: the ledger backends a ledger test runs on (``@pytest.fixture(params=LEDGER_BACKENDS)``)
+LEDGER_BACKENDS = ("sqlite", "postgresql")
+
+
+@contextlib.contextmanager
+def ledger_backend(name: str) -> Iterator[str | None]:
+    """The ledger URL for a test on backend ``name``: None for SQLite (the file beside the
+    database), else a :func:`fresh_ledger_url` (skipped without PIMENTO_PG_DSN)."""
+    if name == "sqlite":
+        yield None
+        return
+    with fresh_ledger_url() as url:
+        yield url

@@ -4,6 +4,7 @@ import sqlite3
 from fractions import Fraction
 
 import pytest
+from ledger_pg_support import LEDGER_BACKENDS, ledger_backend
 
 from pimento.config import LedgerSettings, settings_from_dict
 from pimento.errors import BudgetError, PrivacyParameterError
@@ -14,18 +15,12 @@ from pimento.mechanisms import Budget, Ledger, guarded_release, ledger_path, mec
 _URL: list[str | None] = [None]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"], autouse=True)
+@pytest.fixture(params=LEDGER_BACKENDS, autouse=True)
 def backend(request):
     """Every test of this file runs on both ledger backends."""
-    if request.param == "sqlite":
-        _URL[0] = None
-        yield "sqlite"
-        return
-    from ledger_pg_support import fresh_ledger_url
-
-    with fresh_ledger_url() as url:
+    with ledger_backend(request.param) as url:
         _URL[0] = url
-        yield "postgresql"
+        yield request.param
     _URL[0] = None
 
 

@@ -14,6 +14,7 @@ import threading
 import time
 
 import pytest
+from ledger_pg_support import LEDGER_BACKENDS, ledger_backend
 
 from pimento.config import LedgerSettings
 from pimento.errors import BudgetError
@@ -29,19 +30,13 @@ DEAD_OWNER = "{host}|999999999|1"  # a pid above pid_max: no such process
 _URL: list[str | None] = [None]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"], autouse=True)
+@pytest.fixture(params=LEDGER_BACKENDS, autouse=True)
 def backend(request):
     """Every test of this file runs on both ledger backends (those about the SQLite file and its
     witness skip on PostgreSQL, which has neither)."""
-    if request.param == "sqlite":
-        _URL[0] = None
-        yield "sqlite"
-        return
-    from ledger_pg_support import fresh_ledger_url
-
-    with fresh_ledger_url() as url:
+    with ledger_backend(request.param) as url:
         _URL[0] = url
-        yield "postgresql"
+        yield request.param
     _URL[0] = None
 
 
