@@ -16,8 +16,8 @@ from rich.markup import escape
 
 from pimento.errors import InternalError, PimentoError, UserError
 
-__all__ = ["ProgressLines", "console", "err_console", "emit_json", "error_payload", "handle_errors", "open_custodian_database", "open_database",
-           "print_authorized_rows", "split_names"]
+__all__ = ["ProgressLines", "config_option", "console", "db_option", "err_console", "emit_json", "error_payload", "handle_errors", "json_option",
+           "open_custodian_database", "open_database", "print_authorized_rows", "split_names"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -26,6 +26,21 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 70
+
+
+def db_option(help: str = "Database file (DuckDB/SQLite) or postgresql:// DSN.") -> Any:
+    """The required ``--db`` option of a command."""
+    return typer.Option(..., "--db", help=help)
+
+
+def config_option() -> Any:
+    """The ``--config`` option: a pimento.toml instead of the one beside ``--db``."""
+    return typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db).")
+
+
+def json_option() -> Any:
+    """The ``--json`` flag (its parameter is named ``json_out``: :func:`handle_errors` reads it)."""
+    return typer.Option(False, "--json", help="Print JSON.")
 
 
 def _json_default(value: Any) -> Any:

@@ -7,7 +7,7 @@ import json
 import typer
 from rich.table import Table
 
-from pimento.cli._common import console, emit_json, err_console, handle_errors
+from pimento.cli._common import config_option, console, db_option, emit_json, err_console, handle_errors, json_option
 
 __all__ = ["register"]
 
@@ -23,10 +23,10 @@ def register(app: typer.Typer) -> None:
     @audit.command("verify")
     @handle_errors
     def verify_cmd(
-        db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN."),
-        config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
+        db: str = db_option(),
+        config: str = config_option(),
         expect_head: str = typer.Option(None, "--expect-head", help="Last hash recorded elsewhere; detects a truncated log."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        json_out: bool = json_option(),
     ) -> None:
         """Check the ledger and its audit log; exit 1 if anything was edited, deleted, reordered or truncated.
 
@@ -63,10 +63,10 @@ def register(app: typer.Typer) -> None:
     @audit.command("show")
     @handle_errors
     def show_cmd(
-        db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN."),
-        config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
+        db: str = db_option(),
+        config: str = config_option(),
         limit: int = typer.Option(20, "--limit", min=0, help="Show the last N rows (0: all)."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        json_out: bool = json_option(),
     ) -> None:
         """Custodian tool: shows private data, not for analysts. List the latest rows: releases (time,
         analyst, question, SQL, eps, delta, noise, value, and the private quantities kept for the

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from pimento.cli._common import emit_json, handle_errors, print_authorized_rows
+from pimento.cli._common import emit_json, handle_errors, json_option, print_authorized_rows
 
 __all__ = ["configured_policy_path", "register"]
 
@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         recipient: str = typer.Option(..., "--recipient", help="Recipient (querier) identity, KIND:ID."),
         purpose: str = typer.Option(..., "--purpose", help="Declared purpose (a value listed in the policy)."),
         sql: str = typer.Option(..., "--sql", help="The analyst query (any single SELECT the engine runs)."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        json_out: bool = json_option(),
     ) -> None:
         """Answer SQL with only the cells the policy authorizes for (sender, recipient, purpose).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from pimento.cli._common import console, emit_json, handle_errors
+from pimento.cli._common import config_option, console, db_option, emit_json, handle_errors, json_option
 
 __all__ = ["register"]
 
@@ -14,9 +14,9 @@ def register(app: typer.Typer) -> None:
     @app.command("budget")
     @handle_errors
     def budget_cmd(
-        db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN."),
-        config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        db: str = db_option(),
+        config: str = config_option(),
+        json_out: bool = json_option(),
     ) -> None:
         """Show the privacy-budget ledger of a database: caps, spent and left per analyst."""
         from pimento.cli._ledger_common import ledger_for

@@ -5,7 +5,16 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from pimento.cli._common import console, emit_json, err_console, handle_errors, open_custodian_database, split_names
+from pimento.cli._common import (
+    console,
+    db_option,
+    emit_json,
+    err_console,
+    handle_errors,
+    json_option,
+    open_custodian_database,
+    split_names,
+)
 
 __all__ = ["register"]
 
@@ -14,7 +23,7 @@ def register(app: typer.Typer) -> None:
     @app.command("catalog")
     @handle_errors
     def catalog_cmd(
-        db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN."),
+        db: str = db_option(),
         private: str = typer.Option(
             None, "--private", help="Comma-separated relations to treat as private in addition to pimento.toml's."
         ),
@@ -27,7 +36,7 @@ def register(app: typer.Typer) -> None:
             help="Custodian tool: also check every key, foreign key and FD against the data, showing counts and "
             "example values (private data; written to the audit log); exit 1 if one fails.",
         ),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        json_out: bool = json_option(),
     ) -> None:
         """Show what Pimento knows about a database's schema (introspection merged with pimento.toml),
         and which relations are private and why. With --check it is a custodian tool."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from pimento.cli._common import console, emit_json, err_console, handle_errors
+from pimento.cli._common import console, emit_json, err_console, handle_errors, json_option
 
 __all__ = ["register"]
 
@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         db: str = typer.Option(..., "--db", help="The deployment's database (its pimento.toml decides the ledger)."),
         analyst: str = typer.Option(..., "--analyst", help="The analyst the key speaks for (charged in the ledger)."),
         principal: str = typer.Option(None, "--principal", help="The policy principal the analyst is, KIND:ID (e.g. employee:17)."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        json_out: bool = json_option(),
     ) -> None:
         """Issue a key for an analyst and print it once: only its SHA-256 is stored."""
         entry, secret = _store(db).add_key(analyst, principal)
@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def list_cmd(
         db: str = typer.Option(..., "--db", help="The deployment's database."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        json_out: bool = json_option(),
     ) -> None:
         """List the keys issued (id, analyst, principal, created, revoked); never the keys."""
         items = [k.to_dict() for k in _store(db).keys.keys()]
@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
     def revoke_cmd(
         db: str = typer.Option(..., "--db", help="The deployment's database."),
         key_id: str = typer.Option(..., "--id", help="The key's id (from `pimento keys list`)."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        json_out: bool = json_option(),
     ) -> None:
         """Revoke a key: a running service refuses it from its next request on."""
         entry = _store(db).revoke_key(key_id)

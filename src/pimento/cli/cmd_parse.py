@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from pimento.cli._common import console, emit_json, handle_errors, open_database
+from pimento.cli._common import console, db_option, emit_json, handle_errors, json_option, open_database
 
 __all__ = ["register"]
 
@@ -18,11 +18,11 @@ def register(app: typer.Typer) -> None:
     @app.command("parse")
     @handle_errors
     def parse_cmd(
-        db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN."),
+        db: str = db_option(),
         sql: str = typer.Option(..., "--sql", help="The SQL query; '-' reads it from standard input."),
         dialect: str = typer.Option(None, "--dialect", help="sqlglot dialect of the input (default: generic)."),
         to: str = typer.Option(None, "--to", help="Render the IR in this sqlglot dialect (default: the engine's)."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        json_out: bool = json_option(),
     ) -> None:
         """Parse a counting query into the IR, or name the construct that puts it outside the class."""
         from pimento.errors import UnsupportedQuery

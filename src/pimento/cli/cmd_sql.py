@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pimento.cli._common import console, emit_json, handle_errors, print_authorized_rows
+from pimento.cli._common import console, db_option, emit_json, handle_errors, json_option, print_authorized_rows
 
 __all__ = ["describe_release", "print_ci", "register"]
 
@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
     @app.command("sql")
     @handle_errors
     def sql_cmd(
-        db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN."),
+        db: str = db_option(),
         sql: str = typer.Option(..., "--sql", help="One counting query: SELECT COUNT(*) FROM ... [JOIN ...] [WHERE ...] (--mode ci: any SELECT)."),
         epsilon: str = typer.Option(None, "--epsilon", help="Privacy budget of this release, e.g. 0.5 (exact decimal or 1/3); not for --mode ci."),
         delta: str = typer.Option(None, "--delta", help="(eps, delta)-DP with Laplace noise; omit for pure eps-DP."),
@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
             help="Neighbourhood of the guarantee: add-remove | change | both (default: the custodian's [release] neighbours; "
             "you may only ask for both instead; change and both need --mode contextual).",
         ),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        json_out: bool = json_option(),
     ) -> None:
         """Answer a counting query with noise calibrated to its residual sensitivity; the ledger is charged first.
 
