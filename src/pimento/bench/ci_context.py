@@ -496,7 +496,7 @@ def run(db_path: str, *, pairs: int = 162, seed: int = 0, domain: str = "hospita
     enforcer = Enforcer(compiled, engine, catalog)
     ref = spec["reference"](policy, catalog)
     rows = _rows(engine, catalog)
-    ref._prepare(rows)  # type: ignore[attr-defined]
+    ref._prepare(rows)
     ddl = {t.name: f'CREATE TABLE "{t.name}" (' + ", ".join(f'"{c.name}" {c.raw_type or "VARCHAR"}' for c in t.columns) + ")"
            for t in catalog.tables}
     queries = spec["queries"]
@@ -511,9 +511,9 @@ def run(db_path: str, *, pairs: int = 162, seed: int = 0, domain: str = "hospita
         query = analyze_query(sql, catalog)
         wanted = {(r, c) for r, cols in query.referenced.items() for c in (cols or compiled.tables[r]["columns"])}
         s_id, r_id = (tuple(x.split(":", 1)) for x in (sender, recipient))
-        ref_cells = ref.authorized_cells(rows, s_id, r_id, purpose, wanted)  # type: ignore[arg-type]
+        ref_cells = ref.authorized_cells(rows, s_id, r_id, purpose, wanted)
         got_cells = enforcer.authorized_cells(ctx, sql)
-        expected = ref.answer(rows, ddl, sql, s_id, r_id, purpose, query.referenced)  # type: ignore[arg-type]
+        expected = ref.answer(rows, ddl, sql, s_id, r_id, purpose, query.referenced)
         extra_rows = Counter(_sorted(got.rows)) - Counter(_sorted(expected))
         leaked = bool(got_cells - ref_cells) or bool(extra_rows)
         cell_tp += len(got_cells & ref_cells)

@@ -272,7 +272,7 @@ def build_ground_truth(
             for alt in enumerate_formulations(canon, catalog, max_relations=depth):
                 candidates.setdefault(norm_key(alt), (alt, "expander"))
         gold_grain = _grain_or_none(golds[0][1], catalog)
-        forms = []
+        forms: list[dict[str, Any]] = []
         for key, (q, origin) in candidates.items():
             if real_answer(item.db_path, q) != answer:
                 continue

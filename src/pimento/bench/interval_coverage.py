@@ -140,7 +140,7 @@ def rs_at_both_betas(epsilon: str, *, patients: int = 2000, seed: int = 1) -> li
     for i in range(patients):  # heavy-tailed fan-out: most patients few visits, a few many
         for _ in range(min(int(rng.paretovariate(1.5)) - 1, 200)):
             visits.append((len(visits), i, rng.choice(("flu", "asthma", "hiv"))))
-    rows = {"Patient": [(i, rng.randint(1930, 2010)) for i in range(patients)], "Visit": visits}
+    rows: dict[str, list[tuple[Any, ...]]] = {"Patient": [(i, rng.randint(1930, 2010)) for i in range(patients)], "Visit": visits}
     for table, data in rows.items():
         csv_path = folder / f"{table}.csv"
         csv_path.write_text("".join(",".join(map(str, r)) + "\n" for r in data))

@@ -42,6 +42,7 @@ from pimento.bench.nl_spider import placeholder_index, tally
 from pimento.engines import open_engine
 from pimento.errors import UserError
 from pimento.nl import ValueIndex, translate_select
+from pimento.schema import Catalog
 
 __all__ = ["SelectReport", "is_plain_spj", "load_questions", "run"]
 
@@ -110,7 +111,7 @@ class SelectReport:
 def run(spider: Path, split: str = "dev", *, k: int = 5, values: str = "real", max_values: int = 2000, only_db: str | None = None) -> SelectReport:
     dialect = split_dialect(split)
     report = SelectReport(split, values, k)
-    catalogs: dict[str, object] = {}
+    catalogs: dict[str, Catalog] = {}
     indexes: dict[str, ValueIndex] = {}
     for item in load_questions(spider, split):
         if only_db and item.db != only_db:
@@ -132,7 +133,7 @@ def run(spider: Path, split: str = "dev", *, k: int = 5, values: str = "real", m
             report.total += 1
             t0 = time.perf_counter()
             try:
-                candidates = translate_select(item.question, catalogs[item.db], indexes[item.db], k=k)  # type: ignore[arg-type]
+                candidates = translate_select(item.question, catalogs[item.db], indexes[item.db], k=k)
             except UserError:
                 candidates = []
                 report.refused += 1

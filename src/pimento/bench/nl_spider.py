@@ -23,8 +23,10 @@ import sqlite3
 import statistics
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pimento.bench._spider import (
     COUNT_CALL,
@@ -40,6 +42,7 @@ from pimento.bench._spider import (
 from pimento.engines import open_engine
 from pimento.errors import PimentoError
 from pimento.nl import NotACountingQuestion, ValueIndex, translate
+from pimento.schema import Catalog
 from pimento.sql import parse_count_query
 
 __all__ = ["DP_BENCHMARK_DBS", "NlSpiderReport", "PARTITIONS", "in_partition", "load_questions", "run", "train_partition"]
@@ -134,7 +137,9 @@ def placeholder_index(real: ValueIndex) -> ValueIndex:
     Numeric ranges are kept (a synthetic copy keeps numeric columns). It measures the parser's
     open value linking without the cost of synthesizing each Spider database.
     """
-    columns = {k: (["[synthetic]"] if any(isinstance(x, str) for x in v) else list(v)) for k, v in real.columns.items()}
+    columns: dict[tuple[str, str], Iterable[Any]] = {
+        k: (["[synthetic]"] if any(isinstance(x, str) for x in v) else list(v)) for k, v in real.columns.items()
+    }
     return ValueIndex.from_values(columns, numeric=real.numeric, source="placeholder", synthetic=True)
 
 
@@ -151,7 +156,7 @@ def run(
 ) -> NlSpiderReport:
     dialect = split_dialect(split)
     report = NlSpiderReport(split, k)
-    catalogs: dict[str, object] = {}
+    catalogs: dict[str, Catalog] = {}
     indexes: dict[str, ValueIndex] = {}
     for item in load_questions(spider, split):
         if (only_db and item.db != only_db) or item.db in exclude_dbs:
@@ -170,7 +175,7 @@ def run(
             engine.close()
         catalog = catalogs[item.db]
         try:
-            parse_count_query(item.gold, catalog, dialect=dialect)  # type: ignore[arg-type]
+            parse_count_query(item.gold, catalog, dialect=dialect)
         except PimentoError:
             continue
         con = connect_read_only(path)
@@ -181,7 +186,7 @@ def run(
             stats[0] += 1
             t0 = time.perf_counter()
             try:
-                candidates = translate(item.question, catalog, values=indexes[item.db], k=k)  # type: ignore[arg-type]
+                candidates = translate(item.question, catalog, values=indexes[item.db], k=k)
             except NotACountingQuestion:
                 candidates = []
                 report.refused += 1
@@ -202,7 +207,7 @@ def run(
     return report
 
 
-def tally(report, item, candidates, hits: list[bool]) -> tuple[bool, bool]:  # type: ignore[no-untyped-def]
+def tally(report, item, candidates, hits: list[bool]) -> tuple[bool, bool]:
     """Count one question into ``report`` (top-1, top-k, failures) from its candidates' hits."""
     top1, topk = bool(hits and hits[0]), any(hits)
     report.top1 += top1

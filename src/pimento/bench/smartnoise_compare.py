@@ -204,7 +204,7 @@ def run(*, snpython: str | None, reps: int = 2000, sn_reps: int = 300, customers
     import duckdb
 
     con = duckdb.connect(str(paths["db"]), read_only=True)
-    max_orders = int(con.execute("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM orders GROUP BY customer_id)").fetchone()[0])
+    max_orders = int(con.execute("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM orders GROUP BY customer_id)").fetchall()[0][0])
     con.close()
     queries = _queries(max_orders)
     sn = _smartnoise(snpython, paths, queries, sn_reps, max_orders) if snpython else {}
@@ -299,4 +299,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

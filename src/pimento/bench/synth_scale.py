@@ -130,13 +130,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.step == "build":
-        report = build(args.patients, args.real, seed=0)
-        print(json.dumps(report))
-        return report
+        step = build(args.patients, args.real, seed=0)
+        print(json.dumps(step))
+        return step
     if args.step == "synth":
-        report = synthesize_once(args.real, args.out, args.epsilon, args.delta, args.seed, args.noise_seed)
-        print(json.dumps(report))
-        return report
+        step = synthesize_once(args.real, args.out, args.epsilon, args.delta, args.seed, args.noise_seed)
+        print(json.dumps(step))
+        return step
     work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="pimento-synth-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     real = work / f"demo-{args.patients}" / "hospital.duckdb"  # beside the pimento.toml create_demo writes

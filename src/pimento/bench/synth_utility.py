@@ -93,7 +93,7 @@ def join_size_errors(real: str, syn: str, catalog: Any) -> dict[str, dict[str, f
         for fk in catalog.foreign_keys:
             cond = " AND ".join(f'c."{a}" = p."{b}"' for a, b in zip(fk.columns, fk.ref_columns))
             q = f'SELECT COUNT(*) FROM "{fk.table}" c JOIN "{fk.ref_table}" p ON {cond}'
-            r, s = rc.execute(q).fetchone()[0], sc.execute(q).fetchone()[0]
+            r, s = rc.execute(q).fetchall()[0][0], sc.execute(q).fetchall()[0][0]
             out[str(fk)] = {"real": r, "synthetic": s, "relative_error": abs(s - r) / max(r, 1)}
     finally:
         rc.close()
@@ -170,8 +170,8 @@ def _agreement(syn: str) -> dict[str, Any]:
     try:
         qs = formulations()
         for i in range(0, 2 * len(MED_SPEC), 2):
-            a = con.execute(qs[i][1]).fetchone()[0]
-            b = con.execute(qs[i + 1][1]).fetchone()[0]
+            a = con.execute(qs[i][1]).fetchall()[0][0]
+            b = con.execute(qs[i + 1][1]).fetchall()[0][0]
             out[qs[i][0][2:]] = {"A": a, "B": b}
     finally:
         con.close()

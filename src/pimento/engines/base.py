@@ -117,6 +117,8 @@ class Engine(Protocol):
     read_only: bool
     #: Where the data lives (path or DSN without password), for messages.
     location: str
+    #: Default per-statement timeout in seconds (None: none); ``execute(timeout_s=...)`` overrides it.
+    timeout_s: float | None
 
     def execute(self, sql: str, params: Sequence[Any] | None = None, *, timeout_s: float | None = None) -> Result:
         """Run one statement with positional ``?`` placeholders bound to ``params`` (on every engine)."""

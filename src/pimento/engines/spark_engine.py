@@ -48,7 +48,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import sqlglot
 from sqlglot import exp
@@ -58,6 +58,7 @@ from pimento.config import DEFAULT_MEMORY_LIMIT
 from pimento.engines.base import EngineQueryError, Result, memory_limit_bytes
 from pimento.errors import DataSourceError, EngineError, QueryTimeout
 from pimento.schema import Catalog, Column, Table, normalize_type
+from pimento.sql.quote import quote_identifier, quote_identifiers
 
 __all__ = ["SPARK_PREFIX", "SparkEngine", "is_spark_location", "spark_folder", "write_spark_deployment"]
 
@@ -328,13 +329,13 @@ class SparkEngine:
             terms: list[exp.Query] = []
             kinds: set[bool] = set()
 
-            def flatten(node: exp.Expression) -> None:
+            def flatten(node: exp.Expr) -> None:
                 if isinstance(node, exp.Union) and not node.args.get("order") and not node.args.get("limit"):
                     kinds.add(bool(node.args.get("distinct")))
                     flatten(node.this)
                     flatten(node.expression)
                 else:
-                    terms.append(node)
+                    terms.append(cast(exp.Query, node))  # a branch of the CTE's query
 
             flatten(cte.this)
             refs = [[t for t in term.find_all(exp.Table) if t.name.lower() == name.lower() and not t.args.get("db")]
@@ -352,8 +353,8 @@ class SparkEngine:
             steps = [t for t, r in zip(terms, refs) if r]
             if not columns:
                 columns = [s.alias_or_name for s in base[0].selects]
-            names = ", ".join(exp.to_identifier(c, quoted=True).sql("spark") for c in columns)
-            q = lambda n: exp.to_identifier(n, quoted=True).sql("spark")  # noqa: E731
+            names = quote_identifiers(columns, "spark")
+            q = lambda n: quote_identifier(n, "spark")  # noqa: E731
             level = lambda i: f"{name}__pimento_l{i}"  # noqa: E731
             union = " UNION " if distinct else " UNION ALL "
 
@@ -483,7 +484,7 @@ def write_spark_deployment(duckdb_path: str | os.PathLike[str], folder: str | os
     try:
         for table in catalog.tables:
             target = str(tables / f"{table.name}.parquet").replace("'", "''")
-            con.execute(f"COPY (SELECT * FROM \"{table.name.replace(chr(34), chr(34) * 2)}\") TO '{target}' (FORMAT parquet)")
+            con.execute(f"COPY (SELECT * FROM {quote_identifier(table.name)}) TO '{target}' (FORMAT parquet)")
     finally:
         con.close()
     settings: dict[str, Any] = {}

@@ -160,7 +160,7 @@ class _Pred:
     op: str
     values: tuple[Any, ...]
 
-    def render(self, alias: str) -> exp.Expression:
+    def render(self, alias: str) -> exp.Expr:
         col = exp.column(self.column, table=alias, quoted=True)
         lits = [_literal(v) for v in self.values]
         if self.op == "BETWEEN":
@@ -179,7 +179,7 @@ class _Pred:
         return f"{self.table}.{self.column} {self.op} {vals}"
 
 
-def _literal(value: Any) -> exp.Expression:
+def _literal(value: Any) -> exp.Expr:
     if isinstance(value, bool):
         return exp.Boolean(this=value)
     if isinstance(value, (int, float)):
@@ -418,14 +418,14 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
 
     # yes/no columns named by an adjective ("official languages" -> IsOfficial = 'T')
     for element in ctx.columns:
-        if not element.boolean or not element.words:
+        if not element.boolean or not element.words or element.column is None:
             continue
         near = [t for t in tokens if t.kind == "word" and t.index not in taken and not t.is_stop]
-        score, used = _match(element, near)
+        score, matched = _match(element, near)
         if score < 0.85:
             continue
         stored = ctx.values.values_of(element.table, element.column)
-        first = min(used)
+        first = min(matched)
         neg = _negated(tokens, first)
         pool = _FALSY if neg else _TRUTHY
         value = next((v for v in pool if v in stored), None)
@@ -437,7 +437,7 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
             continue
         pred = _Pred(element.table, element.column, "=", (value,))
         mentions.append(
-            _Mention(frozenset(used), [_Option((pred,), 0.7 * score, f"'{tokens[first].text}' -> {pred.describe()}")], True, tokens[first].text)
+            _Mention(frozenset(matched), [_Option((pred,), 0.7 * score, f"'{tokens[first].text}' -> {pred.describe()}")], True, tokens[first].text)
         )
     return _merge_or(ctx, mentions)
 
@@ -453,7 +453,7 @@ def _column_label(ctx: _Context, token: Token) -> bool:
 def _column_phrases(catalog: Catalog) -> frozenset[str]:
     """Pairs of adjacent words of column names ("mean humidity" of mean_humidity, "mean
     visibility" of mean_visibility_miles), for the intent's aggregate words."""
-    out = set()
+    out: set[str] = set()
     for t in catalog.tables:
         for c in t.columns:
             words = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", c.name).lower())
@@ -638,7 +638,7 @@ def _names_column_itself(element: _Element) -> bool:
 
 @lru_cache(maxsize=64)
 def _key_columns(catalog: Catalog) -> frozenset[tuple[str, str]]:
-    out = set()
+    out: set[tuple[str, str]] = set()
     for t in catalog.tables:
         out.update((t.name.lower(), c.lower()) for c in t.primary_key if len(t.primary_key) == 1)
     for fk in catalog.foreign_keys:
@@ -803,7 +803,7 @@ class _OrPred:
     def column(self) -> str:
         return self.left.column
 
-    def render(self, alias: str) -> exp.Expression:
+    def render(self, alias: str) -> exp.Expr:
         return exp.paren(exp.or_(self.left.render(alias), self.right.render(alias)), copy=False)
 
     def describe(self) -> str:
@@ -1148,7 +1148,7 @@ def _diverse(ranked: list, k: int, *, penalty: float = 0.3) -> list:
     """
     pool = list(ranked[: max(4 * k, 20)])
     seen: dict[tuple, int] = {}
-    chosen = []
+    chosen: list = []
     while pool and len(chosen) < k:
         def adjusted(item: tuple) -> float:
             return item[1][0] - penalty * seen.get(_shape(item[0]), 0)
@@ -1186,13 +1186,13 @@ def _assemble(
                 if _fixed(preds, edge.child, edge.columns[0]):
                     continue  # "Patent outcomes": the counted key is the literal itself, the count at most 1
                 attr = Attribute(edge.child, edge.columns[0])
-                query = _build(ctx, tree, preds, Count(attr, distinct=True))
-                if query is not None:
+                through = _build(ctx, tree, preds, Count(attr, distinct=True))
+                if through is not None:
                     note = f"counted {target.table} through {edge.child}.{edge.columns[0]} (foreign key to its key)"
                     # over the child table alone, no join is paid while the counted table still
                     # earns its required-table credit: price half the join it eliminates
                     cost = tree.cost - 0.1 + (0.6 if len(tree.tables) == 1 else 0.0)
-                    out.append((query, cost, [note] + [f"join {e}" for e in tree.edges]))
+                    out.append((through, cost, [note] + [f"join {e}" for e in tree.edges]))
     return out
 
 

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pimento.engines.base import Engine
 from pimento.errors import LLMError, PolicyError
 from pimento.llm import Message, SyntheticValues, Usage, complete_structured_one, render_schema
 from pimento.policy.compiler import compile_policy
@@ -87,7 +88,7 @@ def split_clauses(text: str, *, min_chars: int = 25) -> list[Clause]:
                 current.append(line.strip())
         if current:
             pieces.append(" ".join(current))
-    out = []
+    out: list[Clause] = []
     for piece in pieces:
         piece = " ".join(piece.split())
         if len(piece) >= min_chars:
@@ -371,7 +372,7 @@ def extract_policy(
     catalog: Catalog,
     backend: Any,
     *,
-    engine: Any = None,
+    engine: Engine | None = None,
     name: str = "extracted",
     values: SyntheticValues | None = None,
     subject_principal: str | None = None,
@@ -426,18 +427,17 @@ def extract_policy(
     return Extraction(document, notes, usage, failures)
 
 
-def _snapshot(b: _Builder) -> tuple[dict, ...]:
+def _snapshot(b: _Builder) -> tuple[Any, ...]:
     import copy
 
-    return tuple(copy.deepcopy(t) for t in (b.principals, b.roles, b.data_types, b.purposes, b.conditions)) + (
-        list(b.subjects),)
+    return (*(copy.deepcopy(t) for t in (b.principals, b.roles, b.data_types, b.purposes, b.conditions)), list(b.subjects))
 
 
 def _restore(b: _Builder, snap: tuple) -> None:
     b.principals, b.roles, b.data_types, b.purposes, b.conditions, b.subjects = snap
 
 
-def _validate_clause(b: _Builder, norm: dict[str, Any], catalog: Catalog, engine: Any,
+def _validate_clause(b: _Builder, norm: dict[str, Any], catalog: Catalog, engine: Engine | None,
                      subject_principal: str | None) -> None:
     """Compile this clause alone with the grounding it uses: the compiler is the judge."""
     used_roles = {norm[v] for v in ("sender", "recipient", "subject") if norm[v] != ANY}
@@ -468,7 +468,7 @@ def extract(
     catalog: Catalog,
     backend: Any = None,
     *,
-    engine: Any = None,
+    engine: Engine | None = None,
     name: str = "extracted",
     values: SyntheticValues | None = None,
     subject_principal: str | None = None,

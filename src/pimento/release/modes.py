@@ -23,8 +23,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+from pimento.engines.base import Engine
 from pimento.errors import UserError
 
 __all__ = ["MODES", "NEIGHBOURS", "CIAnswer", "ContextSpec", "ModeError", "check_neighbours", "neighbourhood_of",
@@ -206,34 +207,22 @@ class CIAnswer:
 
 
 def load_compiled_policy(policy: Any) -> Any:
-    """A :class:`~pimento.policy.CompiledPolicy`, or the path of one (JSON from ``pimento policy compile``)."""
-    import json
-    from pathlib import Path
+    """A :class:`~pimento.policy.CompiledPolicy`, or the path of one (JSON from ``pimento policy compile``):
+    :func:`pimento.policy.load_compiled_policy`."""
+    from pimento.policy import load_compiled_policy as load
 
-    from pimento.errors import PolicyError
-    from pimento.policy import CompiledPolicy
-
-    if isinstance(policy, CompiledPolicy):
-        return policy
-    path = Path(str(policy))
-    if not path.is_file():
-        raise PolicyError(f"compiled policy not found: {policy}",
-                          hint="produce one with `pimento policy compile POLICY --db DB --out compiled.json`")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"{policy}: not a JSON compiled policy ({exc})") from None
-    return CompiledPolicy.from_dict(data)
+    return load(policy)
 
 
-def authorized_part(engine: Any, query: Any, catalog: Any, view: Any) -> int:
+def authorized_part(engine: Engine, query: Any, catalog: Any, view: Any) -> int:
     """The split mode's exact part: join results of ``query`` whose private tuples are all public."""
     import sqlglot
+    from sqlglot import exp
 
     from pimento.sensitivity.rs import private_relations
 
     dialect = engine.dialect
-    tree = sqlglot.parse_one(query.to_sql(dialect), read=dialect)
+    tree = cast(exp.Select, sqlglot.parse_one(query.to_sql(dialect), read=dialect))  # a CountQuery renders a SELECT
     for alias in private_relations(query, catalog):
         if alias in view.whole:
             continue

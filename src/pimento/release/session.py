@@ -32,6 +32,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from pimento.engines.base import Engine
 from pimento.errors import InternalError, UserError
 from pimento.mechanisms import GlobalLaplace, GuardedAnswer, Ledger, guarded_release, mechanism_for
 from pimento.mechanisms.budget import Budget, NumberLike, format_number
@@ -338,7 +339,7 @@ class Session:
         compiled = self.database.settings.policy.compiled
         return self.database.settings.resolve(compiled) if compiled else None
 
-    def _lowest_crs(self, outcome: SearchOutcome, synthetic: Any, beta: float, policy: Any, spec: Any,
+    def _lowest_crs(self, outcome: SearchOutcome, synthetic: Engine, beta: float, policy: Any, spec: Any,
                     neighbours: str = "add-remove") -> tuple[str | None, float | None]:
         """Contextual mode's search objective: among the formulations of the chosen cluster, the one
         with the lowest CRS (tight variant) on the synthetic copy, the context's authorization

@@ -53,10 +53,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal, localcontext
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from pimento.engines.base import Engine
 from pimento.errors import InternalError
 from pimento.sensitivity.envelope import check_beta, exp_neg_upper, maximize_envelope, round_up_float
 
@@ -405,7 +406,7 @@ def _with(view: AuthorizationView, *ctes: str) -> str:
     return "WITH " + ",\n".join(ctes) + "\n"
 
 
-def _engine_facts(engine: Any, query: Any, catalog: Any, alias: str, ls: int, view: AuthorizationView,
+def _engine_facts(engine: Engine, query: Any, catalog: Any, alias: str, ls: int, view: AuthorizationView,
                   timeout_s: float | None) -> RelationFacts:
     import sqlglot
     from sqlglot import exp
@@ -416,7 +417,7 @@ def _engine_facts(engine: Any, query: Any, catalog: Any, alias: str, ls: int, vi
     table = query.relation(alias).table
     pub = view.public.get(alias)
     # per-tuple multiplicity: the query's join grouped by the tuple of `alias`
-    tree = sqlglot.parse_one(query.to_sql(dialect), read=dialect)
+    tree = cast(exp.Select, sqlglot.parse_one(query.to_sql(dialect), read=dialect))  # a CountQuery renders a SELECT
     counted = tree.expressions[0]
     counted = counted.this if isinstance(counted, exp.Alias) else counted
     rid = exp.column("rowid", table=alias, quoted=True)
@@ -443,7 +444,7 @@ def _engine_facts(engine: Any, query: Any, catalog: Any, alias: str, ls: int, vi
     return RelationFacts(alias, ls, kind, unauthorized, free_1, free_min, m_unocc, t_free)
 
 
-def _unique_residual_max(engine: Any, query: Any, catalog: Any, alias: str, view: AuthorizationView | None,
+def _unique_residual_max(engine: Engine, query: Any, catalog: Any, alias: str, view: AuthorizationView | None,
                          timeout_s: float | None) -> int | None:
     """Max residual multiplicity over join values of ``alias`` that no tuple (``view`` None) or no
     public tuple (``view`` given) occupies, when a declared key of ``alias``'s table lies within
@@ -469,7 +470,7 @@ def _unique_residual_max(engine: Any, query: Any, catalog: Any, alias: str, view
         return None
     dialect = engine.dialect
     residual = query.restricted_to(others)
-    tree = sqlglot.parse_one(residual.to_sql(dialect), read=dialect)
+    tree = cast(exp.Select, sqlglot.parse_one(residual.to_sql(dialect), read=dialect))  # a CountQuery renders a SELECT
     reps = []
     for index in sorted(shared):
         outside = sorted(a for a in query.equivalence_classes[index] if a.alias != alias)
@@ -499,7 +500,7 @@ def _unique_residual_max(engine: Any, query: Any, catalog: Any, alias: str, view
 
 
 def contextual_sensitivity(
-    engine: Any,
+    engine: Engine,
     query: Any,
     catalog: Any,
     beta: float,

@@ -16,6 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from pimento.engines.base import Engine
 from pimento.mechanisms import GlobalLaplace, Ledger, ledger_path, mechanism_for
 from pimento.mechanisms.budget import format_number
 from pimento.mechanisms.ledger import database_key
@@ -229,7 +230,7 @@ class Deployment:
             "budget_left": {"epsilon": format_number(left.epsilon), "delta": format_number(left.delta)},
         }
 
-    def _planner(self, engine: Any, query: Any, epsilon: str, delta: str | None) -> list[dict[str, Any]]:
+    def _planner(self, engine: Engine, query: Any, epsilon: str, delta: str | None) -> list[dict[str, Any]]:
         """What each epsilon buys: the 95% half-width of the noise at the synthetic copy's RS (recomputed at
         each epsilon's beta) for the chosen query -- an epsilon planner computed on the synthetic copy only."""
         from pimento import sensitivity

@@ -38,17 +38,25 @@ def entity_row_index(state: SynthState, e: str) -> dict[str, np.ndarray]:
     return out
 
 
+#: SQL NULL in an object array (``np.where(mask, _NULL, values)``; numpy's stubs read a bare None as
+#: the one-argument form of ``np.where``).
+_NULL = np.array(None, dtype=object)
+
+
 def raw_attr(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Comparable raw values of attribute ``a`` for each valid entity row, and a presence mask."""
     r = rows[a.table]
     present = r >= 0
     safe = np.maximum(r, 0)
+    vals: np.ndarray
     if a.kind == "col":
+        assert a.column is not None  # a column attribute names its column
         col = state.data[a.table][a.column]
-        vals = np.where(col.null[safe], None, col.values[safe].astype(object))
+        vals = np.where(col.null[safe], _NULL, col.values[safe].astype(object))
         return vals, present
     if a.kind in ("link", "ctx"):
         fk = a.fk
+        assert fk is not None  # link and context attributes follow a foreign key
         if a.kind == "link":
             keys = key_tuples(state.data[a.table], fk.columns, safe)
             vals = np.array([k[0] if k is not None else None for k in keys], dtype=object)
@@ -56,8 +64,9 @@ def raw_attr(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) ->
         ref = fk.ref_table
         rdata = state.data[ref]
         ridx = match_keys(rdata, fk.ref_columns, state.data[a.table], fk.columns, safe)
+        assert a.ref_column is not None  # a context attribute names the referenced column
         col = rdata[a.ref_column]
-        vals = np.where(ridx >= 0, np.where(col.null[np.maximum(ridx, 0)], None, col.values[np.maximum(ridx, 0)].astype(object)), None)
+        vals = np.where(ridx >= 0, np.where(col.null[np.maximum(ridx, 0)], _NULL, col.values[np.maximum(ridx, 0)].astype(object)), _NULL)
         return vals, present
     return np.zeros(len(r), dtype=object), present
 
@@ -71,15 +80,18 @@ def attr_codes(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) 
         return present.astype(np.int64)
     if a.kind == "deg":
         child = a.child
+        assert child is not None  # a degree attribute names its child table
         pidx = state.parent_idx[child][state.valid[child]]
         deg = np.bincount(pidx, minlength=state.n(a.table))
         return np.where(present, np.minimum(deg[safe], state.caps[child]), 0).astype(np.int64)
     if a.kind == "linknull":
+        assert a.column is not None  # a link-null attribute names its column
         col = state.data[a.table][a.column]
         return np.where(present, col.null[safe], 1).astype(np.int64)
     enc = a.encoding
     assert enc is not None
     if a.kind == "col":
+        assert a.column is not None
         col = state.data[a.table][a.column].take(safe)
         codes = enc.encode(col)
     else:
@@ -117,7 +129,7 @@ def per_unit_sample(state: SynthState, unit: np.ndarray, m: int) -> np.ndarray:
 
 def parent_entity_pos(state: SynthState, e: str) -> np.ndarray:
     """For each valid row of entity ``e``: the position of its parent entity row (among valid rows)."""
-    parent = state.plan.tables[e].parent
+    parent = state.plan.parent_of(e)
     pent = state.plan.entity_of(parent)
     prows = entity_row_index(state, pent)
     inv = np.full(state.n(parent), -1, dtype=np.int64)
@@ -130,7 +142,7 @@ def parent_entity_pos(state: SynthState, e: str) -> np.ndarray:
 
 def partner_values(state: SynthState, e: str, partner: str, rows: dict[str, np.ndarray]) -> np.ndarray:
     if partner.startswith("^"):
-        pent = state.plan.entity_of(state.plan.tables[e].parent)
+        pent = state.plan.entity_of(state.plan.parent_of(e))
         pinfo = state.entities[pent]
         pa = next(a for a in pinfo.attrs if a.name == partner[1:])
         vals, _ = raw_attr(state, pent, pa, entity_row_index(state, pent))

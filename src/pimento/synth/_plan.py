@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pimento.errors import CatalogError, ConfigError
+from pimento.errors import CatalogError, ConfigError, InternalError
 from pimento.schema import Catalog, ForeignKey, Table
 
 __all__ = ["Plan", "TablePlan", "make_plan"]
@@ -47,8 +47,15 @@ class Plan:
         """The entity table whose rows carry ``table``'s attributes (itself unless an extension)."""
         t = self.tables[table]
         while t.kind == "extension":
-            t = self.tables[t.parent]  # type: ignore[index]
+            t = self.tables[self.parent_of(t.name)]
         return t.name
+
+    def parent_of(self, table: str) -> str:
+        """The parent table of ``table``, which the caller knows it has (an extension, a child entity)."""
+        parent = self.tables[table].parent
+        if parent is None:
+            raise InternalError(f"synthesis plan: table {table!r} has no parent")
+        return parent
 
     def ancestors(self, table: str) -> list[str]:
         out = []

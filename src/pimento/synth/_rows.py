@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from pimento.engines.base import Engine
 from pimento.schema import Catalog
 from pimento.sql.quote import quote_identifier, quote_identifiers
 from pimento.synth._encode import ColumnData
@@ -20,7 +21,7 @@ __all__ = ["read_table", "read_check_domains", "public_keys", "key_tuples", "nor
 MAX_PUBLIC_KEYS = 200
 
 
-def read_table(engine: Any, catalog: Catalog, table: str) -> dict[str, ColumnData]:
+def read_table(engine: Engine, catalog: Catalog, table: str) -> dict[str, ColumnData]:
     t = catalog.table(table)
     cols = [c.name for c in t.columns]
     dialect = getattr(engine, "dialect", "duckdb")
@@ -83,11 +84,11 @@ def _shared(values: np.ndarray) -> list[Any]:
     return out
 
 
-def key_tuples(data: dict[str, ColumnData], cols: tuple[str, ...], idx: np.ndarray | None = None) -> list[tuple]:
+def key_tuples(data: dict[str, ColumnData], cols: tuple[str, ...], idx: np.ndarray | None = None) -> list[tuple | None]:
     arrays = [data[c].values if idx is None else data[c].values[idx] for c in cols]
     nulls = [data[c].null if idx is None else data[c].null[idx] for c in cols]
     n = len(arrays[0])
-    out = []
+    out: list[tuple | None] = []
     lists = [a.tolist() for a in arrays]
     nl = [m.tolist() for m in nulls]
     for i in range(n):
@@ -106,7 +107,7 @@ def norm(x: Any) -> Any:
     return x
 
 
-def lookup(parent_keys: list[tuple], child_keys: list[tuple]) -> np.ndarray:
+def lookup(parent_keys: list[tuple | None], child_keys: list[tuple | None]) -> np.ndarray:
     index: dict[tuple, int] = {}
     for i, k in enumerate(parent_keys):
         if k is not None and k not in index:
@@ -162,7 +163,7 @@ def keys_agree(
     return (anc_idx >= 0) & (m.null | same)
 
 
-def read_check_domains(engine: Any, catalog: Catalog) -> dict[tuple[str, str], list[Any]]:
+def read_check_domains(engine: Engine, catalog: Catalog) -> dict[tuple[str, str], list[Any]]:
     import sqlglot
     from sqlglot import exp
 
@@ -190,7 +191,7 @@ def read_check_domains(engine: Any, catalog: Catalog) -> dict[tuple[str, str], l
 
 
 
-def public_keys(engine: Any, table: str, column: str, limit: int = MAX_PUBLIC_KEYS) -> list[Any] | None:
+def public_keys(engine: Engine, table: str, column: str, limit: int = MAX_PUBLIC_KEYS) -> list[Any] | None:
     """The distinct non-NULL values of a public (or declared public) column, at most ``limit``."""
     dialect = getattr(engine, "dialect", "duckdb")
     col = quote_identifier(column, dialect)

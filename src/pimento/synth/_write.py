@@ -9,6 +9,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from pimento.engines.base import Engine
 from pimento.errors import DataSourceError
 from pimento.schema import Catalog
 from pimento.schema.synthetic import SYNTH_META_TABLE as META_TABLE
@@ -73,7 +74,7 @@ def _duck_type(raw: str, family: str) -> str:
         return _DUCK_TYPES.get(family, "VARCHAR")
 
 
-def source_ddl(engine: Any, catalog: Catalog, families: dict[tuple[str, str], str] | None = None) -> dict[str, str]:
+def source_ddl(engine: Engine, catalog: Catalog, families: dict[tuple[str, str], str] | None = None) -> dict[str, str]:
     """CREATE TABLE statements: the source's own (DuckDB) or generated from the catalog, where a
     column whose family the DP type test changed (``families``) gets a type its values fit."""
     out: dict[str, str] = {}
@@ -127,7 +128,7 @@ def write_database(
             cols = [c.name for c in catalog.table(t).columns]
             data = tables.pop(t, None)  # the caller's copy: freed as soon as it is written
             n = len(next(iter(data.values()))) if data else 0
-            if n:
+            if data and n:
                 frame: dict[str, np.ndarray] = {}
                 select = []
                 for i, c in enumerate(catalog.table(t).columns):

@@ -25,6 +25,7 @@ import datetime as _dt
 from collections import Counter
 from typing import Any
 
+from pimento.engines.base import Engine
 from pimento.errors import PolicyError
 from pimento.policy.extract import Extraction
 from pimento.policy.extract_offline.conditions import Atom, Var, ground_condition, relation_between
@@ -132,7 +133,7 @@ def extract_policy_offline(
     catalog: Catalog,
     *,
     values: dict | None = None,
-    engine: Any = None,
+    engine: Engine | None = None,
     name: str = "extracted",
     subject_principal: str | None = None,
     year: int | None = None,
@@ -479,7 +480,7 @@ def _document(doc: _Doc, name: str, norms: list[dict[str, Any]], subject: Table)
     }
 
 
-def _compile_each(document: dict[str, Any], catalog: Catalog, engine: Any,
+def _compile_each(document: dict[str, Any], catalog: Catalog, engine: Engine,
                   failures: list[dict[str, str]]) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """Compile each norm with the whole grounding; drop (and report) the norms that do not compile."""
     from pimento.policy.compiler import compile_policy

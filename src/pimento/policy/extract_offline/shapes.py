@@ -309,7 +309,7 @@ def parse_sentence(sentence: Sentence) -> Frame:
             break
         if i == 0:  # an unknown verb: take it as a disclosure
             i = 1
-        frame.verb = {"flow": "passive", None: "disclose"}.get(cls, cls)  # type: ignore[arg-type]
+        frame.verb = "disclose" if cls is None else {"flow": "passive"}.get(cls, cls)
         rest = " ".join(words[i:])
     # tail: conditions and exceptions
     tail = _segments(rest, _TAIL)

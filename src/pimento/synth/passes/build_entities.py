@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pimento.engines.base import Engine
 from pimento.synth._encode import Encoding, public_encoding
 from pimento.synth._rows import public_keys
 from pimento.synth._state import Attr, EntityInfo, SynthState, col_name
@@ -11,7 +12,7 @@ from pimento.synth._state import Attr, EntityInfo, SynthState, col_name
 __all__ = ["build_entities"]
 
 
-def build_entities(state: SynthState, *, engine: Any) -> SynthState:
+def build_entities(state: SynthState, *, engine: Engine) -> SynthState:
     """Fills ``entities`` (no budget; public link keys are read from public tables)."""
     for t in state.plan.order:
         if state.plan.tables[t].kind != "entity":
@@ -41,10 +42,10 @@ def build_entities(state: SynthState, *, engine: Any) -> SynthState:
                         continue
                 ctx_cols = state.link_context.get(ref.name, []) if ref.private else []
                 for rc in ctx_cols:
-                    enc = state.enc.get((ref.name, rc))
-                    if enc is None or enc.kind != "cat":
+                    ctx_enc = state.enc.get((ref.name, rc))
+                    if ctx_enc is None or ctx_enc.kind != "cat":
                         continue
-                    enc2 = Encoding(enc.family, "cat", enc.level, enc.keys, enc.weights, enc.has_other, True)
+                    enc2 = Encoding(ctx_enc.family, "cat", ctx_enc.level, ctx_enc.keys, ctx_enc.weights, ctx_enc.has_other, True)
                     info.attrs.append(Attr(f"ctx:{tt}.{fk.columns[0]}.{rc}", "ctx", tt, fk.columns[0], enc2.size, enc2, fk, rc))
                 if nullable and not (ctx_cols):
                     info.attrs.append(Attr(f"linknull:{tt}.{fk.columns[0]}", "linknull", tt, fk.columns[0], 2, fk=fk))

@@ -50,7 +50,7 @@ def cap_fanout(state: SynthState) -> SynthState:
                 while cur != anc:
                     up = state.parent_idx[cur]
                     anc_idx = np.where(anc_idx >= 0, up[np.maximum(anc_idx, 0)], -1)
-                    cur = state.plan.tables[cur].parent
+                    cur = state.plan.parent_of(cur)
                 ok &= keys_agree(state.data[anc], dfk.ref_columns, anc_idx, state.data[t], dfk.columns)
             if tp.kind == "extension":
                 cap = 1

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from pimento.engines.base import Engine
 from pimento.synth._budget import SHARE_TYPES
 from pimento.synth._entity_rows import per_unit_sample
 from pimento.synth._rows import read_check_domains
@@ -18,7 +19,7 @@ __all__ = ["decide_column_types", "TYPED_ENGINES"]
 TYPED_ENGINES = ("duckdb", "postgres")
 
 
-def decide_column_types(state: SynthState, *, engine: Any) -> SynthState:
+def decide_column_types(state: SynthState, *, engine: Engine) -> SynthState:
     """DP test of what modelled columns hold, where the declared type does not settle it
     (PRIVACY.md, "Column types"): TEXT columns (numbers only?) and, for engines that do not
     enforce types, DATE/TIMESTAMP columns (dates, numbers or text?). Then every modelled
@@ -58,7 +59,7 @@ def decide_column_types(state: SynthState, *, engine: Any) -> SynthState:
                     state.report["column_types"][f"{t}.{c.name}"] = fam
         for t in tables:
             for c in state.cat.table(t).columns:
-                fam = state.family.get((t, c.name))
-                if fam is not None:
-                    state.data[t][c.name] = coerce(state.data[t][c.name], fam)
+                decided = state.family.get((t, c.name))
+                if decided is not None:
+                    state.data[t][c.name] = coerce(state.data[t][c.name], decided)
     return state

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
 from pimento.synth._budget import SHARE_TIES
+from pimento.synth._encode import Encoding
 from pimento.synth._entity_rows import entity_row_index, partner_values, raw_attr
 from pimento.synth._rows import norm
 from pimento.synth._state import Attr, SynthState
@@ -28,10 +30,10 @@ def detect_ties(state: SynthState) -> SynthState:
         comp_ents = [e for e in ents if state.plan.tables[e].component == comp]
         if not comp_ents:
             continue
-        candidates = []
+        candidates: list[tuple[str, Attr, str | None]] = []
         for e in comp_ents:
             info = state.entities[e]
-            parent_ent = state.plan.entity_of(state.plan.tables[e].parent) if state.plan.tables[e].parent else None
+            parent_ent = state.plan.entity_of(state.plan.parent_of(e)) if state.plan.tables[e].parent else None
             parent_attrs = state.entities[parent_ent].attrs if parent_ent else []
             for i, a in enumerate(info.attrs):
                 if a.kind == "has":
@@ -60,6 +62,7 @@ def detect_ties(state: SynthState) -> SynthState:
                     a.tied_to = "=1"
                     state.report["ties"].append(f"{a.table} present for every parent row")
                 continue
+            assert partner is not None  # only participation ("has") candidates have none
             mine, present = raw_attr(state, e, a, rows)
             theirs = partner_values(state, e, partner, rows)
             mism = float(np.sum(present & np.array([norm(x) != norm(y) for x, y in zip(mine.tolist(), theirs.tolist())], dtype=bool)))
@@ -77,7 +80,12 @@ def _partner(a: Attr, earlier: list[Attr], parent_attrs: list[Attr]) -> str | No
         if b.kind != a.kind or b is a:
             return False
         if a.kind == "col":
-            return b.column.lower() == a.column.lower() and b.table != a.table and b.encoding.family == a.encoding.family
+            return (
+                cast(str, b.column).lower() == cast(str, a.column).lower()
+                and b.table != a.table
+                and cast(Encoding, b.encoding).family == cast(Encoding, a.encoding).family
+            )
+        assert a.fk is not None and b.fk is not None  # link and context attributes follow a foreign key
         return b.fk.ref_table == a.fk.ref_table and b.ref_column == a.ref_column
 
     for b in earlier:

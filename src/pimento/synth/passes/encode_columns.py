@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from pimento.engines.base import Engine
 from pimento.errors import ConfigError
 from pimento.synth._budget import SHARE_SELECT
 from pimento.synth._encode import KEYS_PER_UNIT, MIN_COVERAGE, Encoding, bucket_keys, public_encoding, select_keys, selection_sensitivity_sq
@@ -19,7 +20,7 @@ __all__ = ["encode_columns", "MAX_PUBLIC_VALUES"]
 MAX_PUBLIC_VALUES = 1000
 
 
-def encode_columns(state: SynthState, *, engine: Any, progress: Progress) -> SynthState:
+def encode_columns(state: SynthState, *, engine: Engine, progress: Progress) -> SynthState:
     """Fills ``enc`` (charges the selection share)."""
     for comp in state.plan.components:
         state.acc.scope = comp

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from pimento.synth._budget import SHARE_CAPS, SHARE_SELECT, SHARE_TIES
@@ -21,12 +23,12 @@ def fit_models(state: SynthState, *, progress: Progress) -> SynthState:
     ents = [e for e in state.plan.order if e in state.entities]
     # Fit one model per entity.
     for i, e in enumerate(ents):
-        comp = state.plan.tables[e].component
+        comp = cast(str, state.plan.tables[e].component)  # every entity table belongs to a component
         rho_model = state.acc.rho_total * (
             1 - SHARE_CAPS - SHARE_SELECT - SHARE_TIES - state.share_links(comp) - state.share_types(comp)
         )
         info = state.entities[e]
-        state.acc.scope = state.plan.tables[e].component
+        state.acc.scope = comp
         comp_ents = [x for x in ents if state.plan.tables[x].component == state.plan.tables[e].component]
         rows = entity_row_index(state, e)
         codes: dict[str, np.ndarray] = {}

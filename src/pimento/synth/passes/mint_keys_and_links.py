@@ -40,13 +40,13 @@ def mint_keys_and_links(state: SynthState) -> SynthState:
             fk = tp.parent_fk
             pidx = out.parent[t]
             for c, rc in zip(fk.columns, fk.ref_columns):
-                out.cols[t][c] = out.cols[tp.parent][rc][pidx] if n else np.zeros(0, dtype=object)
+                out.cols[t][c] = out.cols[fk.ref_table][rc][pidx] if n else np.zeros(0, dtype=object)
         for fk, anc in tp.derived:
             idx = np.arange(n)
             cur = t
             while cur != anc:
                 idx = out.parent[cur][idx]
-                cur = plan.tables[cur].parent
+                cur = plan.parent_of(cur)
             for c, rc in zip(fk.columns, fk.ref_columns):
                 out.cols[t][c] = out.cols[anc][rc][idx] if n else np.zeros(0, dtype=object)
         for fk in tp.links:
@@ -55,10 +55,10 @@ def mint_keys_and_links(state: SynthState) -> SynthState:
             ref = fk.ref_table
             src = public_rows[ref] if not cat.table(ref).private else out.cols[ref]
             for c, rc in zip(fk.columns, fk.ref_columns):
-                col = np.full(n, None, dtype=object)
+                linked = np.full(n, None, dtype=object)
                 ok = target >= 0
-                col[ok] = src[rc][target[ok]]
-                out.cols[t][c] = col
+                linked[ok] = src[rc][target[ok]]
+                out.cols[t][c] = linked
     state.link_target = link_target
     return state
 
@@ -86,6 +86,7 @@ def _resolve_link(state: SynthState, out: Sampled, t: str, fk: Any, public_rows:
         if link_attr.tied_to is not None:
             values = _partner_link_values(state, out, e, link_attr.tied_to)[ent_rows]
         else:
+            assert enc is not None  # a modelled link attribute has its key encoding
             codes = out.codes[e][link_attr.name][ent_rows]
             keys = np.array(list(enc.keys) + [None, None], dtype=object)
             values = keys[np.minimum(codes, len(enc.keys) + 1)]
@@ -103,6 +104,7 @@ def _resolve_link(state: SynthState, out: Sampled, t: str, fk: Any, public_rows:
         want = []
         pool = []
         for a in ctx_attrs:
+            assert a.encoding is not None and a.ref_column is not None  # a context attribute has both
             ref_codes = _encode_values(a.encoding, a.encoding.family, src[a.ref_column])
             pool.append(ref_codes)
             if a.tied_to is not None:
@@ -137,7 +139,7 @@ def _partner_link_values(state: SynthState, out: Sampled, e: str, partner: str) 
     """Actual values (link keys or context codes) of a partner attribute, per entity row of ``e``."""
     plan = state.plan
     if partner.startswith("^"):
-        parent = plan.tables[e].parent
+        parent = plan.parent_of(e)
         pent = plan.entity_of(parent)
         pv = out.vals[pent][partner[1:]]
         prow = out.ent_pos[parent][out.parent[e]]

@@ -6,19 +6,20 @@ from typing import Any
 
 import numpy as np
 
+from pimento.engines.base import Engine
 from pimento.sql.quote import quote_identifier, quote_identifiers
 from pimento.synth._state import SynthState
 
 __all__ = ["read_public_tables"]
 
 
-def read_public_tables(state: SynthState, *, engine: Any) -> SynthState:
+def read_public_tables(state: SynthState, *, engine: Engine) -> SynthState:
     """Fills ``public_rows``."""
     state.public_rows = {name: _read_public(engine, state.cat, name) for name, tp in state.plan.tables.items() if tp.kind == "public"}
     return state
 
 
-def _read_public(engine: Any, catalog: Any, table: str) -> dict[str, np.ndarray]:
+def _read_public(engine: Engine, catalog: Any, table: str) -> dict[str, np.ndarray]:
     t = catalog.table(table)
     cols = [c.name for c in t.columns]
     dialect = getattr(engine, "dialect", "duckdb")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from pimento.engines.base import Engine
 from pimento.synth._rows import read_table
 from pimento.synth._state import Progress, SynthState
 
 __all__ = ["read_tables"]
 
 
-def read_tables(state: SynthState, *, engine: Any, progress: Progress) -> SynthState:
+def read_tables(state: SynthState, *, engine: Engine, progress: Progress) -> SynthState:
     """Fills ``state.data``."""
     names = [t for t in state.plan.tables if state.plan.tables[t].kind != "public"]
     for i, t in enumerate(state.plan.order):

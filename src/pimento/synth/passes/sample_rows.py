@@ -34,8 +34,8 @@ def sample_rows(state: SynthState, *, progress: Progress) -> SynthState:
             pool = model.sample(pool_n, rng)
             pick = _match([pool[a] for a in names], want, rng, m=n, n_pool=pool_n) if n else np.zeros(0, dtype=np.int64)
             codes = {k: v[pick] for k, v in pool.items()}
-            for a, w in zip(names, want):
-                codes[a] = w
+            for name, w in zip(names, want):
+                codes[name] = w
             ppos = np.full(n, -1, dtype=np.int64)
         elif tp.parent is None:
             n = max(int(round(model.total)), 0)
@@ -62,12 +62,12 @@ def sample_rows(state: SynthState, *, progress: Progress) -> SynthState:
         # Presence of each table of the entity.
         present: dict[str, np.ndarray] = {e: np.ones(n, dtype=bool)}
         for tt in info.tables[1:]:
-            a = next(x for x in info.attrs if x.name == f"has:{tt}")
-            if a.tied_to == "=1" or a.name not in ent_codes:
+            has_attr = next(x for x in info.attrs if x.name == f"has:{tt}")
+            if has_attr.tied_to == "=1" or has_attr.name not in ent_codes:
                 has = np.ones(n, dtype=bool)
             else:
-                has = ent_codes[a.name] == 1
-            present[tt] = has & present[plan.tables[tt].parent]
+                has = ent_codes[has_attr.name] == 1
+            present[tt] = has & present[plan.parent_of(tt)]
         for tt in info.tables:
             rows = np.flatnonzero(present[tt])
             out.n[tt] = rows.size
@@ -75,7 +75,7 @@ def sample_rows(state: SynthState, *, progress: Progress) -> SynthState:
             if tt == e:
                 out.parent[tt] = ppos  # index into the parent table's sampled rows
             else:
-                par = plan.tables[tt].parent
+                par = plan.parent_of(tt)
                 inv = np.full(n, -1, dtype=np.int64)
                 inv[out.ent_pos[par]] = np.arange(out.n[par])
                 out.parent[tt] = inv[rows]
@@ -90,11 +90,13 @@ def sample_rows(state: SynthState, *, progress: Progress) -> SynthState:
         for a in info.attrs:
             if a.kind != "col":
                 continue
+            assert a.column is not None  # a column attribute names its column
             col = state.cat.table(a.table).column(a.column)
             if a.tied_to is None:
+                assert a.encoding is not None  # a modelled column attribute has its encoding
                 v = a.encoding.decode(ent_codes[a.name], rng, not_null=not col.nullable)
             elif a.tied_to.startswith("^"):
-                pent = plan.entity_of(tp.parent)
+                pent = plan.entity_of(plan.parent_of(e))
                 v = out.vals[pent][a.tied_to[1:]][parent_rows]
             else:
                 v = vals[a.tied_to].copy()
