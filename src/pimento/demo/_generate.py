@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,21 @@ import duckdb
 
 from pimento.errors import UserError
 
-__all__ = ["check_size", "fresh_target", "write_tables", "toml_names"]
+__all__ = ["GeneratedDatabase", "check_size", "fresh_target", "text_of_policy", "toml_names", "write_tables"]
+
+
+@dataclass(frozen=True)
+class GeneratedDatabase:
+    """What a generator wrote: the database, the pimento.toml beside it, the rows of each table."""
+
+    path: Path
+    config_path: Path
+    rows: dict[str, int]
+
+
+def text_of_policy(policy_path: str) -> str:
+    """The natural-language text beside a structured example policy (same name, ``.txt``)."""
+    return str(Path(policy_path).with_suffix(".txt"))
 
 
 def check_size(size: object, minimum: int, owner: str, unit: str) -> int:

@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import os
 import random
-from dataclasses import dataclass
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
-from pimento.demo._generate import check_size, fresh_target, toml_names, write_tables
+from pimento.demo._generate import GeneratedDatabase, check_size, fresh_target, text_of_policy, toml_names, write_tables
 
 __all__ = ["RETAIL_TABLES", "RetailInfo", "create_retail", "retail_policy_path", "retail_policy_text_path"]
 
@@ -68,11 +66,8 @@ _LAST = ["Ng", "Silva", "Okafor", "Berg", "Rossi", "Kim", "Novak", "Haddad", "Lu
 CONSENT_PURPOSES = ("marketing", "profiling", "ads", "analytics")
 
 
-@dataclass(frozen=True)
-class RetailInfo:
-    path: Path
-    config_path: Path
-    rows: dict[str, int]
+#: what :func:`create_retail` returns (path, config_path, rows per table)
+RetailInfo = GeneratedDatabase
 
 
 def retail_policy_path() -> str:
@@ -84,7 +79,7 @@ def retail_policy_path() -> str:
 
 def retail_policy_text_path() -> str:
     """The retailer's policy in natural language (one sentence per norm)."""
-    return str(Path(retail_policy_path()).with_suffix(".txt"))
+    return text_of_policy(retail_policy_path())
 
 
 def create_retail(path: str | os.PathLike[str], *, seed: int = 0, size: int = 500, overwrite: bool = False) -> RetailInfo:

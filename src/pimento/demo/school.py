@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import os
 import random
-from dataclasses import dataclass
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
-from pimento.demo._generate import check_size, fresh_target, toml_names, write_tables
+from pimento.demo._generate import GeneratedDatabase, check_size, fresh_target, text_of_policy, toml_names, write_tables
 
 __all__ = ["SCHOOL_TABLES", "SchoolInfo", "create_school", "school_policy_path", "school_policy_text_path"]
 
@@ -72,11 +70,8 @@ _SUBJECTS = ["Math", "Reading", "Science", "History", "Art", "Music", "PE", "Spa
 CONSENT_PURPOSES = ("edtech_service", "analytics", "research")
 
 
-@dataclass(frozen=True)
-class SchoolInfo:
-    path: Path
-    config_path: Path
-    rows: dict[str, int]
+#: what :func:`create_school` returns (path, config_path, rows per table)
+SchoolInfo = GeneratedDatabase
 
 
 def school_policy_path() -> str:
@@ -88,7 +83,7 @@ def school_policy_path() -> str:
 
 def school_policy_text_path() -> str:
     """The school's policy in natural language (one sentence per norm)."""
-    return str(Path(school_policy_path()).with_suffix(".txt"))
+    return text_of_policy(school_policy_path())
 
 
 def create_school(path: str | os.PathLike[str], *, seed: int = 0, size: int = 400, overwrite: bool = False) -> SchoolInfo:
