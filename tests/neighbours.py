@@ -123,14 +123,18 @@ class Clinic:
         rows.remove(row)
         return Clinic({**self.rows, name: tuple(rows)})
 
+    def _load(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Create the tables in ``con`` and insert this database's rows."""
+        for name in ORDER:
+            con.execute(SCHEMA[name][0])
+            if self.table(name):
+                marks = ", ".join("?" for _ in COLUMNS[name])
+                con.executemany(f"INSERT INTO {name} VALUES ({marks})", [list(r) for r in self.table(name)])
+
     def write(self, path: Path) -> Path:
         con = duckdb.connect(str(path))
         try:
-            for name in ORDER:
-                con.execute(SCHEMA[name][0])
-                if self.table(name):
-                    marks = ", ".join("?" for _ in COLUMNS[name])
-                    con.executemany(f"INSERT INTO {name} VALUES ({marks})", [list(r) for r in self.table(name)])
+            self._load(con)
         finally:
             con.close()
         return path
@@ -139,11 +143,7 @@ class Clinic:
         """The exact answer of ``sql`` on this database (for tests that need the true count)."""
         con = duckdb.connect(":memory:")
         try:
-            for name in ORDER:
-                con.execute(SCHEMA[name][0])
-                if self.table(name):
-                    marks = ", ".join("?" for _ in COLUMNS[name])
-                    con.executemany(f"INSERT INTO {name} VALUES ({marks})", [list(r) for r in self.table(name)])
+            self._load(con)
             return int(con.execute(sql).fetchone()[0])
         finally:
             con.close()
