@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from pimento.demo.hospital import DEMO_SQL_PRESCRIPTION, create_demo
-from pimento.engines import open_engine
+from pimento.demo.hospital import DEMO_SQL_PRESCRIPTION
 from pimento.errors import LLMError
 from pimento.llm.base import ChatResponse, Completion
 from pimento.search import AddRelation, PartialQuery, SchemaGraphExpander, SearchConfig, SensitivityInfo, SensitivitySearch, SetCount
@@ -39,12 +38,9 @@ class ScriptedBackend:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    path = tmp_path_factory.mktemp("demo") / "hospital.duckdb"
-    create_demo(path, patients=400, seed=2)
-    engine = open_engine(str(path))
-    yield engine, engine.introspect()
-    engine.close()
+def demo(tmp_path_factory, demo_engine):
+    with demo_engine(tmp_path_factory.mktemp("demo"), patients=400, seed=2) as opened:
+        yield opened
 
 
 def _state(catalog, prefix=PartialQuery()):

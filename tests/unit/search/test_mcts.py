@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pimento.demo.hospital import DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION, create_demo
+from pimento.demo.hospital import DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION
 from pimento.engines import open_engine
 from pimento.errors import SearchError
 from pimento.search import PartialQuery, SchemaGraphExpander, SearchConfig, SensitivityInfo, SensitivitySearch, decompose
@@ -18,12 +18,9 @@ from pimento.sql import parse_count_query
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    path = tmp_path_factory.mktemp("demo") / "hospital.duckdb"
-    create_demo(path, patients=800, seed=3)
-    engine = open_engine(str(path))
-    yield engine, engine.introspect()
-    engine.close()
+def demo(tmp_path_factory, demo_engine):
+    with demo_engine(tmp_path_factory.mktemp("demo"), patients=800, seed=3) as opened:
+        yield opened
 
 
 def _oracle(high: frozenset[str]):
