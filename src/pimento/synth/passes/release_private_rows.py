@@ -11,8 +11,8 @@ def release_private_rows(state: SynthState) -> SynthState:
     """Empties ``data``, ``parent_idx``, ``valid`` and ``unit`` (the private rows and what was
     derived from them row by row): the passes after it read only the models, the encodings, the
     noisy link profiles and the declared-public directory, so the sampled rows provably do not
-    touch the private rows, and the memory they held (most of the peak at 1,000,000 patients
-    before) is free for sampling and writing."""
+    touch the private rows, and the memory they held is free for sampling and writing
+    (docs/benchmarks.md, "At scale")."""
     state.data = {}
     state.parent_idx = {}
     state.valid = {}
