@@ -26,3 +26,22 @@ def duckdb_file(path: Path, statements: Iterable[str]) -> Path:
     finally:
         con.close()
     return path
+
+
+def demo_with_copy(folder: Path, standin_synthetic, *, patients: int = 300, ledger: str = "") -> Path:
+    """The demo hospital (``patients``, seed 5) in ``folder``, ``ledger`` appended under ``[ledger]``
+    in its pimento.toml, and a stand-in synthetic copy (seed 6) charged to its ledger beside it as
+    ``hospital.synthetic.duckdb``, where ``ask`` and ``search`` look by default. Returns the database."""
+    from pimento.demo.hospital import create_demo
+
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / "hospital.duckdb"
+    create_demo(db, patients=patients, seed=5)
+    if ledger:
+        with open(folder / "pimento.toml", "a", encoding="utf-8") as fh:
+            fh.write("\n[ledger]\n" + ledger + "\n")
+    # The demo writes a pimento.toml beside its database: build the stand-in elsewhere, then move it.
+    (folder / "made").mkdir()
+    made = standin_synthetic(folder / "made" / "hospital.duckdb", patients=patients, seed=6, for_database=db)
+    made.rename(folder / "hospital.synthetic.duckdb")
+    return db

@@ -54,14 +54,11 @@ def browser():
 def server(tmp_path_factory, standin_synthetic):
     """`pimento serve` on a free loopback port over a small demo deployment; (url, analyst key, db)."""
     from pimento.bench.service_load import ServerProcess
-    from pimento.demo.hospital import create_demo
+    from db_support import demo_with_copy
+
     from pimento.service.deployment import Deployment
 
-    folder = tmp_path_factory.mktemp("browser")
-    db = folder / "hospital.duckdb"
-    create_demo(db, patients=150, seed=5)
-    (folder / "made").mkdir()
-    standin_synthetic(folder / "made" / "hospital.duckdb", patients=150, seed=6, for_database=db).rename(folder / "hospital.synthetic.duckdb")
+    db = demo_with_copy(tmp_path_factory.mktemp("browser"), standin_synthetic, patients=150)
     _entry, key = Deployment(db).add_key("ann", "employee:17")
     with ServerProcess(db, args=("--rollouts", "2"), env={"PIMENTO_CUSTODIAN_TOKEN": CUSTODIAN_TOKEN}) as process:
         yield process.url, key, db

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+from db_support import demo_with_copy
 from typer.testing import CliRunner
 
 from pimento.cli.app import app
@@ -12,12 +13,7 @@ from pimento.demo.hospital import DEMO_QUESTION, create_demo
 
 
 def test_ask_without_synthetic_uses_the_copy_beside_the_database(tmp_path, standin_synthetic):
-    db = tmp_path / "hospital.duckdb"
-    create_demo(db, patients=300, seed=5)
-    (tmp_path / "other").mkdir()
-    # The demo writes a pimento.toml beside its database: build the stand-in elsewhere, then copy it.
-    made = standin_synthetic(tmp_path / "other" / "hospital.duckdb", seed=6, for_database=db)
-    shutil.copy(made, tmp_path / "hospital.synthetic.duckdb")
+    db = demo_with_copy(tmp_path, standin_synthetic)
     result = CliRunner().invoke(
         app,
         ["ask", DEMO_QUESTION, "--db", str(db), "--mode", "dp", "--epsilon", "1", "--delta", "1e-6",

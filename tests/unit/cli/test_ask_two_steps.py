@@ -4,25 +4,19 @@ budget is spent only once it is confirmed (--yes, --confirm-sql, or a yes on a t
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
+from db_support import demo_with_copy
 from typer.testing import CliRunner
 
 from pimento.cli.app import app
-from pimento.demo.hospital import DEMO_QUESTION, create_demo
+from pimento.demo.hospital import DEMO_QUESTION
 from pimento.mechanisms import Ledger
 
 
 @pytest.fixture(scope="module")
 def hospital(tmp_path_factory, standin_synthetic):
-    folder = tmp_path_factory.mktemp("two_steps")
-    db = folder / "hospital.duckdb"
-    create_demo(db, patients=300, seed=5)
-    (folder / "other").mkdir()
-    made = standin_synthetic(folder / "other" / "hospital.duckdb", seed=6, for_database=db)
-    shutil.copy(made, folder / "hospital.synthetic.duckdb")
-    return db
+    return demo_with_copy(tmp_path_factory.mktemp("two_steps"), standin_synthetic)
 
 
 def _charges(db):

@@ -200,18 +200,13 @@ def test_split_failure_of_the_authorized_part_is_one_fixed_message(hospital, mon
 
 def test_cli_ask_in_the_new_modes(tmp_path, standin_synthetic):
     """pimento ask --mode contextual|split|ci on the demo hospital with a synthetic copy beside it."""
-    import shutil
-
+    from db_support import demo_with_copy
     from typer.testing import CliRunner
 
     from pimento.cli.app import app
-    from pimento.demo.hospital import DEMO_QUESTION, create_demo
+    from pimento.demo.hospital import DEMO_QUESTION
 
-    db = tmp_path / "hospital.duckdb"
-    create_demo(db, patients=300, seed=5)
-    (tmp_path / "other").mkdir()
-    made = standin_synthetic(tmp_path / "other" / "hospital.duckdb", seed=6, for_database=db)
-    shutil.copy(made, tmp_path / "hospital.synthetic.duckdb")
+    db = demo_with_copy(tmp_path, standin_synthetic)
     configure_policy(db, compile_example_policy(db, tmp_path / "compiled.json"))
     base = ["ask", DEMO_QUESTION, "--db", str(db), "--epsilon", "1", "--delta", "1e-6", "--rollouts", "2", "--yes",
             "--context", CTX]
