@@ -216,7 +216,7 @@ class SQLiteEngine:
         if None in own or None in targets or len(own) != len(targets) or not own:
             self.skipped_foreign_keys.append(f"{table} -> {ref}: columns do not resolve")
             return None
-        return ForeignKey(table, tuple(own), ref, tuple(targets))  # type: ignore[arg-type]
+        return ForeignKey(table, tuple(c for c in own if c is not None), ref, tuple(c for c in targets if c is not None))
 
     def close(self) -> None:
         self._con.close()
