@@ -18,9 +18,7 @@ the synthetic copy) or with every text value a placeholder (``placeholder``).
 from __future__ import annotations
 
 import argparse
-import json
 import sqlite3
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,18 +26,8 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from pimento.bench._spider import (
-    DEFAULT_SPIDER,
-    SpiderItem,
-    connect_read_only,
-    db_path,
-    print_failures,
-    read_split,
-    split_dialect,
-    to_sqlite,
-)
-from pimento.bench.nl_spider import placeholder_index, tally
-from pimento.engines import open_engine
+from pimento.bench._spider import SpiderItem, connect_read_only, db_path, read_split, split_dialect, to_sqlite
+from pimento.bench.nl_spider import add_common_arguments, candidate_hits, open_database, print_report, tally, timed_candidates
 from pimento.errors import UserError
 from pimento.nl import ValueIndex, translate_select
 from pimento.schema import Catalog
@@ -111,18 +99,15 @@ class SelectReport:
 def run(spider: Path, split: str = "dev", *, k: int = 5, values: str = "real", max_values: int = 2000, only_db: str | None = None) -> SelectReport:
     dialect = split_dialect(split)
     report = SelectReport(split, values, k)
-    catalogs: dict[str, Catalog] = {}
-    indexes: dict[str, ValueIndex] = {}
+    opened: dict[str, tuple[Catalog, ValueIndex]] = {}
     for item in load_questions(spider, split):
         if only_db and item.db != only_db:
             continue
         path = db_path(spider, split, item.db)
-        if item.db not in catalogs:
-            engine = open_engine(str(path))
-            catalogs[item.db] = engine.introspect()
-            index = ValueIndex.from_engine(engine, catalogs[item.db], max_values_per_column=max_values)
-            indexes[item.db] = placeholder_index(index) if values == "placeholder" else index
-            engine.close()
+        if item.db not in opened:
+            catalog, index, _seconds = open_database(path, max_values=max_values, values=values)
+            opened[item.db] = catalog, index
+        catalog, index = opened[item.db]
         con = connect_read_only(path)
         try:
             try:
@@ -131,21 +116,8 @@ def run(spider: Path, split: str = "dev", *, k: int = 5, values: str = "real", m
                 report.gold_errors += 1
                 continue
             report.total += 1
-            t0 = time.perf_counter()
-            try:
-                candidates = translate_select(item.question, catalogs[item.db], indexes[item.db], k=k)
-            except UserError:
-                candidates = []
-                report.refused += 1
-            report.latencies_ms.append(1000 * (time.perf_counter() - t0))
-            if not candidates:
-                report.no_candidate += 1
-            hits = []
-            for c in candidates:
-                try:
-                    hits.append(Counter(con.execute(c.query.to_sql("sqlite")).fetchall()) == gold)
-                except sqlite3.Error:
-                    hits.append(False)
+            candidates = timed_candidates(report, lambda: translate_select(item.question, catalog, index, k=k), UserError)
+            hits = candidate_hits(con, candidates, lambda rows: Counter(rows) == gold)
             tally(report, item, candidates, hits)
         finally:
             con.close()
@@ -166,21 +138,10 @@ def markdown(report: SelectReport) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spider", type=Path, default=DEFAULT_SPIDER)
-    parser.add_argument("--split", choices=("dev", "train"), default="dev")
-    parser.add_argument("--values", choices=("real", "placeholder"), default="real")
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--db", default=None, help="only this database")
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--failures", action="store_true", help="print the questions whose top-1 is wrong")
+    add_common_arguments(parser)
     args = parser.parse_args()
     report = run(args.spider, args.split, k=args.k, values=args.values, only_db=args.db)
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
-        return
-    print(markdown(report))
-    if args.failures:
-        print_failures(report.failures)
+    print_report(report, markdown, as_json=args.json, failures=args.failures)
 
 
 if __name__ == "__main__":

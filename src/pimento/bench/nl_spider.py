@@ -23,7 +23,7 @@ import sqlite3
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,24 +156,18 @@ def run(
 ) -> NlSpiderReport:
     dialect = split_dialect(split)
     report = NlSpiderReport(split, k)
-    catalogs: dict[str, Catalog] = {}
-    indexes: dict[str, ValueIndex] = {}
+    opened: dict[str, tuple[Catalog, ValueIndex]] = {}
     for item in load_questions(spider, split):
         if (only_db and item.db != only_db) or item.db in exclude_dbs:
             continue
         if partition is not None and not in_partition(item.db, partition):
             continue
         path = db_path(spider, split, item.db)
-        if item.db not in catalogs:
-            engine = open_engine(str(path))
-            catalogs[item.db] = engine.introspect()
-            t0 = time.perf_counter()
-            indexes[item.db] = ValueIndex.from_engine(engine, catalogs[item.db], max_values_per_column=max_values)
-            if values == "placeholder":
-                indexes[item.db] = placeholder_index(indexes[item.db])
-            report.index_seconds += time.perf_counter() - t0
-            engine.close()
-        catalog = catalogs[item.db]
+        if item.db not in opened:
+            catalog, index, seconds = open_database(path, max_values=max_values, values=values)
+            opened[item.db] = catalog, index
+            report.index_seconds += seconds
+        catalog, index = opened[item.db]
         try:
             parse_count_query(item.gold, catalog, dialect=dialect)
         except PimentoError:
@@ -184,27 +178,79 @@ def run(
             report.total += 1
             stats = report.per_db[item.db]
             stats[0] += 1
-            t0 = time.perf_counter()
-            try:
-                candidates = translate(item.question, catalog, values=indexes[item.db], k=k)
-            except NotACountingQuestion:
-                candidates = []
-                report.refused += 1
-            report.latencies_ms.append(1000 * (time.perf_counter() - t0))
-            if not candidates:
-                report.no_candidate += 1
-            hits = []
-            for c in candidates:
-                try:
-                    hits.append(con.execute(c.query.to_sql("sqlite")).fetchall() == gold_rows)
-                except sqlite3.Error:
-                    hits.append(False)
+            candidates = timed_candidates(report, lambda: translate(item.question, catalog, values=index, k=k), NotACountingQuestion)
+            hits = candidate_hits(con, candidates, lambda rows: rows == gold_rows)
             top1, topk = tally(report, item, candidates, hits)
             stats[1] += top1
             stats[2] += topk
         finally:
             con.close()
     return report
+
+
+def open_database(path: Path, *, max_values: int, values: str) -> tuple[Catalog, ValueIndex, float]:
+    """A Spider database's catalog and value index (``values``: ``real`` or ``placeholder``), and the
+    seconds the index took to build."""
+    engine = open_engine(str(path))
+    try:
+        catalog = engine.introspect()
+        t0 = time.perf_counter()
+        index = ValueIndex.from_engine(engine, catalog, max_values_per_column=max_values)
+        if values == "placeholder":
+            index = placeholder_index(index)
+        return catalog, index, time.perf_counter() - t0
+    finally:
+        engine.close()
+
+
+def timed_candidates(report, produce: Callable[[], Sequence[Any]], refusal: type[Exception]) -> Sequence[Any]:
+    """``produce()``'s candidates, timed into ``report.latencies_ms``; a ``refusal`` counts as refused
+    with no candidate (``report.refused``, ``report.no_candidate``)."""
+    t0 = time.perf_counter()
+    try:
+        candidates = produce()
+    except refusal:
+        candidates = []
+        report.refused += 1
+    report.latencies_ms.append(1000 * (time.perf_counter() - t0))
+    if not candidates:
+        report.no_candidate += 1
+    return candidates
+
+
+def candidate_hits(con: sqlite3.Connection, candidates: Sequence[Any], is_gold: Callable[[list[Any]], bool]) -> list[bool]:
+    """Whether each candidate's SQL, run on ``con``, returns rows that ``is_gold`` accepts (an error: no)."""
+    hits = []
+    for c in candidates:
+        try:
+            hits.append(is_gold(con.execute(c.query.to_sql("sqlite")).fetchall()))
+        except sqlite3.Error:
+            hits.append(False)
+    return hits
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options the parser benchmarks share (``nl_spider``, ``nl_select``)."""
+    parser.add_argument("--spider", type=Path, default=DEFAULT_SPIDER)
+    parser.add_argument("--split", choices=("dev", "train"), default="dev")
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--db", default=None, help="only this database")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--failures", action="store_true", help="print the questions whose top-1 is wrong")
+    parser.add_argument(
+        "--values", choices=("real", "placeholder"), default="real",
+        help="value index from the Spider database, or with every text value a placeholder (as a small DP synthetic copy)",
+    )
+
+
+def print_report(report, markdown: Callable[[Any], str], *, as_json: bool, failures: bool) -> None:
+    """A benchmark report as JSON, or as Markdown followed (``failures``) by its wrong top-1 questions."""
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2))
+        return
+    print(markdown(report))
+    if failures:
+        print_failures(report.failures)
 
 
 def tally(report, item, candidates, hits: list[bool]) -> tuple[bool, bool]:
@@ -244,16 +290,7 @@ def markdown(report: NlSpiderReport) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spider", type=Path, default=DEFAULT_SPIDER)
-    parser.add_argument("--split", choices=("dev", "train"), default="dev")
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--db", default=None, help="only this database")
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--failures", action="store_true", help="print the questions whose top-1 is wrong")
-    parser.add_argument(
-        "--values", choices=("real", "placeholder"), default="real",
-        help="value index from the Spider database, or with every text value a placeholder (as a small DP synthetic copy)",
-    )
+    add_common_arguments(parser)
     parser.add_argument("--exclude-dbs", default="", help="comma-separated databases to leave out (e.g. the DP benchmark's)")
     parser.add_argument(
         "--partition", choices=PARTITIONS, default=None,
@@ -270,12 +307,7 @@ def main() -> None:
     )
     if args.partition in ("sealed", "heldout"):
         report.failures = []  # the sealed part is measured in aggregate only, never read question by question
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
-        return
-    print(markdown(report))
-    if args.failures:
-        print_failures(report.failures)
+    print_report(report, markdown, as_json=args.json, failures=args.failures)
 
 
 if __name__ == "__main__":
