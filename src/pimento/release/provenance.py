@@ -201,13 +201,11 @@ class _Tracer:
         from sqlglot.optimizer.qualify import qualify
         from sqlglot.optimizer.scope import traverse_scope
 
-        from pimento.policy.lineage import analyze_query
+        from pimento.policy.lineage import analyze_query, qualifier_schema
 
         analyzed = analyze_query(sql, self.catalog, dialect=self.enforcer.dialect)
         names = {t.name.lower(): t for t in self.catalog.tables}
-        schema: dict[str, object] = {
-            t.name.lower(): {c.name.lower(): (c.raw_type or "TEXT") for c in t.columns} for t in self.catalog.tables
-        }
+        schema = qualifier_schema(self.catalog)
         try:
             qualified = qualify(analyzed.tree.copy(), schema=schema, dialect=self.enforcer.dialect,
                                 validate_qualify_columns=True, quote_identifiers=False, expand_alias_refs=True)
