@@ -20,14 +20,22 @@ from __future__ import annotations
 import argparse
 import sqlite3
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import sqlglot
 from sqlglot import exp
 
 from pimento.bench._spider import SpiderItem, connect_read_only, db_path, read_split, split_dialect, to_sqlite
-from pimento.bench.nl_spider import add_common_arguments, candidate_hits, open_database, print_report, tally, timed_candidates
+from pimento.bench.nl_spider import (
+    ParserReport,
+    add_common_arguments,
+    candidate_hits,
+    open_database,
+    print_report,
+    tally,
+    timed_candidates,
+)
 from pimento.errors import UserError
 from pimento.nl import ValueIndex, translate_select
 from pimento.schema import Catalog
@@ -62,18 +70,9 @@ def load_questions(spider: Path, split: str) -> list[SpiderItem]:
 
 
 @dataclass
-class SelectReport:
-    split: str
-    values: str
-    k: int
-    total: int = 0
-    top1: int = 0
-    topk: int = 0
-    no_candidate: int = 0
-    refused: int = 0
+class SelectReport(ParserReport):
+    values: str = "real"
     gold_errors: int = 0
-    latencies_ms: list[float] = field(default_factory=list)
-    failures: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         pct = lambda n: round(100 * n / self.total, 1) if self.total else 0.0  # noqa: E731
@@ -98,7 +97,7 @@ class SelectReport:
 
 def run(spider: Path, split: str = "dev", *, k: int = 5, values: str = "real", max_values: int = 2000, only_db: str | None = None) -> SelectReport:
     dialect = split_dialect(split)
-    report = SelectReport(split, values, k)
+    report = SelectReport(split, k, values=values)
     opened: dict[str, tuple[Catalog, ValueIndex]] = {}
     for item in load_questions(spider, split):
         if only_db and item.db != only_db:

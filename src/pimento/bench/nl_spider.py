@@ -45,7 +45,7 @@ from pimento.nl import NotACountingQuestion, ValueIndex, translate
 from pimento.schema import Catalog
 from pimento.sql import parse_count_query
 
-__all__ = ["DP_BENCHMARK_DBS", "NlSpiderReport", "PARTITIONS", "in_partition", "load_questions", "run", "train_partition"]
+__all__ = ["DP_BENCHMARK_DBS", "NlSpiderReport", "PARTITIONS", "ParserReport", "in_partition", "load_questions", "run", "train_partition"]
 
 #: The DP text-to-SQL benchmark's 12 Spider train databases (their questions tuned the open value
 #: linking, so they are never part of a held-out measurement).
@@ -89,7 +89,9 @@ def in_partition(db_id: str, partition: str) -> bool:
     return part == partition
 
 @dataclass
-class NlSpiderReport:
+class ParserReport:
+    """What a parser benchmark counts (:func:`timed_candidates`, :func:`tally`); ``nl_spider`` and ``nl_select`` add theirs."""
+
     split: str
     k: int
     total: int = 0
@@ -97,10 +99,14 @@ class NlSpiderReport:
     topk: int = 0
     no_candidate: int = 0
     refused: int = 0
-    per_db: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0, 0]))
     latencies_ms: list[float] = field(default_factory=list)
-    index_seconds: float = 0.0
     failures: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class NlSpiderReport(ParserReport):
+    per_db: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0, 0]))
+    index_seconds: float = 0.0
 
     def to_dict(self) -> dict:
         lat = sorted(self.latencies_ms)
@@ -203,7 +209,7 @@ def open_database(path: Path, *, max_values: int, values: str) -> tuple[Catalog,
         engine.close()
 
 
-def timed_candidates(report, produce: Callable[[], Sequence[Any]], refusal: type[Exception]) -> Sequence[Any]:
+def timed_candidates(report: ParserReport, produce: Callable[[], Sequence[Any]], refusal: type[Exception]) -> Sequence[Any]:
     """``produce()``'s candidates, timed into ``report.latencies_ms``; a ``refusal`` counts as refused
     with no candidate (``report.refused``, ``report.no_candidate``)."""
     t0 = time.perf_counter()
@@ -243,7 +249,7 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def print_report(report, markdown: Callable[[Any], str], *, as_json: bool, failures: bool) -> None:
+def print_report(report: Any, markdown: Callable[[Any], str], *, as_json: bool, failures: bool) -> None:
     """A benchmark report as JSON, or as Markdown followed (``failures``) by its wrong top-1 questions."""
     if as_json:
         print(json.dumps(report.to_dict(), indent=2))
@@ -253,7 +259,7 @@ def print_report(report, markdown: Callable[[Any], str], *, as_json: bool, failu
         print_failures(report.failures)
 
 
-def tally(report, item, candidates, hits: list[bool]) -> tuple[bool, bool]:
+def tally(report: ParserReport, item: SpiderItem, candidates: Sequence[Any], hits: list[bool]) -> tuple[bool, bool]:
     """Count one question into ``report`` (top-1, top-k, failures) from its candidates' hits."""
     top1, topk = bool(hits and hits[0]), any(hits)
     report.top1 += top1
