@@ -40,8 +40,18 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from hypothesis import assume
+from hypothesis import HealthCheck, Phase, assume, settings
 from hypothesis import strategies as st
+
+
+def few_examples(n: int, *, filter_too_much: bool = False) -> settings:
+    """Hypothesis settings for examples that each write databases and run releases: ``n`` examples,
+    no deadline, no shrinking (a failure prints its D and D' already small)."""
+    checks = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    if filter_too_much:
+        checks.append(HealthCheck.filter_too_much)
+    return settings(max_examples=n, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate), suppress_health_check=checks)
+
 
 __all__ = [
     "ADD_REMOVE",
@@ -49,6 +59,7 @@ __all__ = [
     "Clinic",
     "DIAGNOSES",
     "VALUE_FIELDS",
+    "few_examples",
     "HARNESS_DATABASE_KEY",
     "write_deployment",
     "assert_neighbour_invariant",

@@ -18,9 +18,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
-from neighbours import VALUE_FIELDS, Clinic, assert_neighbour_invariant, cli_json, clinics, neighbours, outcome
+from neighbours import VALUE_FIELDS, Clinic, assert_neighbour_invariant, cli_json, clinics, neighbours, outcome, few_examples
 
 from policy_config import configure_policy
 from pimento.release.session import Session
@@ -72,12 +72,7 @@ CI_SQL = (
 )
 ALL_CELLS = "SELECT p.pat_id, p.name, p.birth_year, v.visit_id, v.pat_id, v.diagnosis, r.rx_id, r.visit_id, r.drug FROM Patient p, Visit v, Prescription r"
 
-SLOW = settings(
-    max_examples=8,
-    deadline=None,
-    phases=(Phase.explicit, Phase.reuse, Phase.generate),
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+SLOW = few_examples(8, filter_too_much=True)
 
 _COMPILED: dict[str, str] = {}
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from neighbours import (
+    few_examples,
     HARNESS_DATABASE_KEY,
     write_deployment,
     VALUE_FIELDS,
@@ -89,12 +90,7 @@ ATTACK = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHE
 
 #: Each example writes two databases and runs two releases: few examples, no shrinking (a failure
 #: prints its D and D' already small).
-SLOW = settings(
-    max_examples=12,
-    deadline=None,
-    phases=(Phase.explicit, Phase.reuse, Phase.generate),
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+SLOW = few_examples(12)
 
 
 def _session_sql(sql: str, *, epsilon: str = EPS, delta: str | None = DELTA):

@@ -13,10 +13,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from neighbours import Clinic, VALUE_FIELDS, assert_neighbour_invariant, clinics, fixed_noise, neighbours
+from neighbours import Clinic, VALUE_FIELDS, assert_neighbour_invariant, clinics, fixed_noise, neighbours, few_examples
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -92,8 +92,7 @@ def test_the_finding_1_attack_through_the_service(tmp_path, change):
 
 
 @pytest.mark.slow
-@settings(max_examples=4, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@few_examples(4)
 @given(data=st.data())
 def test_random_neighbours_through_the_service(tmp_path_factory, data):
     d = data.draw(clinics())

@@ -19,9 +19,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
-from neighbours import ADD_REMOVE, CHANGE, VALUE_FIELDS, Clinic, assert_neighbour_invariant, cli_json, clinics, neighbours, outcome
+from neighbours import ADD_REMOVE, CHANGE, VALUE_FIELDS, Clinic, assert_neighbour_invariant, cli_json, clinics, neighbours, outcome, few_examples
 
 from pimento.errors import UserError
 from pimento.release.modes import NEIGHBOURS, ModeError, check_neighbours, guarantee_kind, neighbourhood_of, resolve_neighbours
@@ -41,12 +41,7 @@ COUNTS = (
 YOUNG = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE p.birth_year >= 1990"
 #: the bound tests run at a large epsilon (beta 0.31), where the distance-0 rules, not the k >= 1 terms, decide
 BOUND_EPS = "10"
-FEW = settings(
-    max_examples=4,
-    deadline=None,
-    phases=(Phase.explicit, Phase.reuse, Phase.generate),
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+FEW = few_examples(4, filter_too_much=True)
 
 # the clinic policy of the modes' neighbour test (flu visits and the ids of patients born before 1980
 # are public for (patient:1 -> patient:1, stats)): one home for it
