@@ -189,6 +189,23 @@ def test_the_add_remove_bound_does_not_cover_a_change_and_the_change_bound_does(
     assert _bound(d, YOUNG, "change").crs >= 3 and _bound(d, YOUNG, "both").crs >= 3
 
 
+def test_a_selection_on_an_unauthorized_column_of_a_public_key_is_boundary():
+    """Correction 4 on the engine, with the policy's authorization: both patients' ids are public (born
+    before 1980), their names are not, and the query selects on the name. Renaming Ana keeps every
+    authorized cell and moves the count by her 4 visits; the bound must cover it. With B_i = the join
+    columns only (the selection's column left out) both patients would be public, Prj-Chg would give 0
+    and the bound would fall to about e^-beta (T_E + 1) < 4."""
+    named = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE p.name = 'Ana Baker'"
+    visits = tuple((100 + k, 1, "hiv") for k in range(4)) + tuple((200 + k, 2, "asthma") for k in range(4))
+    d = Clinic({"Patient": ((1, "Ana Baker", 1970), (2, "Bo Chen", 1975)), "Visit": visits, "Prescription": ()})
+    d2 = d.without_row("Patient", (1, "Ana Baker", 1970)).with_row("Patient", (1, "Zed Young", 1970))
+    assert authorized_cells(d) == authorized_cells(d2) and abs(d.count(named) - d2.count(named)) == 4
+    assert any(c[0] == "Patient" and str(c[1]) == "1" for c in authorized_cells(d))  # Ana's id is public
+    for neighbourhood in ("change", "both"):
+        assert _bound(d, named, neighbourhood).crs >= 4, neighbourhood
+        assert _bound(d2, named, neighbourhood).crs >= 4, neighbourhood
+
+
 @FEW
 @given(data=st.data(), d=clinics(max_patients=4, max_visits=6, max_prescriptions=3), sql=st.sampled_from(COUNTS + (YOUNG,)),
        setting=st.sampled_from([("change", CHANGE), ("both", CHANGE), ("both", ADD_REMOVE)]))

@@ -21,20 +21,27 @@ Row = tuple[int, ...]
 
 @dataclass(frozen=True)
 class Auth:
-    """Authorization of one relation: tuples in ``phi`` (a set of rows; None: every row) get ``cols`` authorized."""
+    """Authorization of one relation: tuples in ``phi`` get ``cols`` authorized.
+
+    ``phi``: a set of values of the columns ``on`` (None: of the whole row), or None for every row. A
+    predicate on the authorized columns only (``on`` within ``cols``, e.g. sigma_{b=0} pi_b) lets a change
+    of the other columns keep the tuple's authorized cells; a predicate on the whole row does not.
+    """
 
     phi: frozenset[Row] | None = frozenset()
     cols: tuple[str, ...] = ()
     whole: bool = False  # Pub: every tuple it could hold is wholly authorized
+    on: tuple[str, ...] | None = None
 
     def authorized(self, columns: tuple[str, ...], row: Row) -> tuple[str, ...]:
         if self.whole:
             return columns
         if not self.cols:
             return ()
-        if self.phi is None or tuple(row) in self.phi:
+        if self.phi is None:
             return self.cols
-        return ()
+        key = tuple(row) if self.on is None else tuple(row[columns.index(c)] for c in self.on)
+        return self.cols if key in self.phi else ()
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,13 @@ class Schema:
         return tuple(sorted(self.rels))
 
     def var_of(self) -> dict[tuple[str, str], int]:
+        cached = self.__dict__.get("_var_cache")
+        if cached is None:
+            cached = self._union_find()
+            object.__setattr__(self, "_var_cache", cached)
+        return cached
+
+    def _union_find(self) -> dict[tuple[str, str], int]:
         parent: dict[tuple[str, str], tuple[str, str]] = {}
 
         def find(x):
@@ -232,8 +246,9 @@ def facts(schema: Schema, inst: Instance, t: dict[frozenset[str], int]) -> dict[
     return out
 
 
-def crs(schema: Schema, inst: Instance, beta: float, neighbourhood: str = "add_remove", variant: str = "paper"):
-    t = all_te(schema, inst)
+def crs(schema: Schema, inst: Instance, beta: float, neighbourhood: str = "add_remove", variant: str = "paper",
+        t: dict[frozenset[str], int] | None = None):
+    t = all_te(schema, inst) if t is None else t
     rs = maximize_envelope(schema.aliases, schema.private, t, beta).rs
     return contextual_rs(schema.aliases, schema.private, t, beta, facts(schema, inst, t), neighbourhood=neighbourhood,
                          rs=rs, variant=variant)
@@ -317,3 +332,86 @@ def split_parts(schema: Schema, inst: Instance) -> tuple[int, int]:
 def make(schema: Schema, rows: dict[str, list[Row]]) -> Instance:
     tid = itertools.count(1)
     return {a: tuple((next(tid), tuple(r)) for r in rows.get(a, [])) for a in schema.aliases}
+
+
+# ---------------------------------------------------------------- the properties checked by brute force
+def canonical(schema: Schema, inst: Instance) -> tuple:
+    """The instance without tuple ids (CRS, counts and multiplicities do not read them)."""
+    return tuple(tuple(sorted(r for _, r in inst[a])) for a in schema.aliases)
+
+
+class Cached:
+    """CRS and T_E of one schema, memoised by instance content (a sweep revisits instances as neighbours)."""
+
+    def __init__(self, schema: Schema):
+        self.schema = schema
+        self.memo: dict[tuple, object] = {}
+        self.te_memo: dict[tuple, dict[frozenset[str], int]] = {}
+
+    def te(self, inst: Instance) -> dict[frozenset[str], int]:
+        key = canonical(self.schema, inst)
+        if key not in self.te_memo:
+            self.te_memo[key] = all_te(self.schema, inst)
+        return self.te_memo[key]
+
+    def __call__(self, inst: Instance, beta: float, model: str, variant: str):
+        key = (canonical(self.schema, inst), beta, model, variant)
+        if key not in self.memo:
+            self.memo[key] = crs(self.schema, inst, beta, model, variant, self.te(inst))
+        return self.memo[key]
+
+
+def check_properties(schema: Schema, inst: Instance, model: str, beta: float, variants: str | tuple[str, ...] = "paper",
+                     stats: dict | None = None, crs_of: Cached | None = None) -> None:
+    """For every contextual neighbour I' under ``model`` and each variant: (i) CRS >= |q(I) - q(I')| and each
+    relation's rule bound >= what one edit of it moves, (ii) CRS(I) <= e^beta CRS(I') both ways, (iii) CRS
+    <= RS; the tight variant <= the paper's; for the tight variant under add/remove the growth lemma of T^c;
+    under add/remove the split properties."""
+    import math
+
+    variants = (variants,) if isinstance(variants, str) else tuple(variants)
+    crs_of = crs_of or Cached(schema)
+    stats = stats if stats is not None else {}
+    here = {v: crs_of(inst, beta, model, v) for v in variants}
+    for v, h in here.items():
+        assert h.crs <= h.rs, f"(iii) CRS above RS ({v})"
+        if v == "tight":
+            assert h.crs <= crs_of(inst, beta, model, "paper").crs, "tight above the paper's CRS"
+    q = count(schema, inst)
+    bound = math.exp(beta) * (1 + 1e-12)
+    ell = {v: {r.alias: r.ell for r in h.rules} for v, h in here.items()}
+    t = crs_of.te(inst)
+    names = frozenset(schema.aliases)
+    for other in neighbours(schema, inst, model):
+        stats["neighbours"] = stats.get("neighbours", 0) + 1
+        moved = abs(q - count(schema, other))
+        (edited,) = [a for a in schema.aliases if other[a] != inst[a]]
+        for v, h in here.items():
+            assert moved <= h.crs, f"(i) CRS below CLS ({v})"
+            assert moved <= ell[v][edited], f"rule of {edited} below the change an edit of it makes ({v})"
+            if v == "tight" and model == "add_remove":
+                # the lemma behind the tight variant: T^c_{E_i} moves by at most T_{E_i - j} per edit of R_j
+                t2 = crs_of.te(other)
+                for f in h.facts:
+                    if f.t_free is None:
+                        continue
+                    assert f.t_free >= 0 and ell[v][f.alias] <= f.t_free
+                    moved_tc = t_free(schema, other, f.alias) - f.t_free
+                    if edited == f.alias:
+                        assert moved_tc == 0, "T^c of R_i moved under an edit of R_i"
+                    else:
+                        cap = names - {f.alias, edited}
+                        assert abs(moved_tc) <= t[cap] and abs(moved_tc) <= t2[cap], "T^c grew faster than T_{E_i - j}"
+            there = crs_of(other, beta, model, v)
+            assert float(h.crs) <= bound * float(there.crs), f"(ii) CRS not beta-smooth ({v})"
+            assert float(there.crs) <= bound * float(h.crs), f"(ii) CRS not beta-smooth ({v})"
+    if model == "add_remove":
+        exact, rest = split_parts(schema, inst)
+        for other in neighbours(schema, inst, "add_remove", contextual=False):
+            e2, r2 = split_parts(schema, other)
+            assert abs(rest - r2) <= abs((exact + rest) - (e2 + r2)), "split remainder moves more than the count"
+        for other in neighbours(schema, inst, "add_remove"):
+            assert split_parts(schema, other)[0] == exact, "split exact part moved on a contextual neighbour"
+    for v in variants:
+        stats["instances"] = stats.get("instances", 0) + 1
+        stats[f"{v}/{model}"] = stats.get(f"{v}/{model}", 0) + 1

@@ -19,7 +19,6 @@ moves on every (ordinary) neighbour, and the exact part does not move on context
 
 from __future__ import annotations
 
-import math
 import os
 
 from hypothesis import HealthCheck, given, settings
@@ -96,46 +95,7 @@ def scenarios(draw, shape: str):
 
 
 def _check(schema, inst, model, beta, variant="paper"):
-    here = m.crs(schema, inst, beta, model, variant)
-    assert here.crs <= here.rs, "(iii) CRS above RS"
-    q = m.count(schema, inst)
-    bound = math.exp(beta) * (1 + 1e-12)
-    ell = {r.alias: r.ell for r in here.rules}
-    t = m.all_te(schema, inst)
-    names = frozenset(schema.aliases)
-    tfree = {f.alias: f.t_free for f in here.facts}
-    for other in m.neighbours(schema, inst, model):
-        CHECKED["neighbours"] += 1
-        moved = abs(q - m.count(schema, other))
-        assert moved <= here.crs, "(i) CRS below CLS"
-        (edited,) = [a for a in schema.aliases if other[a] != inst[a]]
-        assert moved <= ell[edited], f"rule of {edited} below the change an edit of it makes"
-        if variant == "tight" and model == "add_remove":
-            # the lemma behind the tight variant: T^c_{E_i} moves by at most T_{E_i - j} per edit of R_j
-            t2 = m.all_te(schema, other)
-            for a, value in tfree.items():
-                if value is None:
-                    continue
-                assert value >= 0 and ell[a] <= value
-                moved_tc = m.t_free(schema, other, a) - value
-                if edited == a:
-                    assert moved_tc == 0, "T^c of R_i moved under an edit of R_i"
-                else:
-                    assert abs(moved_tc) <= t[names - {a, edited}] and abs(moved_tc) <= t2[names - {a, edited}]
-        there = m.crs(schema, other, beta, model, variant)
-        assert float(here.crs) <= bound * float(there.crs), "(ii) CRS not beta-smooth"
-        assert float(there.crs) <= bound * float(here.crs), "(ii) CRS not beta-smooth"
-    if model == "add_remove":
-        exact, rest = m.split_parts(schema, inst)
-        for other in m.neighbours(schema, inst, "add_remove", contextual=False):
-            e2, r2 = m.split_parts(schema, other)
-            assert abs(rest - r2) <= abs((exact + rest) - (e2 + r2)), "split remainder moves more than the count"
-        for other in m.neighbours(schema, inst, "add_remove"):
-            assert m.split_parts(schema, other)[0] == exact, "split exact part moved on a contextual neighbour"
-    if variant == "tight":
-        assert here.crs <= m.crs(schema, inst, beta, model, "paper").crs, "tight above the paper's CRS"
-    CHECKED["instances"] += 1
-    CHECKED[f"{variant}/{model}"] = CHECKED.get(f"{variant}/{model}", 0) + 1
+    m.check_properties(schema, inst, model, beta, variant, CHECKED)
 
 
 @SETTINGS

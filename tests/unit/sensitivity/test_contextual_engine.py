@@ -11,6 +11,7 @@ from pimento.sql.ir import Attribute, CountQuery, JoinCondition, Relation, Selec
 
 from . import _contextual_model as m
 from .test_contextual_bruteforce import scenarios
+from .test_contextual_change import change_scenarios
 
 
 def _public_sql(schema: m.Schema, alias: str) -> str | None:
@@ -21,7 +22,7 @@ def _public_sql(schema: m.Schema, alias: str) -> str | None:
         return "TRUE"
     if not auth.phi:
         return "FALSE"
-    cols = schema.rels[alias]
+    cols = auth.on or schema.rels[alias]
     terms = [" AND ".join(f'"{alias}"."{c}" = {v}' for c, v in zip(cols, row)) for row in sorted(auth.phi)]
     return " OR ".join(f"({t})" for t in terms)
 
@@ -50,6 +51,11 @@ def build(schema: m.Schema, inst: m.Instance):
 
 
 def _engine_matches_model(case):
+    if len(case) == 3:  # change_scenarios: (schema, inst, beta), checked under change and both
+        schema, inst, beta = case
+        for model in ("change", "both"):
+            _engine_matches_model((schema, inst, model, beta, "paper"))
+        return
     schema, inst, model, beta, variant = case
     engine, catalog, query, view = build(schema, inst)
     try:
@@ -92,6 +98,19 @@ def test_engine_facts_match_the_model_star(case):
 @_SETTINGS
 @given(scenarios("triangle"))
 def test_engine_facts_match_the_model_triangle(case):
+    _engine_matches_model(case)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(change_scenarios("chain2"))
+def test_engine_facts_match_the_model_change_chain(case):
+    """The instances built for change edits: partly authorized boundaries, sigma_phi on some columns."""
+    _engine_matches_model(case)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(change_scenarios("triangle"))
+def test_engine_facts_match_the_model_change_triangle(case):
     _engine_matches_model(case)
 
 
