@@ -130,12 +130,6 @@ def test_dp_release_on_hostile_table_names(shop, sql):
     assert answer.to_dict()["value"] is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src/pimento/sql/parse.py rebuilds selection predicates with unquoted identifiers "
-    "(exp.to_identifier(attr.column) in _Parser, then Selection(alias, combined.sql())), so a column "
-    "named like a keyword (\"select\") cannot be re-parsed by sql/ir._canonical_predicate",
-)
 def test_dp_release_filters_on_a_keyword_column(shop):
     from pimento.release.session import Session
 

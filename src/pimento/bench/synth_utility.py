@@ -91,8 +91,8 @@ def join_size_errors(real: str, syn: str, catalog: Any) -> dict[str, dict[str, f
     rc, sc = duckdb.connect(real, read_only=True), duckdb.connect(syn, read_only=True)
     try:
         for fk in catalog.foreign_keys:
-            cond = " AND ".join(f'c."{a}" = p."{b}"' for a, b in zip(fk.columns, fk.ref_columns))
-            q = f'SELECT COUNT(*) FROM "{fk.table}" c JOIN "{fk.ref_table}" p ON {cond}'
+            cond = " AND ".join(f"c.{quote_identifier(a)} = p.{quote_identifier(b)}" for a, b in zip(fk.columns, fk.ref_columns))
+            q = f"SELECT COUNT(*) FROM {quote_identifier(fk.table)} c JOIN {quote_identifier(fk.ref_table)} p ON {cond}"
             r, s = rc.execute(q).fetchall()[0][0], sc.execute(q).fetchall()[0][0]
             out[str(fk)] = {"real": r, "synthetic": s, "relative_error": abs(s - r) / max(r, 1)}
     finally:

@@ -30,6 +30,7 @@ from pimento.errors import DataSourceError, UserError
 from pimento.ingest.model import Cell, Mention, Span
 from pimento.ingest.resolve import Rejected, Resolution, Row, row_key_text
 from pimento.ingest.target import Target, key_of
+from pimento.sql.quote import quote_identifier as _q
 
 __all__ = [
     "DOCUMENTS_TABLE",
@@ -282,10 +283,6 @@ def _json(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return str(value)
-
-
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _lit(text: str) -> str:

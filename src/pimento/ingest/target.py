@@ -17,6 +17,7 @@ import duckdb
 
 from pimento.errors import CatalogError, DataSourceError, UserError
 from pimento.schema import Catalog, Table
+from pimento.sql.quote import quote_identifier as _q
 
 __all__ = ["INTERNAL_PREFIX", "Target", "ddl_from_catalog", "load_target", "table_order"]
 
@@ -167,10 +168,6 @@ def key_of(table: Table) -> tuple[str, ...]:
     if table.primary_key:
         return tuple(table.primary_key)
     return tuple(table.unique[0]) if table.unique else ()
-
-
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _first_line(exc: BaseException) -> str:

@@ -60,6 +60,7 @@ import numpy as np
 from pimento.engines.base import Engine
 from pimento.errors import InternalError
 from pimento.sensitivity.envelope import check_beta, exp_neg_upper, maximize_envelope, round_up_float
+from pimento.sql.quote import quote_identifier as _q
 
 __all__ = [
     "VARIANTS",
@@ -392,10 +393,6 @@ def _join_columns(query: Any, alias: str) -> dict[int, list[str]]:
             if mine:
                 out[index] = mine
     return out
-
-
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _with(view: AuthorizationView, *ctes: str) -> str:

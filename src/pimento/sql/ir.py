@@ -276,7 +276,8 @@ class CountQuery:
         return self.to_sql()
 
 
-def _identifier(name: str) -> exp.Identifier:
+def quoted_if_needed(name: str) -> exp.Identifier:
+    """``name`` as a sqlglot identifier, quoted only when it must be (a keyword, a space, a quote...)."""
     safe = name.isidentifier() and name.lower() == name.lower().strip()
     return exp.to_identifier(name, quoted=not safe or _is_reserved(name))
 
@@ -329,9 +330,9 @@ def _render_with_joins(query: CountQuery, dialect: str, pretty: bool) -> str:
 
     def table_expr(alias: str) -> exp.Expr:
         rel = query.relation(alias)
-        table = exp.Table(this=_identifier(rel.table))
+        table = exp.Table(this=quoted_if_needed(rel.table))
         if rel.alias != rel.table:
-            return exp.alias_(table, _identifier(rel.alias), table=True)
+            return exp.alias_(table, quoted_if_needed(rel.alias), table=True)
         return table
 
     select = exp.Select(expressions=[agg])
@@ -364,14 +365,14 @@ def _render_with_joins(query: CountQuery, dialect: str, pretty: bool) -> str:
 
 
 def _qualified(attr: Attribute) -> exp.Column:
-    return exp.Column(this=_identifier(attr.column), table=_identifier(attr.alias))
+    return exp.Column(this=quoted_if_needed(attr.column), table=quoted_if_needed(attr.alias))
 
 
 def _requalify(expression: exp.Expr) -> exp.Expr:
     """Re-quote identifiers of a stored predicate consistently with the rest of the query."""
     expression = expression.copy()
     for col in expression.find_all(exp.Column):
-        col.set("this", _identifier(col.name))
+        col.set("this", quoted_if_needed(col.name))
         if col.table:
-            col.set("table", _identifier(col.table))
+            col.set("table", quoted_if_needed(col.table))
     return expression

@@ -37,7 +37,7 @@ from pimento.config import MAX_SQL_CHARS
 from pimento.errors import CatalogError, Highlight, SqlError, UnsupportedQuery
 from pimento.schema import Catalog
 from pimento.sql.allowlist import SELECTION_REASONS, Refusal, check_selection, column_family
-from pimento.sql.ir import Attribute, Count, CountQuery, JoinCondition, Relation, Selection
+from pimento.sql.ir import Attribute, Count, CountQuery, JoinCondition, Relation, Selection, quoted_if_needed
 from pimento.sql.join_types import JOIN_TYPES_CONSTRUCT, check_join_types
 
 __all__ = ["MAX_NESTING", "REJECTION_REASONS", "parse_count_query"]
@@ -436,8 +436,8 @@ class _Parser:
             if isinstance(column.this, exp.Star):
                 continue
             attr = self._resolve(column)
-            column.set("table", exp.to_identifier(attr.alias))
-            column.set("this", exp.to_identifier(attr.column))
+            column.set("table", quoted_if_needed(attr.alias))  # a keyword or odd name stays one identifier
+            column.set("this", quoted_if_needed(attr.column))
         self.selections.setdefault(target, []).append(qualified)
 
     def _family(self, column: exp.Column) -> str:
