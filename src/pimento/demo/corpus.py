@@ -400,21 +400,12 @@ def narrate(database: str | Path, folder: str | Path, *, seed: int = 0) -> Corpu
     ``visit-17``; the wording of each is drawn from ``random.Random(seed)``.
     """
     out = Path(folder)
-    try:
-        con = duckdb.connect(str(database), read_only=True)
-    except duckdb.Error as exc:
-        raise DataSourceError(f"cannot open the demo database {database}: {exc}") from exc
-    try:
-        data = {t: _rows(con, t) for t in TABLES}
-    finally:
-        con.close()
+    data = _read_demo(database)
     ctx: dict[str, Any] = {
         "Patient": {r["pat_id"]: r for r in data["Patient"]},
         "Employee": {r["employee_id"]: r for r in data["Employee"]},
-        "orders": {},
+        "orders": _orders_by_visit(data),
     }
-    for order in data["MedicationOrders"]:
-        ctx["orders"].setdefault(order["visit_id"], []).append(order)
     rng = random.Random(seed)
     documents = out / "documents"
     documents.mkdir(parents=True, exist_ok=True)
@@ -429,21 +420,32 @@ def narrate(database: str | Path, folder: str | Path, *, seed: int = 0) -> Corpu
     return CorpusInfo(out, sum(kinds.values()), kinds)
 
 
-def narrated_rows(database: str | Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """Document id -> the rows of the demo database at ``database`` that the document narrates,
-    as ``(table, row)``: one row per document, plus the medication orders listed in a visit note
-    (the benchmark's truth for a sample of documents)."""
+def _read_demo(database: str | Path) -> dict[str, list[dict[str, Any]]]:
+    """Every narrated table of the demo database at ``database``, as rows (read-only)."""
     try:
         con = duckdb.connect(str(database), read_only=True)
     except duckdb.Error as exc:
         raise DataSourceError(f"cannot open the demo database {database}: {exc}") from exc
     try:
-        data = {t: _rows(con, t) for t in TABLES}
+        return {t: _rows(con, t) for t in TABLES}
     finally:
         con.close()
+
+
+def _orders_by_visit(data: dict[str, list[dict[str, Any]]]) -> dict[Any, list[dict[str, Any]]]:
+    """The medication orders of each visit (a visit note lists them)."""
     orders: dict[Any, list[dict[str, Any]]] = {}
     for order in data["MedicationOrders"]:
         orders.setdefault(order["visit_id"], []).append(order)
+    return orders
+
+
+def narrated_rows(database: str | Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """Document id -> the rows of the demo database at ``database`` that the document narrates,
+    as ``(table, row)``: one row per document, plus the medication orders listed in a visit note
+    (the benchmark's truth for a sample of documents)."""
+    data = _read_demo(database)
+    orders = _orders_by_visit(data)
     out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for _stem, prefix, table, key, _template in _KINDS:
         for row in data[table]:
