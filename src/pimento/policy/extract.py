@@ -36,7 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pimento.engines.base import Engine
-from pimento.errors import LLMError, PolicyError
+from pimento.errors import CatalogError, LLMError, PolicyError
 from pimento.llm import Message, SyntheticValues, Usage, complete_structured_one, render_schema
 from pimento.policy.compiler import compile_policy
 from pimento.policy.model import ANY, policy_from_dict
@@ -350,8 +350,8 @@ def _document(b: _Builder, name: str, norms: list[dict[str, Any]], subject_princ
     if subject not in b.principals:
         try:
             table = b.catalog.table(subject)
-        except Exception:  # noqa: BLE001
-            raise PolicyError(f"unknown subject principal {subject!r}") from None
+        except CatalogError as exc:  # the catalog names close matches
+            raise PolicyError(f"unknown subject principal {subject!r}", hint=exc.hint) from None
         subject = _slug(table.name, "principal")
         key = (table.primary_key or ("",))[0]
         b.principals.setdefault(subject, {"relation": table.name, "key": key})

@@ -26,7 +26,7 @@ from collections import Counter
 from typing import Any
 
 from pimento.engines.base import Engine
-from pimento.errors import PolicyError
+from pimento.errors import CatalogError, PolicyError
 from pimento.policy.extract import Extraction
 from pimento.policy.extract_offline.conditions import Atom, Var, ground_condition, relation_between
 from pimento.policy.extract_offline.ground import (
@@ -301,8 +301,8 @@ def _subject_table(frames: list[Frame], schema: Schema, explicit: str | None) ->
     if explicit:
         try:
             return schema.catalog.table(explicit)
-        except Exception:  # noqa: BLE001
-            raise PolicyError(f"unknown subject principal {explicit!r}") from None
+        except CatalogError as exc:  # the catalog names close matches
+            raise PolicyError(f"unknown subject principal {explicit!r}", hint=exc.hint) from None
     votes: Counter[str] = Counter()
     for f in frames:
         for phrase in (f.subject, f.source if f.verb == "receive" else None):
