@@ -12,7 +12,7 @@ graph. See docs/offline-parser.md.
 
 from __future__ import annotations
 
-from pimento.nl.intent import CountIntent, NotACountingQuestion, detect_intent
+from pimento.nl.count_intent import CountIntent, NotACountingQuestion, detect_intent
 from pimento.nl.joins import JoinEdge, JoinTree, join_edges, join_trees
 from pimento.nl.select import NotASelectQuestion, SelectCandidate, SelectQuery, translate_select
 from pimento.nl.translate import Candidate, translate

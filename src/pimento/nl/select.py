@@ -24,7 +24,7 @@ import sqlglot
 from sqlglot import exp
 
 from pimento.errors import InternalError, UserError
-from pimento.nl.intent import CountIntent, NotACountingQuestion, detect_intent
+from pimento.nl.count_intent import CountIntent, NotACountingQuestion, detect_intent
 from pimento.nl.text import STOPWORDS, Token, tokenize
 from pimento.nl.translate import (
     _GENERIC,
@@ -167,7 +167,7 @@ def _projection_start(question: str) -> tuple[int, str]:
 
 
 def _refuse(question: str) -> None:
-    from pimento.nl import intent as _i
+    from pimento.nl import count_intent as _i
 
     text = " ".join(question.split())
     if not text:

@@ -2,7 +2,7 @@
 
 Pipeline (each step a small function over plain data):
 
-1. :func:`~pimento.nl.intent.detect_intent`: is it a count, where does the counted phrase start,
+1. :func:`~pimento.nl.count_intent.detect_intent`: is it a count, where does the counted phrase start,
    was "different/distinct" asked;
 2. mentions: quoted strings, numbers, word n-grams linked to stored values
    (:class:`~pimento.nl.values.ValueIndex`), literals no stored value claims
@@ -32,7 +32,7 @@ from typing import Any
 from sqlglot import exp
 
 from pimento.errors import InternalError
-from pimento.nl.intent import CountIntent, detect_intent
+from pimento.nl.count_intent import CountIntent, detect_intent
 from pimento.nl.joins import JoinEdge, JoinTree, join_edges, join_trees
 from pimento.nl.open_values import CODED_WORDS, Span, column_profile, find_spans, link_span, numeric_placeholder, quoted_span
 from pimento.nl.text import STOPWORDS, Token, lemma, name_words, number_value, stem, synonyms, tokenize

@@ -213,7 +213,7 @@ def test_a_proper_name_beside_its_tables_noun_goes_to_the_name_not_to_an_id():
     """The column-label bonus ("the team X" names team_id's own word) skips id columns."""
     import sys
 
-    from pimento.nl.intent import detect_intent
+    from pimento.nl.count_intent import detect_intent
     from pimento.nl.open_values import link_span, quoted_span
     from pimento.nl.text import tokenize
 
