@@ -24,7 +24,7 @@ def entity_row_index(state: SynthState, e: str) -> dict[str, np.ndarray]:
     inv[base] = np.arange(base.size)
     pos_of[e] = inv
     for tt in info.tables[1:]:
-        parent = state.plan.tables[tt].parent
+        parent = state.forest.tables[tt].parent
         assert parent is not None
         valid = np.flatnonzero(state.valid[tt])
         pos = pos_of[parent][state.parent_idx[tt][valid]]
@@ -129,8 +129,8 @@ def per_unit_sample(state: SynthState, unit: np.ndarray, m: int) -> np.ndarray:
 
 def parent_entity_pos(state: SynthState, e: str) -> np.ndarray:
     """For each valid row of entity ``e``: the position of its parent entity row (among valid rows)."""
-    parent = state.plan.parent_of(e)
-    pent = state.plan.entity_of(parent)
+    parent = state.forest.parent_of(e)
+    pent = state.forest.entity_of(parent)
     prows = entity_row_index(state, pent)
     inv = np.full(state.n(parent), -1, dtype=np.int64)
     arr = prows[parent]
@@ -142,7 +142,7 @@ def parent_entity_pos(state: SynthState, e: str) -> np.ndarray:
 
 def partner_values(state: SynthState, e: str, partner: str, rows: dict[str, np.ndarray]) -> np.ndarray:
     if partner.startswith("^"):
-        pent = state.plan.entity_of(state.plan.parent_of(e))
+        pent = state.forest.entity_of(state.forest.parent_of(e))
         pinfo = state.entities[pent]
         pa = next(a for a in pinfo.attrs if a.name == partner[1:])
         vals, _ = raw_attr(state, pent, pa, entity_row_index(state, pent))

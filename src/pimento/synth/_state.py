@@ -17,7 +17,7 @@ from pimento.errors import ConfigError
 from pimento.schema import Catalog, Column, ForeignKey
 from pimento.synth._budget import SHARE_LINKS, SHARE_TYPES, Accountant
 from pimento.synth._encode import ColumnData, Encoding
-from pimento.synth._plan import Plan
+from pimento.synth._units import UnitForest
 
 if TYPE_CHECKING:
     from pimento.synth._mst import TableModel
@@ -81,7 +81,7 @@ def col_name(table: str, column: str) -> str:
 class SynthState:
     """Everything one synthesis knows, field by field; the pass that fills each field is named."""
 
-    plan: Plan
+    forest: UnitForest
     acc: Accountant
     #: Sampling randomness (the user's ``--seed``): post-processing only.
     rng: np.random.Generator
@@ -125,7 +125,7 @@ class SynthState:
 
     @property
     def cat(self) -> Catalog:
-        return self.plan.catalog
+        return self.forest.catalog
 
     # ------------------------------------------------------------------ tables and columns
 
@@ -148,7 +148,7 @@ class SynthState:
         return out
 
     def component_tables(self, comp: str) -> list[str]:
-        return [t for t in self.plan.order if self.plan.tables[t].component == comp]
+        return [t for t in self.forest.order if self.forest.tables[t].component == comp]
 
     def modelled_columns(self, tables: list[str]) -> Iterator[tuple[str, Column]]:
         """(table, column) of every column the models cover: not a foreign key, not a minted key."""
@@ -164,7 +164,7 @@ class SynthState:
         out = [e]
         i = 0
         while i < len(out):
-            out.extend(self.plan.tables[out[i]].extensions)
+            out.extend(self.forest.tables[out[i]].extensions)
             i += 1
         return out
 
@@ -191,8 +191,8 @@ class SynthState:
         """Links owned by tables of component ``comp`` that point at a private table and are not
         modelled as a public key attribute: their targets are drawn in proportion to in-degrees."""
         out = []
-        for t in self.plan.order:
-            tp = self.plan.tables[t]
+        for t in self.forest.order:
+            tp = self.forest.tables[t]
             if tp.component != comp:
                 continue
             for fk in tp.links:
@@ -237,7 +237,7 @@ def _parse_link_context(cat: Catalog, items: list[str]) -> dict[str, list[str]]:
 
 
 def start(
-    plan: Plan,
+    forest: UnitForest,
     accountant: Accountant,
     *,
     seed: int,
@@ -248,12 +248,12 @@ def start(
     """The state before any pass: the declarations checked (before anything is charged or read)."""
     order_rng = np.random.default_rng(accountant._rng.integers(0, 2**63 - 1))
     return SynthState(
-        plan=plan,
+        forest=forest,
         acc=accountant,
         rng=np.random.default_rng(seed),
         order_rng=order_rng,
         user_caps={k.lower(): v for k, v in (caps or {}).items()},
-        link_context=_parse_link_context(plan.catalog, list(link_context)),
-        public_values=_parse_columns(plan.catalog, public_values, "public value set"),
-        report={"caps": {}, "ties": [], "free_text": [], "models": {}, "components": plan.components, "column_types": {}},
+        link_context=_parse_link_context(forest.catalog, list(link_context)),
+        public_values=_parse_columns(forest.catalog, public_values, "public value set"),
+        report={"caps": {}, "ties": [], "free_text": [], "models": {}, "components": forest.components, "column_types": {}},
     )

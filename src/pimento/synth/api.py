@@ -21,7 +21,7 @@ from pimento.mechanisms.budget import Budget
 from pimento.mechanisms.ledger import database_key
 from pimento.schema import Catalog
 from pimento.synth._budget import Accountant, check_budget
-from pimento.synth._plan import make_plan
+from pimento.synth._units import unit_forest
 from pimento.synth._state import Progress, start
 from pimento.synth._write import META_TABLE, source_ddl, write_database
 from pimento.synth.passes import run_passes
@@ -114,8 +114,8 @@ def public_inputs(details: dict[str, Any]) -> list[str]:
     for table, info in sorted((details.get("public_directory") or {}).items()):
         cols = ", ".join(info.get("columns") or []) if isinstance(info, dict) else ""
         out.append(f"the directory of {table}: its number of rows per value of ({cols}) (declared link context)")
-    plan = details.get("plan")
-    tables = plan.get("tables") if isinstance(plan, dict) else None
+    layout = details.get("plan")
+    tables = layout.get("tables") if isinstance(layout, dict) else None
     if isinstance(tables, dict):
         for table, info in sorted(tables.items()):
             if isinstance(info, dict) and info.get("kind") == "public":
@@ -180,9 +180,9 @@ def synthesize(
         Path(out_path).unlink()
     if str(Path(out_path).resolve()) == str(Path(str(getattr(engine, "location", ""))).resolve()):
         raise DataSourceError("the output file is the source database", hint="choose another --out")
-    plan = make_plan(catalog, root)
+    forest = unit_forest(catalog, root)
     acc = Accountant(eps, dlt, noise_seed=_noise_seed)
-    state = start(plan, acc, seed=seed, caps=caps, link_context=list(link_context), public_values=list(public_values))
+    state = start(forest, acc, seed=seed, caps=caps, link_context=list(link_context), public_values=list(public_values))
     copy_id = str(uuid.uuid4())
     db_key = database_key(database or str(getattr(engine, "location", "")))
     fingerprint = source_fingerprint(engine, catalog)
@@ -193,16 +193,16 @@ def synthesize(
             db_key,
             Budget(eps, dlt),
             copy_id=copy_id,
-            note=f"synthetic database {out_path} (root {plan.root}, source {fingerprint[:12]})",
+            note=f"synthetic database {out_path} (root {forest.root}, source {fingerprint[:12]})",
         )
         charge_id = str(getattr(charge, "id", charge))
     state = run_passes(state, PASSES, engine=engine, progress=progress or _no_progress)
     assert state.sampled is not None
     tables: dict[str, dict[str, np.ndarray]] = dict(state.public_rows)
-    for t in plan.order:
+    for t in forest.order:
         tables[t] = state.sampled.cols[t]
     details = {
-        "plan": plan.describe(),
+        "plan": forest.describe(),
         "budget": acc.summary(),
         "spends": [(w, r, d) for w, r, d in acc.log],
         "dropped_in_repair": state.dropped,
@@ -213,7 +213,7 @@ def synthesize(
     meta = {
         "epsilon": str(eps),
         "delta": str(dlt),
-        "root": plan.root,
+        "root": forest.root,
         "seed": int(seed),
         "source_fingerprint": fingerprint,
         "created_at": datetime.now(timezone.utc).replace(tzinfo=None).isoformat(sep=" "),
@@ -230,7 +230,7 @@ def synthesize(
     if progress:
         progress("write", 1, 1)
     return SynthResult(
-        out_path, eps, dlt, plan.root, int(seed), open_engine(out_path, read_only=True), rows, time.monotonic() - started, charge_id, details,
+        out_path, eps, dlt, forest.root, int(seed), open_engine(out_path, read_only=True), rows, time.monotonic() - started, charge_id, details,
         copy_id, db_key,
     )
 

@@ -7,7 +7,7 @@ import pytest
 from pimento.errors import CatalogError, ConfigError, PrivacyParameterError
 from pimento.schema import Catalog, Column, ForeignKey, Table
 from pimento.synth._budget import Accountant, check_budget, eps_from_rho, rho_from_eps_delta
-from pimento.synth._plan import make_plan
+from pimento.synth._units import unit_forest
 
 
 @pytest.mark.parametrize("eps,delta", [("1.6", "1e-6"), ("0.1", "1e-9"), ("8", "1e-5")])
@@ -61,37 +61,37 @@ def _hospital():
 
 
 def test_plan_structure_of_a_hospital():
-    plan = make_plan(_hospital(), "patient")
-    assert plan.components == ["Patient", "Employee"]
-    assert plan.tables["Orders"].parent == "Visit"  # the deepest parent, not Patient
-    assert [str(fk) for fk, _ in plan.tables["Orders"].derived] == ["Orders(pat_id) -> Patient(pat_id)"]
-    assert plan.tables["Rx"].kind == "extension" and plan.entity_of("Rx") == "Orders"
-    assert {fk.ref_table for fk in plan.tables["Rx"].links} == {"Employee"}
-    assert plan.tables["Dx"].kind == "public"
-    assert plan.tables["Employee"].component == "Employee"
+    forest = unit_forest(_hospital(), "patient")
+    assert forest.components == ["Patient", "Employee"]
+    assert forest.tables["Orders"].parent == "Visit"  # the deepest parent, not Patient
+    assert [str(fk) for fk, _ in forest.tables["Orders"].derived] == ["Orders(pat_id) -> Patient(pat_id)"]
+    assert forest.tables["Rx"].kind == "extension" and forest.entity_of("Rx") == "Orders"
+    assert {fk.ref_table for fk in forest.tables["Rx"].links} == {"Employee"}
+    assert forest.tables["Dx"].kind == "public"
+    assert forest.tables["Employee"].component == "Employee"
 
 
 def test_missing_root_is_a_clear_error():
     with pytest.raises(CatalogError, match="root relation 'Patients' does not exist"):
-        make_plan(_hospital(), "Patients")
+        unit_forest(_hospital(), "Patients")
     with pytest.raises(ConfigError, match="no root"):
-        make_plan(_hospital(), None)
+        unit_forest(_hospital(), None)
 
 
 def test_public_root_is_refused():
     with pytest.raises(ConfigError, match="public"):
-        make_plan(_hospital(), "Dx")
+        unit_forest(_hospital(), "Dx")
 
 
 def test_cyclic_foreign_keys_are_refused():
     tables = (_t("A", ["id", "b"], ["id"]), _t("B", ["id", "a"], ["id"]))
     fks = (ForeignKey("A", ("b",), "B", ("id",)), ForeignKey("B", ("a",), "A", ("id",)))
     with pytest.raises(CatalogError, match="cyclic foreign keys"):
-        make_plan(Catalog(tables, fks), "A")
+        unit_forest(Catalog(tables, fks), "A")
 
 
 def test_public_table_referencing_private_is_refused():
     tables = (_t("P", ["id"], ["id"]), _t("Pub", ["id", "p"], ["id"], private=False))
     with pytest.raises(CatalogError, match="public table 'Pub' references private table 'P'") as info:
-        make_plan(Catalog(tables, (ForeignKey("Pub", ("p",), "P", ("id",)),)), "P")
+        unit_forest(Catalog(tables, (ForeignKey("Pub", ("p",), "P", ("id",)),)), "P")
     assert "declare 'Pub' private" in info.value.one_line()

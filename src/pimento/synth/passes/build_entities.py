@@ -14,12 +14,12 @@ __all__ = ["build_entities"]
 
 def build_entities(state: SynthState, *, engine: Engine) -> SynthState:
     """Fills ``entities`` (no budget; public link keys are read from public tables)."""
-    for t in state.plan.order:
-        if state.plan.tables[t].kind != "entity":
+    for t in state.forest.order:
+        if state.forest.tables[t].kind != "entity":
             continue
         info = EntityInfo(t, state.entity_tables(t), unit_rows=state.unit_rows[t])
         for tt in info.tables:
-            tp = state.plan.tables[tt]
+            tp = state.forest.tables[tt]
             if tt != t:
                 info.attrs.append(Attr(f"has:{tt}", "has", tt, size=2))
             minted = state.minted(tt)

@@ -23,14 +23,14 @@ CAP_QUANTILE = 0.95
 
 def cap_fanout(state: SynthState) -> SynthState:
     """Fills ``parent_idx``, ``valid``, ``unit``, ``unit_rows`` and ``caps`` (charges the caps' share)."""
-    for comp in state.plan.components:
+    for comp in state.forest.components:
         state.acc.scope = comp
         tables = state.component_tables(comp)
-        edges = [t for t in tables if state.plan.tables[t].kind == "entity" and state.plan.tables[t].parent]
+        edges = [t for t in tables if state.forest.tables[t].kind == "entity" and state.forest.tables[t].parent]
         rho_comp = state.acc.rho_total
         rho_cap = rho_comp * SHARE_CAPS / max(len(edges), 1) if edges else 0.0
         for t in tables:
-            tp = state.plan.tables[t]
+            tp = state.forest.tables[t]
             n = state.n(t)
             if tp.parent is None:
                 state.parent_idx[t] = np.full(n, -1, dtype=np.int64)
@@ -50,7 +50,7 @@ def cap_fanout(state: SynthState) -> SynthState:
                 while cur != anc:
                     up = state.parent_idx[cur]
                     anc_idx = np.where(anc_idx >= 0, up[np.maximum(anc_idx, 0)], -1)
-                    cur = state.plan.parent_of(cur)
+                    cur = state.forest.parent_of(cur)
                 ok &= keys_agree(state.data[anc], dfk.ref_columns, anc_idx, state.data[t], dfk.columns)
             if tp.kind == "extension":
                 cap = 1
@@ -96,7 +96,7 @@ def _truncate(state: SynthState, ok: np.ndarray, pidx: np.ndarray, cap: int) -> 
 
 
 def _choose_cap(state: SynthState, table: str, pidx: np.ndarray, ok: np.ndarray, rho: float) -> int:
-    tp = state.plan.tables[table]
+    tp = state.forest.tables[table]
     parent = tp.parent
     assert parent is not None
     user = state.user_caps.get(table.lower())

@@ -30,7 +30,7 @@ def decide_column_types(state: SynthState, *, engine: Engine) -> SynthState:
     """
     state.check_domains = read_check_domains(engine, state.cat)
     loose = getattr(engine, "name", "") not in TYPED_ENGINES
-    for comp in state.plan.components:
+    for comp in state.forest.components:
         state.acc.scope = comp
         tables = state.component_tables(comp)
         todo = []

@@ -23,17 +23,17 @@ TOTAL_PARTICIPATION = 0.97
 
 def detect_ties(state: SynthState) -> SynthState:
     """Sets ``Attr.tied_to`` of the tied attributes (charges the ties' share, per component)."""
-    ents = [e for e in state.plan.order if e in state.entities]
+    ents = [e for e in state.forest.order if e in state.entities]
     # Ties are tested per component with a shared budget share.
-    for comp in state.plan.components:
+    for comp in state.forest.components:
         state.acc.scope = comp
-        comp_ents = [e for e in ents if state.plan.tables[e].component == comp]
+        comp_ents = [e for e in ents if state.forest.tables[e].component == comp]
         if not comp_ents:
             continue
         candidates: list[tuple[str, Attr, str | None]] = []
         for e in comp_ents:
             info = state.entities[e]
-            parent_ent = state.plan.entity_of(state.plan.parent_of(e)) if state.plan.tables[e].parent else None
+            parent_ent = state.forest.entity_of(state.forest.parent_of(e)) if state.forest.tables[e].parent else None
             parent_attrs = state.entities[parent_ent].attrs if parent_ent else []
             for i, a in enumerate(info.attrs):
                 if a.kind == "has":
@@ -52,7 +52,7 @@ def detect_ties(state: SynthState) -> SynthState:
             sens = math.sqrt(2.0) * n_rows
             if a.kind == "has":
                 base_present = np.ones(len(rows[e]), dtype=bool)
-                parent_tab = state.plan.tables[a.table].parent
+                parent_tab = state.forest.tables[a.table].parent
                 if parent_tab in rows:
                     base_present = rows[parent_tab] >= 0
                 stats = np.array([float((rows[a.table] >= 0).sum()), float(base_present.sum())])

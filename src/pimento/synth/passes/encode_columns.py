@@ -22,7 +22,7 @@ MAX_PUBLIC_VALUES = 1000
 
 def encode_columns(state: SynthState, *, engine: Engine, progress: Progress) -> SynthState:
     """Fills ``enc`` (charges the selection share)."""
-    for comp in state.plan.components:
+    for comp in state.forest.components:
         state.acc.scope = comp
         todo = []
         for t, c in state.modelled_columns(state.component_tables(comp)):

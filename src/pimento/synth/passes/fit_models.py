@@ -20,16 +20,16 @@ MODEL_ROWS_PER_UNIT = 1
 
 def fit_models(state: SynthState, *, progress: Progress) -> SynthState:
     """Fills ``models`` and ``EntityInfo.ctx`` (charges the models' share)."""
-    ents = [e for e in state.plan.order if e in state.entities]
+    ents = [e for e in state.forest.order if e in state.entities]
     # Fit one model per entity.
     for i, e in enumerate(ents):
-        comp = cast(str, state.plan.tables[e].component)  # every entity table belongs to a component
+        comp = cast(str, state.forest.tables[e].component)  # every entity table belongs to a component
         rho_model = state.acc.rho_total * (
             1 - SHARE_CAPS - SHARE_SELECT - SHARE_TIES - state.share_links(comp) - state.share_types(comp)
         )
         info = state.entities[e]
         state.acc.scope = comp
-        comp_ents = [x for x in ents if state.plan.tables[x].component == state.plan.tables[e].component]
+        comp_ents = [x for x in ents if state.forest.tables[x].component == state.forest.tables[e].component]
         rows = entity_row_index(state, e)
         codes: dict[str, np.ndarray] = {}
         sizes: dict[str, int] = {}
@@ -38,9 +38,9 @@ def fit_models(state: SynthState, *, progress: Progress) -> SynthState:
                 continue
             codes[a.name] = attr_codes(state, e, a, rows)
             sizes[a.name] = a.size
-        parent = state.plan.tables[e].parent
+        parent = state.forest.tables[e].parent
         if parent is not None:
-            pent = state.plan.entity_of(parent)
+            pent = state.forest.entity_of(parent)
             pinfo = state.entities[pent]
             pmodelled = [a for a in pinfo.attrs if a.tied_to is None and a.kind in ("col", "link", "ctx", "has") and a.size > 1]
             preferred = {p.lstrip("^") for a in info.attrs if isinstance(a.tied_to, str) for p in [a.tied_to] if p.startswith("^")}

@@ -68,7 +68,7 @@ def measure_link_degrees(state: SynthState) -> SynthState:
     Only the owning component's data is read (the key values of its rows), plus the declared
     link context of the referenced rows, which is public.
     """
-    for comp in state.plan.components:
+    for comp in state.forest.components:
         links = state.private_links(comp)
         if not links:
             continue

@@ -14,15 +14,15 @@ __all__ = ["mint_keys_and_links"]
 
 
 def mint_keys_and_links(state: SynthState) -> SynthState:
-    """Fresh keys, structural and derived foreign keys, then links (tables in plan order): fills
+    """Fresh keys, structural and derived foreign keys, then links (tables in forest order): fills
     the key columns of ``sampled`` and ``link_target``."""
     out = state.sampled
     assert out is not None
     public_rows = state.public_rows
     rng = state.rng
-    plan = state.plan
+    forest = state.forest
     cat = state.cat
-    for t in plan.order:
+    for t in forest.order:
         n = out.size(t)
         for c in state.minted(t):
             col = cat.table(t).column(c)
@@ -33,8 +33,8 @@ def mint_keys_and_links(state: SynthState) -> SynthState:
             else:
                 out.cols[t][c] = np.array([f"{t}_{i}" for i in range(1, n + 1)], dtype=object)
     link_target: dict[tuple[str, str], np.ndarray] = {}
-    for t in plan.order:
-        tp = plan.tables[t]
+    for t in forest.order:
+        tp = forest.tables[t]
         n = out.size(t)
         if tp.parent_fk is not None:
             fk = tp.parent_fk
@@ -46,7 +46,7 @@ def mint_keys_and_links(state: SynthState) -> SynthState:
             cur = t
             while cur != anc:
                 idx = out.parent[cur][idx]
-                cur = plan.parent_of(cur)
+                cur = forest.parent_of(cur)
             for c, rc in zip(fk.columns, fk.ref_columns):
                 out.cols[t][c] = out.cols[anc][rc][idx] if n else np.zeros(0, dtype=object)
         for fk in tp.links:
@@ -65,11 +65,11 @@ def mint_keys_and_links(state: SynthState) -> SynthState:
 
 def _resolve_link(state: SynthState, out: Sampled, t: str, fk: Any, public_rows: dict, rng: np.random.Generator) -> np.ndarray:
     """Row of the referenced table chosen for every sampled row of ``t`` (-1: NULL)."""
-    plan = state.plan
+    forest = state.forest
     cat = state.cat
     n = out.size(t)
     ref = fk.ref_table
-    e = plan.entity_of(t)
+    e = forest.entity_of(t)
     info = state.entities[e]
     ent_rows = out.ent_pos[t]
     nullable = any(cat.table(t).column(c).nullable for c in fk.columns)
@@ -137,10 +137,10 @@ def _scatter(existing: np.ndarray | None, rows: np.ndarray, values: np.ndarray, 
 
 def _partner_link_values(state: SynthState, out: Sampled, e: str, partner: str) -> np.ndarray:
     """Actual values (link keys or context codes) of a partner attribute, per entity row of ``e``."""
-    plan = state.plan
+    forest = state.forest
     if partner.startswith("^"):
-        parent = plan.parent_of(e)
-        pent = plan.entity_of(parent)
+        parent = forest.parent_of(e)
+        pent = forest.entity_of(parent)
         pv = out.vals[pent][partner[1:]]
         prow = out.ent_pos[parent][out.parent[e]]
         return pv[prow]

@@ -17,7 +17,7 @@ def read_public_directory(state: SynthState) -> SynthState:
     fresh keys, and its other attributes are drawn from the model given the context.
     """
     for e, info in state.entities.items():
-        tp = state.plan.tables[e]
+        tp = state.forest.tables[e]
         if tp.parent is not None:
             continue
         names = {col_name(e, c) for c in state.link_context_of(e)}

@@ -15,7 +15,7 @@ __all__ = ["read_public_tables"]
 
 def read_public_tables(state: SynthState, *, engine: Engine) -> SynthState:
     """Fills ``public_rows``."""
-    state.public_rows = {name: _read_public(engine, state.cat, name) for name, tp in state.plan.tables.items() if tp.kind == "public"}
+    state.public_rows = {name: _read_public(engine, state.cat, name) for name, tp in state.forest.tables.items() if tp.kind == "public"}
     return state
 
 

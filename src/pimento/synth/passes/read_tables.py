@@ -13,8 +13,8 @@ __all__ = ["read_tables"]
 
 def read_tables(state: SynthState, *, engine: Engine, progress: Progress) -> SynthState:
     """Fills ``state.data``."""
-    names = [t for t in state.plan.tables if state.plan.tables[t].kind != "public"]
-    for i, t in enumerate(state.plan.order):
+    names = [t for t in state.forest.tables if state.forest.tables[t].kind != "public"]
+    for i, t in enumerate(state.forest.order):
         state.data[t] = read_table(engine, state.cat, t)
         progress("read", i + 1, len(names))
     return state

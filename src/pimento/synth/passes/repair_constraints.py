@@ -12,7 +12,7 @@ __all__ = ["repair_constraints"]
 
 
 def _enforce_fds(state: SynthState, out: Sampled) -> None:
-    for t in state.plan.order:
+    for t in state.forest.order:
         for fd in state.cat.dependencies_of(t):
             n = out.size(t)
             if n == 0:
@@ -33,14 +33,14 @@ def repair_constraints(state: SynthState, *, progress: Progress) -> SynthState:
     out = state.sampled
     assert out is not None
     _enforce_fds(state, out)
-    keep = {t: np.ones(out.size(t), dtype=bool) for t in state.plan.order}
-    dropped = {t: 0 for t in state.plan.order}
-    minted = {t: state.minted(t) for t in state.plan.order}
+    keep = {t: np.ones(out.size(t), dtype=bool) for t in state.forest.order}
+    dropped = {t: 0 for t in state.forest.order}
+    minted = {t: state.minted(t) for t in state.forest.order}
     changed = True
     while changed:
         changed = False
-        for t in state.plan.order:
-            tp = state.plan.tables[t]
+        for t in state.forest.order:
+            tp = state.forest.tables[t]
             k = keep[t]
             if tp.parent is not None:
                 par = out.parent[t]
@@ -91,7 +91,7 @@ def repair_constraints(state: SynthState, *, progress: Progress) -> SynthState:
             keep[t] = k
     # Compact, remapping parent indices and link targets.
     remap = {}
-    for t in state.plan.order:
+    for t in state.forest.order:
         idx = np.flatnonzero(keep[t])
         new = np.full(out.size(t), -1, dtype=np.int64)
         new[idx] = np.arange(idx.size)
@@ -100,8 +100,8 @@ def repair_constraints(state: SynthState, *, progress: Progress) -> SynthState:
         for c in out.cols[t]:
             out.cols[t][c] = out.cols[t][c][idx]
         out.n[t] = idx.size
-    for t in state.plan.order:
-        tp = state.plan.tables[t]
+    for t in state.forest.order:
+        tp = state.forest.tables[t]
         idx = np.flatnonzero(keep[t])
         if tp.parent is not None:
             out.parent[t] = remap[tp.parent][out.parent[t][idx]]

@@ -17,11 +17,11 @@ def sample_rows(state: SynthState, *, progress: Progress) -> SynthState:
     progress("sample", 0, 1)
     rng = state.rng
     out = Sampled()
-    plan = state.plan
-    for e in [t for t in plan.order if t in state.entities]:
+    forest = state.forest
+    for e in [t for t in forest.order if t in state.entities]:
         info = state.entities[e]
         model = state.models[e]
-        tp = plan.tables[e]
+        tp = forest.tables[e]
         if tp.parent is None and e in state.directory:
             # Public directory (declared link context): the exact context tuples, other
             # attributes drawn from the model given them.
@@ -43,7 +43,7 @@ def sample_rows(state: SynthState, *, progress: Progress) -> SynthState:
             ppos = np.full(n, -1, dtype=np.int64)
         else:
             parent = tp.parent
-            pent = plan.entity_of(parent)
+            pent = forest.entity_of(parent)
             p_ent_rows = out.ent_pos.get(parent, np.zeros(0, dtype=np.int64))
             deg_all = out.codes[pent].get(f"deg:{e}")
             deg = deg_all[p_ent_rows] if deg_all is not None else np.zeros(len(p_ent_rows), dtype=np.int64)
@@ -67,7 +67,7 @@ def sample_rows(state: SynthState, *, progress: Progress) -> SynthState:
                 has = np.ones(n, dtype=bool)
             else:
                 has = ent_codes[has_attr.name] == 1
-            present[tt] = has & present[plan.parent_of(tt)]
+            present[tt] = has & present[forest.parent_of(tt)]
         for tt in info.tables:
             rows = np.flatnonzero(present[tt])
             out.n[tt] = rows.size
@@ -75,7 +75,7 @@ def sample_rows(state: SynthState, *, progress: Progress) -> SynthState:
             if tt == e:
                 out.parent[tt] = ppos  # index into the parent table's sampled rows
             else:
-                par = plan.parent_of(tt)
+                par = forest.parent_of(tt)
                 inv = np.full(n, -1, dtype=np.int64)
                 inv[out.ent_pos[par]] = np.arange(out.n[par])
                 out.parent[tt] = inv[rows]
@@ -96,7 +96,7 @@ def sample_rows(state: SynthState, *, progress: Progress) -> SynthState:
                 assert a.encoding is not None  # a modelled column attribute has its encoding
                 v = a.encoding.decode(ent_codes[a.name], rng, not_null=not col.nullable)
             elif a.tied_to.startswith("^"):
-                pent = plan.entity_of(plan.parent_of(e))
+                pent = forest.entity_of(forest.parent_of(e))
                 v = out.vals[pent][a.tied_to[1:]][parent_rows]
             else:
                 v = vals[a.tied_to].copy()

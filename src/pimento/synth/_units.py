@@ -1,4 +1,4 @@
-"""Schema analysis: privacy components, structural parents, 1:1 extensions, derived and link keys.
+"""The unit forest: privacy components, structural parents, 1:1 extensions, derived and link keys.
 
 Every private table gets at most one *structural* foreign key (its parent in the unit tree).
 A table whose structural key is unique (a 1:1 child such as Prescription -> MedicationOrders)
@@ -15,11 +15,14 @@ from dataclasses import dataclass, field
 from pimento.errors import CatalogError, ConfigError, InternalError
 from pimento.schema import Catalog, ForeignKey, Table
 
-__all__ = ["Plan", "TablePlan", "make_plan"]
+__all__ = ["UnitForest", "TableRole", "unit_forest"]
 
 
 @dataclass
-class TablePlan:
+class TableRole:
+    """What one table is in the unit forest: public, an entity (a node) or a 1:1 extension of its
+    parent, with its component, structural parent, derived keys and links."""
+
     name: str
     kind: str  # "public" | "entity" | "extension"
     component: str | None = None
@@ -36,10 +39,13 @@ class TablePlan:
 
 
 @dataclass
-class Plan:
+class UnitForest:
+    """The private tables arranged as trees of structural foreign keys under their component roots
+    (a unit is one root row and every row that reaches it, PRIVACY.md), with every table's role."""
+
     catalog: Catalog
     root: str
-    tables: dict[str, TablePlan]
+    tables: dict[str, TableRole]
     components: list[str]  # component roots, the declared root first
     order: list[str]  # private tables, parents before children
 
@@ -54,7 +60,7 @@ class Plan:
         """The parent table of ``table``, which the caller knows it has (an extension, a child entity)."""
         parent = self.tables[table].parent
         if parent is None:
-            raise InternalError(f"synthesis plan: table {table!r} has no parent")
+            raise InternalError(f"unit forest: table {table!r} has no parent")
         return parent
 
     def ancestors(self, table: str) -> list[str]:
@@ -94,7 +100,7 @@ def _not_null(table: Table, columns: tuple[str, ...]) -> bool:
     return all(not table.column(c).nullable or c in table.primary_key for c in columns)
 
 
-def make_plan(catalog: Catalog, root: str | None) -> Plan:
+def unit_forest(catalog: Catalog, root: str | None) -> UnitForest:
     """Decide components and structural parents; raise clear errors for what cannot be handled."""
     if root is None:
         raise ConfigError(
@@ -112,7 +118,7 @@ def make_plan(catalog: Catalog, root: str | None) -> Plan:
 
     names = [t.name for t in catalog.tables if not t.name.startswith("_pimento")]
     private = [n for n in names if catalog.table(n).private]
-    plans: dict[str, TablePlan] = {}
+    plans: dict[str, TableRole] = {}
     for n in names:
         if not catalog.table(n).private:
             for fk in catalog.foreign_keys_of(n):
@@ -121,7 +127,7 @@ def make_plan(catalog: Catalog, root: str | None) -> Plan:
                         f"public table {n!r} references private table {fk.ref_table!r} ({fk})",
                         hint=f"declare {n!r} private too (it would otherwise reveal keys of {fk.ref_table!r})",
                     )
-            plans[n] = TablePlan(n, "public")
+            plans[n] = TableRole(n, "public")
 
     # Candidate structural parents: FKs to another private table, onto one of its keys.
     def candidates(t: str) -> list[ForeignKey]:
@@ -181,7 +187,7 @@ def make_plan(catalog: Catalog, root: str | None) -> Plan:
 
     for t in private:
         comp = reached_by[t]
-        tp = TablePlan(t, "entity", component=comp, depth=depth_of(t))
+        tp = TableRole(t, "entity", component=comp, depth=depth_of(t))
         if t != comp:
             options = [fk for fk in cand[t] if reached_by.get(fk.ref_table) == comp]
             table = catalog.table(t)
@@ -192,13 +198,13 @@ def make_plan(catalog: Catalog, root: str | None) -> Plan:
         plans[t] = tp
 
     order = sorted(private, key=lambda t: (components.index(reached_by[t]), depth[t], t))
-    plan = Plan(catalog, root, plans, components, order)
+    forest = UnitForest(catalog, root, plans, components, order)
     for t in private:
         tp = plans[t]
         if tp.parent is not None:
             parent = plans[tp.parent]
             (parent.extensions if tp.kind == "extension" else parent.children).append(t)
-        ancestors = plan.ancestors(t)
+        ancestors = forest.ancestors(t)
         for fk in catalog.foreign_keys_of(t):
             if tp.parent_fk is not None and fk == tp.parent_fk:
                 continue
@@ -209,7 +215,7 @@ def make_plan(catalog: Catalog, root: str | None) -> Plan:
                 tp.links.append(fk)
             else:
                 tp.links.append(fk)
-    return plan
+    return forest
 
 
 def _check_acyclic(cand: dict[str, list[ForeignKey]], catalog: Catalog) -> None:
