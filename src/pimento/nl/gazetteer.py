@@ -1,4 +1,4 @@
-"""A small table of world knowledge for open value linking: continents, countries, languages.
+"""A small table of world knowledge for open value linking: continents, countries, languages, seasons.
 
 General public knowledge (not taken from any database): it tells the open value linker that
 "Asia" is a continent, "France" a country and "English" a language, so such a literal goes to a
@@ -47,6 +47,9 @@ LANGUAGES = _names(
     vietnamese|indonesian|malay|tagalog|swahili|tamil|telugu|latin|irish|welsh|catalan|basque"""
 )
 
+#: Seasons: a term, semester or cycle ("the Spring 2010 semester", "the fall election cycle").
+SEASONS = frozenset({"spring", "summer", "fall", "autumn", "winter"})
+
 #: Common alternative spellings of a few countries, tried as further values after the literal.
 ALIASES: dict[str, tuple[str, ...]] = {
     "united states": ("USA", "US", "United States of America"),
@@ -59,10 +62,10 @@ ALIASES: dict[str, tuple[str, ...]] = {
 
 
 def kind_of(text: str) -> str | None:
-    """``"continent"``, ``"country"``, ``"language"`` or None for a literal (any case).
+    """``"continent"``, ``"country"``, ``"language"``, ``"season"`` or None for a literal (any case).
 
-    >>> kind_of("Asia"), kind_of("france"), kind_of("English"), kind_of("Aberdeen")
-    ('continent', 'country', 'language', None)
+    >>> kind_of("Asia"), kind_of("france"), kind_of("English"), kind_of("Spring"), kind_of("Aberdeen")
+    ('continent', 'country', 'language', 'season', None)
     """
     key = " ".join(text.lower().split())
     if key in CONTINENTS and key != "australia":
@@ -71,4 +74,6 @@ def kind_of(text: str) -> str | None:
         return "country"
     if key in LANGUAGES:
         return "language"
+    if key in SEASONS:
+        return "season"
     return None

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pimento.nl.gazetteer import ALIASES, kind_of
-from pimento.nl.text import STOPWORDS, Token, lemma, name_words, synonyms
+from pimento.nl.text import STOPWORDS, Token, lemma, name_words, stem, synonyms
 from pimento.nl.values import ValueIndex, normalize_value
 from pimento.schema import Catalog
 
@@ -59,6 +59,8 @@ _PLACE_WORDS = {"city", "town", "location", "place", "state", "hometown", "home"
                 "village", "born"} | {"building", "build", "campus", "hall", "street", "address", "site"}  # fmt: skip
 #: places inside a town: "rooms in Lamberton" is a building, but a country is never one
 _SITE_WORDS = {"building", "build", "campus", "hall", "street", "address", "site"}
+#: columns a season names ("Spring" -> semester, "fall" -> election_cycle)
+_TERM_WORDS = {"semester", "term", "season", "cycle", "quarter", "session", "period"}
 _NATION_WORDS = {"country", "nation", "nationality", "citizenship"}
 _CODE_WORDS = {"code", "abbreviation", "abbrev", "type", "format", "status", "building", "room", "symbol", "id"}
 _KEY_WORDS = {"id", "code", "key", "no", "number", "num", "abbreviation", "abbrev", "ref", "uid", "guid"}
@@ -283,6 +285,9 @@ def link_span(
     refs = {(fk.table.lower(), c.lower()): r for fk in catalog.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)}
     heads = _head_tables(span, catalog)
     labels = _label_tables(span, tokens, catalog, hints, span_set | claimed)
+    modified = _modified_tables(span, tokens, catalog, hints) if span.kind == "beside" else frozenset()
+    by_verb = _by_verb(tokens, span) if span.kind in ("proper", "quoted") else None
+    state = _names_a_state(span, tokens)
     label_lemmas = _label_lemmas(span, tokens, span_set | claimed)
     fk_targets = {
         (fk.table.lower(), c.lower()): (fk.ref_table, r) for fk in catalog.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)
@@ -308,8 +313,12 @@ def link_span(
             if profile.informative and profile.style == "numeric":
                 continue
             if span.kind == "beside":
-                # only where the copy cannot tell (placeholders), and only the column named right there
-                if profile.informative or hints.column_hint(table.name, column.name, span.tokens[0], width=1, exclude=span_set) <= 0:
+                # only where the copy cannot tell (placeholders), and only the column named right there,
+                # or the label/category column of the table named right after it ("rock genre", "dog pets")
+                if profile.informative:
+                    continue
+                named_here = hints.column_hint(table.name, column.name, span.tokens[0], width=1, exclude=span_set) > 0
+                if not named_here and not (table.name in modified and _is_category_column(c_words, t_words)):
                     continue
             own = c_words - t_words
             if own - _GENERIC:
@@ -328,7 +337,17 @@ def link_span(
             reasons += why
             if span.kind == "coded":
                 score += 0.3
+            if by_verb is not None and _is_agent_column(c_words - t_words, by_verb):
+                score += 0.4  # "companies created by Andy" -> Founder: the agent of the verb, not the counted thing's name
+                reasons.append("'by ...' names the agent")
+            if state and c_words & {"name", "title", "first", "last", "fullname"}:
+                score -= 0.2  # 'Captured', 'Completed': a state, not a name
+            elif state and c_words & _STATE_WORDS:
+                score += 0.15
+                reasons.append("a participle names a state")
             label = _label_bonus(labels, catalog, table.name, column.name, fk_targets.get(key))
+            if table.name in modified and _is_category_column(c_words, t_words):
+                label = max(label, 0.3)  # "dog pets" -> Pets.PetType: the modifier is a category of the noun
             if label:
                 score += label
                 reasons.append("a noun beside the literal names its table")
@@ -414,6 +433,72 @@ def _label_tables(span: Span, tokens: list[Token], catalog: Catalog, hints: Hint
     return out
 
 
+#: nouns for the agent of a passive verb ("created by X" -> founder, "written by X" -> author)
+_AGENT_NOUNS = {"author", "writer", "director", "founder", "creator", "owner", "manager", "composer", "producer",
+                "publisher", "designer", "builder", "maker", "manufacturer", "artist", "singer", "performer",
+                "architect", "developer", "editor", "organizer", "organiser", "sponsor", "inventor"}  # fmt: skip
+
+
+_STATE_WORDS = {"status", "state", "result", "outcome", "decision", "disposition", "condition", "stage", "fate"}
+
+
+def _names_a_state(span: Span, tokens: list[Token]) -> bool:
+    """A quoted one-word literal shaped like a past participle ('Captured', 'Completed', 'Cancelled'),
+    or a literal right after "being": it describes a state (a status column), not a name. Not after
+    a name cue ("named 'Alfred'")."""
+    if span.kind not in ("proper", "quoted", "code") or len(span.tokens) != 1 or " " in span.text.strip():
+        return False
+    if _cue(tokens, span) == "name":
+        return False
+    k = span.tokens[0] - 1
+    if k >= 0 and tokens[k].lower == "being":
+        return True
+    word = span.text.strip().lower()
+    return span.kind == "quoted" and word.isalpha() and len(word) >= 6 and word.endswith("ed") and lemma(word) != word
+
+
+def _by_verb(tokens: list[Token], span: Span) -> str | None:
+    """The verb of a passive agent phrase before the literal ("created by Andy" -> "create"), "" when
+    "by" has no word before it; None when no "by" introduces the literal."""
+    k = min(span.tokens + span.label) - 1
+    while k >= 0 and tokens[k].lower in ("the", "a", "an"):
+        k -= 1
+    if k < 0 or tokens[k].lower != "by":
+        return None
+    return tokens[k - 1].lemma if k > 0 and tokens[k - 1].kind == "word" else ""
+
+
+def _is_agent_column(own_words: set[str], verb: str) -> bool:
+    """A column named by an agent noun: a listed one (author, founder, director, ...) or one made from
+    the verb ("composed by" -> composer, "owned by" -> owner)."""
+    for w in own_words:
+        if w in _AGENT_NOUNS:
+            return True
+        if verb and len(verb) >= 3 and w.endswith(("er", "or", "ist")) and (stem(w) == stem(verb) or w.startswith(verb[:-1] if verb.endswith("e") else verb)):
+            return True
+    return False
+
+
+def _modified_tables(span: Span, tokens: list[Token], catalog: Catalog, hints: Hints) -> frozenset[str]:
+    """Tables the word right after a lower-case modifier names ("rock genre" -> Genre, "dog pets" ->
+    Pets): the modifier is then likely one of that table's labels or categories."""
+    k = span.tokens[-1] + 1
+    if k >= len(tokens) or tokens[k].kind != "word":
+        return frozenset()
+    others = frozenset(t.index for t in tokens if t.index != k)
+    return frozenset(
+        t.name for t in catalog.tables
+        if not t.name.lower().startswith("_pimento") and hints.table_hint(t.name, exclude=others) >= 0.85
+    )  # fmt: skip
+
+
+def _is_category_column(c_words: set[str], t_words: set[str]) -> bool:
+    """A column that labels or classifies its table's rows: named by the table's words only, or
+    by them plus name/title or a category word (``Genre.Name``, ``Pets.PetType``, ``Has_Allergy.Allergy``)."""
+    own = c_words - t_words
+    return bool(c_words) and own <= {"name", "title"} | _CATEGORY_WORDS and len(own) <= 1
+
+
 def _label_bonus(
     labels: dict[str, float], catalog: Catalog, table: str, column: str, target: tuple[str, str] | None
 ) -> float:
@@ -493,6 +578,11 @@ def _class_bonus(
             bonus, why = 0.15, ["a language"]
         else:
             bonus = -0.2
+    elif kind == "season":
+        if c_words & _TERM_WORDS:
+            bonus, why = 0.5, ["a season names a term"]
+        else:
+            bonus = -0.2
     elif cue.startswith("place"):
         if c_words & _PLACE_WORDS:
             bonus, why = 0.35, [f"'{cue[6:]} ...' names a place"]
@@ -551,7 +641,7 @@ def _casings(span: Span, profile: ColumnProfile) -> list[str]:
     styled = {"lower": str.lower, "upper": str.upper, "title": _title}.get(profile.style)
     if styled is not None:
         forms = [styled(f) for f in forms] + forms
-    elif span.kind in ("plain", "proper") and not text.isupper():
+    elif span.kind in ("plain", "proper", "beside") and not text.isupper():
         forms = forms + [_title(f) if f == f.lower() else f.lower() for f in forms]
     return list(dict.fromkeys(f for f in forms if f))
 

@@ -597,6 +597,8 @@ def _number_options(ctx: _Context, t: Token, num: float) -> list[_Option]:
         if not text_numbers and not unseen:
             continue
         score = 0.25 + 0.6 * hint - (0.1 if unseen else 0.0)
+        if unseen and year_like and not {"year", "date"} & set(element.words):
+            score -= 0.2  # "the Spring 2010 semester": a year is stored as a year, not in the text column named beside it
         r = ranges.get(key)
         if r is not None:
             if r.low <= num <= r.high:
