@@ -178,6 +178,8 @@ def find_spans(
             out.append(Span((t.index,), t.text, "plain"))
         elif names_column is not None and _beside_column(tokens, t, names_schema, names_column):
             out.append(Span((t.index,), t.text, "beside"))
+        elif _state_participle(tokens, t, names_schema):
+            out.append(Span((t.index,), t.text, "state"))
     return sorted(out, key=lambda s: s.tokens[0])
 
 
@@ -242,6 +244,27 @@ def _beside_column(tokens: list[Token], t: Token, names_schema: Callable[[Token]
     if after is not None and after.kind == "word" and names_column(after) and before is not None and before.lower in _BEFORE_MODIFIER:
         return True  # "a king bed", "to rock genre"
     return before is not None and before.kind == "word" and before.lemma in _CATEGORY_WORDS and names_column(before)
+
+
+_BE = {"be", "is", "are", "was", "were", "been", "being", "got", "get", "gets"}
+_CLAUSE_END = {".", "?", "!", ",", ";", "and", "or", "but"}
+
+
+def _state_participle(tokens: list[Token], t: Token, names_schema: Callable[[Token], bool]) -> bool:
+    """A lower-case past participle that states the counted rows' status: after a form of "be" at
+    the end of its clause ("lessons have been cancelled?", "were completed?"), or right before a
+    status word ("in cancelled state"). Linked only to status columns the copy shows nothing of."""
+    text = t.text
+    if not text.isalpha() or text != text.lower() or len(text) < 5 or not text.endswith("ed") or t.lemma == t.lower:
+        return False
+    if names_schema(t) or t.lower in _OPERATOR_WORDS:
+        return False
+    i, n = t.index, len(tokens)
+    after = tokens[i + 1] if i + 1 < n else None
+    if after is not None and after.kind == "word" and after.lemma in _STATE_WORDS:
+        return True
+    before = tokens[i - 1] if i > 0 else None
+    return before is not None and before.lower in _BE and (after is None or after.text in _CLAUSE_END or after.lower in _CLAUSE_END)
 
 
 # --------------------------------------------------------------------------- linking
@@ -312,6 +335,8 @@ def link_span(
             profile = column_profile(values, catalog, table.name, column.name)
             if profile.informative and profile.style == "numeric":
                 continue
+            if span.kind == "state" and (profile.informative or not c_words & _STATUS_LABELS):
+                continue
             if span.kind == "beside":
                 # only where the copy cannot tell (placeholders), and only the column named right there,
                 # or the label/category column of the table named right after it ("rock genre", "dog pets")
@@ -340,6 +365,9 @@ def link_span(
             if by_verb is not None and _is_agent_column(c_words - t_words, by_verb):
                 score += 0.4  # "companies created by Andy" -> Founder: the agent of the verb, not the counted thing's name
                 reasons.append("'by ...' names the agent")
+            if span.kind == "state":
+                score += 0.2  # a participle stating the rows' status: the status column
+                reasons.append("a participle states a status")
             if state and c_words & {"name", "title", "first", "last", "fullname"}:
                 score -= 0.2  # 'Captured', 'Completed': a state, not a name
             elif state and c_words & _STATE_WORDS:
@@ -440,6 +468,8 @@ _AGENT_NOUNS = {"author", "writer", "director", "founder", "creator", "owner", "
 
 
 _STATE_WORDS = {"status", "state", "result", "outcome", "decision", "disposition", "condition", "stage", "fate"}
+#: status words that do not also name a place ("state" does: a US state)
+_STATUS_LABELS = _STATE_WORDS - {"state"}
 
 
 def _names_a_state(span: Span, tokens: list[Token]) -> bool:
@@ -619,7 +649,7 @@ def _spellings(
     if span.kind == "coded":
         word = lemma(span.text.lower())
         return [OpenLink(((table, column, v),), score - 0.04 * i, why) for i, v in enumerate(CODED_WORDS[word][:3])]
-    forms = _casings(span, profile)
+    forms = _casings(span, profile, category=_is_category_like(catalog, table, column))
     out = [OpenLink(((table, column, v),), score - 0.05 * i, why) for i, v in enumerate(forms[:4])]
     split = _first_last(catalog, table, column, span)
     if split is not None:
@@ -627,9 +657,14 @@ def _spellings(
     return out
 
 
-def _casings(span: Span, profile: ColumnProfile) -> list[str]:
+def _casings(span: Span, profile: ColumnProfile, *, category: bool = False) -> list[str]:
     """Spellings to try: as typed (singular first for a lower-case plural), known aliases
-    ('US' -> 'USA'), then the casing the column's surviving values use, or the other casing."""
+    ('US' -> 'USA'), then the casing the column's surviving values use, or the other casing.
+
+    A lower-case word put on a category or status column the copy shows nothing of ("a king bed",
+    "have been cancelled") is tried capitalised first: such columns mostly hold capitalised labels
+    ('King', 'Cancelled'; about three in four alphabetic values of the type/status/category columns
+    of the studied Spider databases)."""
     text = span.text
     if span.kind in ("quoted", "code") or text.isupper():
         forms = [text]
@@ -641,9 +676,20 @@ def _casings(span: Span, profile: ColumnProfile) -> list[str]:
     styled = {"lower": str.lower, "upper": str.upper, "title": _title}.get(profile.style)
     if styled is not None:
         forms = [styled(f) for f in forms] + forms
+    elif span.kind in ("beside", "state") and category and text == text.lower():
+        forms = [_title(f) for f in forms] + forms
     elif span.kind in ("plain", "proper", "beside") and not text.isupper():
         forms = forms + [_title(f) if f == f.lower() else f.lower() for f in forms]
     return list(dict.fromkeys(f for f in forms if f))
+
+
+def _is_category_like(catalog: Catalog, table: str, column: str) -> bool:
+    """A column that classifies rows: a category or status word in its name (``bedType``,
+    ``lesson_status_code``), or the label of a table (``Genre.Name``, ``Has_Allergy.Allergy``)."""
+    c_words = set(name_words(column))
+    if c_words & (_CATEGORY_WORDS | _STATE_WORDS):
+        return True
+    return _is_category_column(c_words, set(name_words(table)))
 
 
 def _title(text: str) -> str:

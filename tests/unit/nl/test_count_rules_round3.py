@@ -43,15 +43,16 @@ PETS = _cat(
 
 
 def test_a_lower_case_modifier_of_a_table_name_is_that_tables_label():
-    # "rock genre": the word before the table's name is one of its labels (Genre.Name)
+    # "rock genre": the word before the table's name is one of its labels (Genre.Name), capitalised
+    # first on a placeholder label column (see the casing test below)
     top = translate("How many tracks belong to the rock genre?", MUSIC, values=_placeholders(MUSIC))[0]
-    assert top.sql == "SELECT COUNT(*) FROM Genre JOIN Track ON Genre.GenreId = Track.GenreId WHERE Genre.Name = 'rock'"
+    assert top.sql == "SELECT COUNT(*) FROM Genre JOIN Track ON Genre.GenreId = Track.GenreId WHERE Genre.Name = 'Rock'"
 
 
 def test_a_lower_case_modifier_of_the_counted_noun_is_its_category():
     # "dog pets": the counted table's category column (PetType), not dropped
     top = translate("How many dog pets are there?", PETS, values=_placeholders(PETS))[0]
-    assert top.sql == "SELECT COUNT(*) FROM Pets WHERE Pets.PetType = 'dog'"
+    assert top.sql == "SELECT COUNT(*) FROM Pets WHERE Pets.PetType = 'Dog'"
 
 
 def test_the_modifier_rule_is_not_used_where_the_copy_holds_real_values():
@@ -106,3 +107,26 @@ def test_a_quoted_participle_is_a_state_not_a_name():
     # a name cue keeps a participle-shaped name on the name column
     top = translate("How many ships are named 'Mildred'?", SHIPS, values=ph)[0]
     assert top.sql == "SELECT COUNT(*) FROM ship WHERE ship.name = 'Mildred'"
+
+
+LESSONS = _cat([Table("Lessons", (Column("lesson_id", "integer"), Column("lesson_status_code", "text"), Column("lesson_time", "text")), ("lesson_id",))])
+ROOMS = _cat([Table("Rooms", (Column("RoomId", "text"), Column("roomName", "text"), Column("bedType", "text"), Column("beds", "integer")), ("RoomId",))])
+
+
+def test_a_participle_states_the_rows_status():
+    ph = _placeholders(LESSONS)
+    for q in ("How many lessons have been cancelled?", "How many lessons were in cancelled state?"):
+        top = translate(q, LESSONS, values=ph)[0]
+        assert top.sql == "SELECT COUNT(*) FROM Lessons WHERE Lessons.lesson_status_code = 'Cancelled'", q
+    # not a status: a participle followed by more of its clause
+    top = translate("How many lessons were cancelled by phone?", LESSONS, values=ph)[0]
+    assert "lesson_status_code" not in top.sql
+
+
+def test_a_lower_case_value_on_a_placeholder_category_column_is_capitalised_first():
+    cands = translate("How many rooms have a king bed?", ROOMS, values=_placeholders(ROOMS))
+    assert cands[0].sql == "SELECT COUNT(*) FROM Rooms WHERE Rooms.bedType = 'King'"
+    assert any(c.sql.endswith("bedType = 'king'") for c in cands)  # the other casing stays in the top k
+    # where the copy shows the column's values, their casing decides
+    values = ValueIndex.from_values({("Rooms", "bedType"): ["king", "queen"], ("Rooms", "roomName"): ["Blue"]})
+    assert translate("How many rooms have a king bed?", ROOMS, values=values)[0].sql.endswith("bedType = 'king'")
