@@ -2,13 +2,17 @@
 
     python -m pimento.bench.scale --sf 1 3                     # both engines, chains of 3, 4, 5
     python -m pimento.bench.scale --sf 1 --engines spark --threads 2
+    python -m pimento.bench.scale --sf 10 --engines duckdb --folder /tmp/tpch   # data generated once, reused
+    python -m pimento.bench.scale --sf 10 --engines spark --relations 3 --folder /tmp/tpch
 
 TPC-H is generated with DuckDB's tpch extension (offline: the ``duckdb-extension-tpch`` wheel, as
 :mod:`pimento.bench.rs_tpch` does), kept as a DuckDB file for the DuckDB runs and written to a
 folder of Parquet files (``region``, ``nation``, ``customer``, ``orders``, ``lineitem``) for the
-Spark runs (``spark:/folder``). The chains are rs_tpch's (3: customer - orders - lineitem, up to
-5: region - ... - lineitem), every relation private, no key declared and no catalog passed, so
-nothing is trusted to be unique (the T_E statement checks uniqueness on the data itself).
+Spark runs (``spark:/folder``; written only when Spark runs). Both are reused from ``--folder``, so
+the data is generated once and each engine (or each chain, ``--relations``) can run separately.
+The chains are rs_tpch's (3: customer - orders - lineitem, up to 5: region - ... - lineitem),
+every relation private, no key declared and no catalog passed, so nothing is trusted to be unique
+(the T_E statement checks uniqueness on the data itself).
 
 Each (scale factor, engine) runs in its own process so its memory peak is its own: DuckDB's is
 the process's peak resident set; Spark's is the Python driver's plus the JVM's (``VmHWM``).
@@ -74,8 +78,9 @@ def _jvm_peak_mb() -> float:
     return total
 
 
-def worker(engine_name: str, sf: float, folder: Path, repeat: int, beta: float, threads: int, memory: str) -> list[dict]:
-    """One engine at one scale factor, in this process (see the module docstring)."""
+def worker(engine_name: str, sf: float, folder: Path, repeat: int, beta: float, threads: int, memory: str,
+           relations: tuple[int, ...] = (3, 4, 5)) -> list[dict]:
+    """One engine at one scale factor, the chains of ``relations`` relations, in this process (see the module docstring)."""
     from pimento.engines import open_engine
     from pimento.sensitivity import residual_sensitivity
 
@@ -86,7 +91,7 @@ def worker(engine_name: str, sf: float, folder: Path, repeat: int, beta: float, 
         engine = open_engine(str(tpch_database(sf, folder)), engine="duckdb", threads=threads, memory_limit=memory)
     opened_s = time.perf_counter() - started
     rows = []
-    for length in (3, 4, 5):
+    for length in relations:
         query = chain_query(length)
         sql = query.to_sql(engine.dialect)
         count = engine.execute(sql).scalar()
@@ -125,11 +130,14 @@ def main() -> None:
     parser.add_argument("--beta", type=float, default=0.01)
     parser.add_argument("--threads", type=int, default=2, help="DuckDB threads; Spark local[N]")
     parser.add_argument("--memory", default="8GB", help="DuckDB memory_limit; Spark driver memory")
+    parser.add_argument("--relations", type=int, nargs="+", choices=[3, 4, 5], default=[3, 4, 5],
+                        help="the chains to run (relations per chain)")
     parser.add_argument("--worker", choices=["duckdb", "spark"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     folder = Path(args.folder)
     if args.worker:
-        for row in worker(args.worker, args.sf[0], folder, args.repeat, args.beta, args.threads, args.memory):
+        for row in worker(args.worker, args.sf[0], folder, args.repeat, args.beta, args.threads, args.memory,
+                          tuple(args.relations)):
             print(json.dumps(row), flush=True)
         return
     print(json.dumps({
@@ -140,12 +148,17 @@ def main() -> None:
     }), flush=True)
     for sf in args.sf:
         started = time.perf_counter()
-        parquet_folder(sf, folder)
-        print(json.dumps({"sf": sf, "data_s": round(time.perf_counter() - started, 1)}), flush=True)
+        if "spark" in args.engines:
+            parquet_folder(sf, folder)
+        else:  # DuckDB reads its own file: no Parquet copy
+            tpch_database(sf, folder)
+        print(json.dumps({"sf": sf, "data_s": round(time.perf_counter() - started, 1),
+                          "load": round(os.getloadavg()[0], 2)}), flush=True)
         for engine in args.engines:
             command = [sys.executable, "-m", "pimento.bench.scale", "--worker", engine, "--sf", str(sf),
                        "--folder", str(folder), "--repeat", str(args.repeat), "--beta", str(args.beta),
-                       "--threads", str(args.threads), "--memory", args.memory]
+                       "--threads", str(args.threads), "--memory", args.memory,
+                       "--relations", *(str(n) for n in args.relations)]
             done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
             for line in done.stdout.splitlines():
                 if line.startswith("{"):

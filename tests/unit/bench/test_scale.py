@@ -19,3 +19,19 @@ def test_parquet_folder_and_duckdb_worker(tmp_path):
     for row in rows:
         assert row["rs_s"] > 0 and row["count_s"] > 0 and row["peak_mb"] > 0
         assert row["ratio"] > 0 and row["rs"] > 0
+
+
+def test_one_chain_and_duckdb_only_run_writes_no_parquet(tmp_path, monkeypatch, capsys):
+    import json
+    import sys
+
+    from pimento.bench import scale
+
+    rows = worker("duckdb", 0.01, tmp_path, 1, 0.01, 1, "1GB", relations=(4,))
+    assert [r["relations"] for r in rows] == [4]
+    monkeypatch.setattr(sys, "argv", ["scale", "--sf", "0.01", "--engines", "duckdb", "--folder", str(tmp_path),
+                                      "--relations", "3", "--threads", "1", "--memory", "1GB"])
+    scale.main()
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [r["relations"] for r in lines if "relations" in r] == [3]
+    assert not (tmp_path / "pimento_tpch_sf0.01_parquet").exists()  # DuckDB reads its own file
