@@ -311,10 +311,15 @@ def link_span(
     modified = _modified_tables(span, tokens, catalog, hints) if span.kind == "beside" else frozenset()
     by_verb = _by_verb(tokens, span) if span.kind in ("proper", "quoted") else None
     state = _names_a_state(span, tokens)
+    # "How many activities does Mark Giuliano participate in?": the literal is the verb's subject,
+    # another entity than the counted one, so it is not the counted table's own name
+    counted = _tables_named_by(ignore, tokens, catalog, hints) if _is_subject(span, tokens, ignore) else frozenset()
     label_lemmas = _label_lemmas(span, tokens, span_set | claimed)
     fk_targets = {
         (fk.table.lower(), c.lower()): (fk.ref_table, r) for fk in catalog.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)
     }
+    labelled = _labelled_columns(span, catalog, label_lemmas)
+    own_words_of = _own_words
     out: list[OpenLink] = []
     for table in catalog.tables:
         if table.name.lower().startswith("_pimento"):
@@ -365,6 +370,9 @@ def link_span(
             if by_verb is not None and _is_agent_column(c_words - t_words, by_verb):
                 score += 0.4  # "companies created by Andy" -> Founder: the agent of the verb, not the counted thing's name
                 reasons.append("'by ...' names the agent")
+            if table.name in counted and _is_label_column(catalog, table.name, column.name):
+                score -= 0.2
+                reasons.append("the literal is the subject, not the counted thing")
             if span.kind == "state":
                 score += 0.2  # a participle stating the rows' status: the status column
                 reasons.append("a participle states a status")
@@ -376,13 +384,17 @@ def link_span(
             label = _label_bonus(labels, catalog, table.name, column.name, fk_targets.get(key))
             if table.name in modified and _is_category_column(c_words, t_words):
                 label = max(label, 0.3)  # "dog pets" -> Pets.PetType: the modifier is a category of the noun
+            if table.name in counted:
+                label = 0.0  # the counted noun before a subject does not label it
             if label:
                 score += label
                 reasons.append("a noun beside the literal names its table")
-            own_words = c_words - t_words - _GENERIC
-            if own_words and own_words <= label_lemmas and not ("id" in c_words and span.kind != "code"):
+            if (table.name, column.name) in labelled:
                 score += 0.25  # "the category 'Seeds'", "the state of NY": the noun beside names the column
                 reasons.append("the noun beside the literal names the column")
+            elif labelled and own_words_of(c_words, t_words) <= {"name", "title"}:
+                score -= 0.15  # "the city called Lake X": another column is named right there, not this name
+                reasons.append("another column is named beside the literal")
             if heads and table.name not in heads:
                 score -= 0.15  # "United Airlines" is an airline: a column of another table is less likely
                 reasons.append("the literal's last word names another table")
@@ -396,6 +408,28 @@ def link_span(
             out += _spellings(span, table.name, column.name, profile, score, reasons, catalog)
     out.sort(key=lambda o: -o.score)
     return out
+
+
+def _own_words(c_words: set[str], t_words: set[str]) -> set[str]:
+    """A column's words that are not its table's (generic ones kept only when nothing else is left):
+    ``order_details`` of ``Customer_Orders`` -> {detail}."""
+    return (c_words - t_words - _GENERIC) or (c_words - t_words - {"id"})
+
+
+def _labelled_columns(span: Span, catalog: Catalog, label_lemmas: set[str]) -> frozenset[tuple[str, str]]:
+    """Text columns whose own words are all among the nouns right beside the literal ("the category
+    'Seeds'", "orders have detail 'Second time'", "the city called X"); an ``*id`` column only for a code."""
+    out = set()
+    for table in catalog.tables:
+        t_words = set(name_words(table.name))
+        for column in table.columns:
+            if column.type not in ("text", "other"):
+                continue
+            c_words = set(name_words(column.name))
+            own = _own_words(c_words, t_words)
+            if own and own <= label_lemmas and not ("id" in c_words and span.kind != "code"):
+                out.add((table.name, column.name))
+    return frozenset(out)
 
 
 def _head_tables(span: Span, catalog: Catalog) -> frozenset[str]:
@@ -485,6 +519,39 @@ def _names_a_state(span: Span, tokens: list[Token]) -> bool:
         return True
     word = span.text.strip().lower()
     return span.kind == "quoted" and word.isalpha() and len(word) >= 6 and word.endswith("ed") and lemma(word) != word
+
+
+_AUXILIARIES = {"does", "do", "did", "has", "have", "had"}
+
+
+def _is_subject(span: Span, tokens: list[Token], counted: frozenset[int]) -> bool:
+    """The literal is the subject of an auxiliary that follows the counted noun: "How many albums
+    does (the artist) Metallica have", "How many students did LORIA ONDERSMA teach"."""
+    if not counted or span.kind not in ("proper", "quoted", "code"):
+        return False
+    k = min(span.tokens + span.label) - 1
+    skipped = 0
+    while k >= 0 and (tokens[k].lower in ("the", "a", "an") or (tokens[k].kind == "word" and not tokens[k].is_stop and skipped < 2)):
+        skipped += tokens[k].lower not in ("the", "a", "an")
+        k -= 1
+    if k >= 0 and tokens[k].lower in _AUXILIARIES and max(counted) < k:
+        return True
+    # a reduced relative clause: "the number of activities Mark Giuliano is involved in"
+    after = span.tokens[-1] + 1
+    return (
+        min(span.tokens) == max(counted) + 1
+        and after < len(tokens)
+        and tokens[after].lower in _AUXILIARIES | {"is", "are", "was", "were"}
+    )
+
+
+def _tables_named_by(words: frozenset[int], tokens: list[Token], catalog: Catalog, hints: Hints) -> frozenset[str]:
+    """Tables the given tokens (the counted noun) name outright."""
+    others = frozenset(t.index for t in tokens if t.index not in words)
+    return frozenset(
+        t.name for t in catalog.tables
+        if not t.name.lower().startswith("_pimento") and hints.table_hint(t.name, exclude=others) >= 0.85
+    )  # fmt: skip
 
 
 def _by_verb(tokens: list[Token], span: Span) -> str | None:

@@ -130,3 +130,51 @@ def test_a_lower_case_value_on_a_placeholder_category_column_is_capitalised_firs
     # where the copy shows the column's values, their casing decides
     values = ValueIndex.from_values({("Rooms", "bedType"): ["king", "queen"], ("Rooms", "roomName"): ["Blue"]})
     assert translate("How many rooms have a king bed?", ROOMS, values=values)[0].sql.endswith("bedType = 'king'")
+
+
+FACULTY = _cat(
+    [
+        Table("Activity", (Column("actid", "integer"), Column("activity_name", "text")), ("actid",)),
+        Table("Faculty", (Column("FacID", "integer"), Column("Fname", "text"), Column("Lname", "text")), ("FacID",)),
+        Table("Faculty_Participates_in", (Column("FacID", "integer"), Column("actid", "integer")), ()),
+    ],
+    [ForeignKey("Faculty_Participates_in", ("FacID",), "Faculty", ("FacID",)), ForeignKey("Faculty_Participates_in", ("actid",), "Activity", ("actid",))],
+)
+
+
+def test_a_subject_after_the_counted_noun_is_another_entity_than_the_counted_one():
+    ph = _placeholders(FACULTY)
+    for q in ("How many activities does Mark Giuliano participate in?", "Find the number of activities Mark Giuliano is involved in."):
+        top = translate(q, FACULTY, values=ph)[0]
+        assert "Faculty.Fname = 'Mark' AND Faculty.Lname = 'Giuliano'" in top.sql, q
+        assert "activity_name" not in top.sql, q
+    # a guard: the counted thing's own name after "named" stays on it
+    top = translate("How many activities are named Mark Giuliano?", FACULTY, values=ph)[0]
+    assert top.sql == "SELECT COUNT(*) FROM Activity WHERE Activity.activity_name = 'Mark Giuliano'"
+
+
+SHOP = _cat(
+    [
+        Table("Customers", (Column("customer_id", "integer"), Column("customer_name", "text")), ("customer_id",)),
+        Table("Addresses", (Column("address_id", "integer"), Column("city", "text")), ("address_id",)),
+        Table("Customer_Addresses", (Column("customer_id", "integer"), Column("address_id", "integer")), ()),
+        Table("Customer_Orders", (Column("order_id", "integer"), Column("customer_id", "integer"), Column("order_status", "text"),
+                                  Column("order_details", "text")), ("order_id",)),
+    ],
+    [
+        ForeignKey("Customer_Addresses", ("customer_id",), "Customers", ("customer_id",)),
+        ForeignKey("Customer_Addresses", ("address_id",), "Addresses", ("address_id",)),
+        ForeignKey("Customer_Orders", ("customer_id",), "Customers", ("customer_id",)),
+    ],
+)
+
+
+def test_a_generic_noun_beside_the_literal_names_its_column():
+    # "detail" is a generic word, but it is the only word of order_details besides its table's
+    top = translate('How many orders have detail "Second time"?', SHOP, values=_placeholders(SHOP))[0]
+    assert top.sql == "SELECT COUNT(*) FROM Customer_Orders WHERE Customer_Orders.order_details = 'Second time'"
+
+
+def test_a_column_named_beside_the_literal_beats_the_counted_things_name():
+    top = translate("Find the number of customers who live in the city called Lake Geovannyton.", SHOP, values=_placeholders(SHOP))[0]
+    assert "Addresses.city = 'Lake Geovannyton'" in top.sql
