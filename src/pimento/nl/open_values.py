@@ -162,6 +162,9 @@ def find_spans(
             # "Napa County", "Lamberton Building": a trailing word naming a column (not a table) labels it
             label = label + (run[-1].index,)
             run = run[:-1]
+        if run and names_column is not None:
+            run = _extend_with_category(tokens, run, taken, names_column, label)
+            j = max(j, run[-1].index)
         if run and any(0 <= k < n and k in taken and _capital(tokens[k]) for k in (run[0].index - 1, run[-1].index + 1)):
             pass  # beside a capitalised value the index placed ("Napa Country", "Ryan Goodwin"): part of it
         elif run and not (len(run) == 1 and (names_schema(run[0]) or run[0].is_stop and not _is_code(run[0]))):
@@ -181,6 +184,36 @@ def find_spans(
         elif _state_participle(tokens, t, names_schema):
             out.append(Span((t.index,), t.text, "state"))
     return sorted(out, key=lambda s: s.tokens[0])
+
+
+def _extend_with_category(
+    tokens: list[Token], run: list[Token], taken: set[int], names_column: Callable[[Token], bool], label: tuple[int, ...]
+) -> list[Token]:
+    """A capitalised value that goes on in lower case, labelled by a category word: "type Massively
+    multiplayer online game?", "with Massively multiplayer online game type" (up to four words more,
+    up to the category word after them or to the end of the clause after a category word before)."""
+    n = len(tokens)
+    if _is_code(run[-1]):
+        return run  # "the PPT template type": a code ends where the capitals end
+    k = run[-1].index + 1
+    ext: list[Token] = []
+    while k < n and len(ext) < 4 and tokens[k].kind == "word" and k not in taken and tokens[k].text == tokens[k].lower and not tokens[k].is_stop:
+        if tokens[k].lemma in _CATEGORY_WORDS and names_column(tokens[k]):
+            break
+        ext.append(tokens[k])
+        k += 1
+    if not ext:
+        return run
+
+    def category(t: Token) -> bool:
+        return t.kind == "word" and t.lemma in _CATEGORY_WORDS and names_column(t)
+
+    if k < n and category(tokens[k]):
+        return run + ext  # "... online game type"
+    first = min([run[0].index, *label]) - 1
+    if first >= 0 and category(tokens[first]) and (k >= n or tokens[k].kind == "punct" or tokens[k].lower in _CLAUSE_END):
+        return run + ext  # "type Massively multiplayer online game?"
+    return run
 
 
 def quoted_span(token: Token) -> Span:
@@ -243,6 +276,11 @@ def _beside_column(tokens: list[Token], t: Token, names_schema: Callable[[Token]
     after = tokens[i + 1] if i + 1 < n else None
     if after is not None and after.kind == "word" and names_column(after) and before is not None and before.lower in _BEFORE_MODIFIER:
         return True  # "a king bed", "to rock genre"
+    if (
+        i + 3 < n and before is not None and before.lower in _BEFORE_MODIFIER and tokens[i + 1].lower == "as"
+        and tokens[i + 2].lower in ("their", "its", "the", "a", "his", "her") and names_column(tokens[i + 3])
+    ):
+        return True  # "a republic as their form of government"
     return before is not None and before.kind == "word" and before.lemma in _CATEGORY_WORDS and names_column(before)
 
 
@@ -347,7 +385,10 @@ def link_span(
                 # or the label/category column of the table named right after it ("rock genre", "dog pets")
                 if profile.informative:
                     continue
-                named_here = hints.column_hint(table.name, column.name, span.tokens[0], width=1, exclude=span_set) > 0
+                at = span.tokens[0]
+                if at + 3 < len(tokens) and tokens[at + 1].lower == "as":
+                    at += 3  # "a republic as their form of government": the column is named after "as their"
+                named_here = hints.column_hint(table.name, column.name, at, width=1, exclude=span_set) > 0
                 if not named_here and not (table.name in modified and _is_category_column(c_words, t_words)):
                     continue
             own = c_words - t_words
@@ -413,6 +454,7 @@ def link_span(
 def _own_words(c_words: set[str], t_words: set[str]) -> set[str]:
     """A column's words that are not its table's (generic ones kept only when nothing else is left):
     ``order_details`` of ``Customer_Orders`` -> {detail}."""
+    c_words = {w for w in c_words if len(w) > 1}  # "g" of GType abbreviates the table (Video_Games)
     return (c_words - t_words - _GENERIC) or (c_words - t_words - {"id"})
 
 

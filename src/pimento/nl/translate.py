@@ -409,7 +409,8 @@ def _value_mentions(ctx: _Context) -> list[_Mention]:
         if options and any(w in _phrase_before(tokens, span.tokens[0], 3).split() for w in _LIKE_CUES):
             options = [_as_like(o) for o in options]  # "a location that contains NY": a substring
         if options:
-            strong = span.kind in ("code", "proper") and options[0].score >= 0.55
+            # a multi-word capitalised name mid-sentence ("Rodrick Heaney") is a filter the question states
+            strong = span.kind in ("code", "proper") and (options[0].score >= 0.55 or len(span.tokens) >= 2)
             mentions.append(_Mention(frozenset(span.tokens), options, optional=not strong, text=span.text))
             taken.update(span.tokens)
 

@@ -178,3 +178,41 @@ def test_a_generic_noun_beside_the_literal_names_its_column():
 def test_a_column_named_beside_the_literal_beats_the_counted_things_name():
     top = translate("Find the number of customers who live in the city called Lake Geovannyton.", SHOP, values=_placeholders(SHOP))[0]
     assert "Addresses.city = 'Lake Geovannyton'" in top.sql
+
+
+COUNTRY = _cat([Table("country", (Column("Code", "text"), Column("Name", "text"), Column("GovernmentForm", "text")), ("Code",))])
+
+
+def test_a_value_as_their_column():
+    top = translate("How many countries have a republic as their form of government?", COUNTRY, values=_placeholders(COUNTRY))[0]
+    assert top.sql == "SELECT COUNT(*) FROM country WHERE country.GovernmentForm = 'Republic'"
+
+
+def test_a_multi_word_name_is_a_required_filter_even_far_away():
+    # the only column for 'Rodrick Heaney' is three joins away; the name is not dropped for a shorter query
+    cat = _cat(
+        [
+            Table("Customers", (Column("customer_id", "integer"), Column("customer_name", "text")), ("customer_id",)),
+            Table("Customer_Orders", (Column("order_id", "integer"), Column("customer_id", "integer")), ("order_id",)),
+            Table("Order_Items", (Column("order_id", "integer"), Column("product_id", "integer")), ()),
+            Table("Products", (Column("product_id", "integer"), Column("product_details", "text")), ("product_id",)),
+        ],
+        [
+            ForeignKey("Customer_Orders", ("customer_id",), "Customers", ("customer_id",)),
+            ForeignKey("Order_Items", ("order_id",), "Customer_Orders", ("order_id",)),
+            ForeignKey("Order_Items", ("product_id",), "Products", ("product_id",)),
+        ],
+    )
+    top = translate("Find the number of distinct products Rodrick Heaney has bought so far.", cat, values=_placeholders(cat))[0]
+    assert "Customers.customer_name = 'Rodrick Heaney'" in top.sql
+
+
+GAMES = _cat([Table("Video_Games", (Column("GameID", "integer"), Column("GName", "text"), Column("GType", "text")), ("GameID",))])
+
+
+def test_a_capitalised_value_goes_on_in_lower_case_up_to_its_category_word():
+    ph = _placeholders(GAMES)
+    for q in ("How many video games have type Massively multiplayer online game?",
+              "Count the number of video games with Massively multiplayer online game type."):
+        top = translate(q, GAMES, values=ph)[0]
+        assert top.sql == "SELECT COUNT(*) FROM Video_Games WHERE Video_Games.GType = 'Massively multiplayer online game'", q
