@@ -4,8 +4,8 @@ Typical use::
 
     from pimento.policy import load_policy, compile_policy, run_checks, Enforcer
     policy = load_policy("hospital_hipaa.yaml")
-    compiled = compile_policy(policy, db.catalog, db.engine)
-    run_checks(compiled, db.catalog, db.engine, policy=policy)
+    compiled = compile_policy(policy, db.catalog, db.engine)  # P+: information implication included
+    run_checks(compiled, db.catalog, db.engine, policy=policy)  # redundancy, satisfiability, ... (reports)
     enforcer = Enforcer(compiled, db.engine, db.catalog)
     ctx = enforcer.context("employee:10", "employee:20", "treatment")
     answer = enforcer.authorize(ctx, "SELECT pat_id, diagnosis FROM Visit")  # the analyst's answer
@@ -14,9 +14,10 @@ Typical use::
 
 from __future__ import annotations
 
-from pimento.policy.checks import apply_implications, run_checks
+from pimento.policy.checks import run_checks
 from pimento.policy.compiler import CompiledPolicy, Location, compile_policy, load_compiled_policy
 from pimento.policy.enforce import Authorization, Context, Enforcer, Explanation, Identity
+from pimento.policy.implication import apply_implications
 from pimento.policy.lineage import AnalyzedQuery, analyze_query
 from pimento.policy.model import Norm, Policy, load_policy, policy_from_dict
 

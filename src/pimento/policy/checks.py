@@ -4,11 +4,10 @@ satisfiability, information implication.
 * **Coverage** happens in :func:`~pimento.policy.compiler.compile_policy`: every clause
   compiles to at least one view or a PolicyError names it. Here we record, per clause, the
   views it produced.
-* **Information implication** (run first, it changes the policy into ``P+``): for each
-  location ``(R, A)`` of a data type that a *negative* norm governs, every declared functional
-  dependency ``R.x -> R.A`` makes ``R.x`` a location too (same row filter), and every
-  single-column foreign key ``S.y -> R.x`` makes ``S.y`` a location (rows of ``S`` whose
-  referenced ``R`` row passes the filter), transitively. Positive norms are never extended.
+* **Information implication** (:mod:`pimento.policy.implication`): a step of
+  :func:`~pimento.policy.compiler.compile_policy`, which turns the policy into ``P+`` (a negative
+  norm's locations grow by the columns that reveal them through functional dependencies and
+  foreign keys). Here it is reported, not applied again.
 * **Redundancy**: role and condition views with the same SQL are merged into one; norms that
   are identical after that (sign, roles, data cells, purpose, condition) are merged. Views
   with different SQL that return the same rows on this database are *reported*, not merged:
@@ -27,7 +26,6 @@ satisfiability, information implication.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -36,114 +34,15 @@ from sqlglot import exp
 
 from pimento.engines.base import Engine
 from pimento.errors import PolicyError
-from pimento.policy.compiler import NO_SUBJECT, PREFIX, CompiledPolicy, Location, subject_expression_sql, quote
+from pimento.policy.compiler import NO_SUBJECT, CompiledPolicy
 from pimento.policy.formula import subject_resolved_sql
+from pimento.policy.implication import apply_implications, policy_dependencies
 from pimento.policy.lineage import qualifier_schema
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Norm, Not, Policy, RoleIs
 from pimento.policy.satisfiability import satisfiability as _satisfiability
-from pimento.schema import Catalog, FunctionalDependency
+from pimento.schema import Catalog
 
 __all__ = ["apply_implications", "canonical_sql", "run_checks"]
-
-
-# --------------------------------------------------------------------------- implication
-
-
-def _parse_dependency(text: str, catalog: Catalog) -> FunctionalDependency:
-    m = re.match(r"^\s*(\w+)\.\(?([\w\s,]+)\)?\s*->\s*(\w+)\.\(?([\w\s,]+)\)?\s*$", text)
-    if not m or m.group(1).lower() != m.group(3).lower():
-        raise PolicyError(f"grounding.dependencies: cannot read {text!r}", clause="grounding.dependencies",
-                          hint="write 'Table.lhs -> Table.rhs' (same table)")
-    table = catalog.table(m.group(1))
-    lhs = tuple(table.column(c.strip()).name for c in m.group(2).split(","))
-    rhs = tuple(table.column(c.strip()).name for c in m.group(4).split(","))
-    return FunctionalDependency(table.name, lhs, rhs)
-
-
-def _rename_alias(sql: str, old: str, new: str, dialect: str) -> str:
-    tree = sqlglot.parse_one(f"SELECT 1 WHERE {sql}", read=dialect).args["where"].this
-    for col in tree.find_all(exp.Column):
-        if col.table == old:
-            col.set("table", exp.to_identifier(new))
-    return tree.sql(dialect)
-
-
-def apply_implications(
-    compiled: CompiledPolicy, catalog: Catalog, dependencies: list[FunctionalDependency]
-) -> list[dict[str, Any]]:
-    """Extend negative norms with the locations their data determines (P -> P+). Returns a report."""
-    dialect = compiled.dialect
-    subj = compiled.principals[compiled.subject_principal]
-    report: list[dict[str, Any]] = []
-    for norm in compiled.norms:
-        if norm.positive:
-            continue
-        existing = {(compiled.locations[i].relation, compiled.locations[i].attribute, compiled.locations[i].where_sql)
-                    for i in compiled.norm_locations[norm.id]}
-        work = [compiled.locations[i] for i in compiled.norm_locations[norm.id]]
-        depth = 0
-        while work:
-            loc = work.pop(0)
-            derived: list[tuple[str, str, str, str]] = []  # relation, attribute, where, because
-            for fd in dependencies:
-                if fd.table.lower() == loc.relation.lower() and loc.attribute in fd.rhs and len(fd.lhs) == 1 \
-                        and fd.lhs[0] != loc.attribute:
-                    derived.append((loc.relation, fd.lhs[0], loc.where_sql, f"FD {fd}"))
-            for fk in catalog.foreign_keys_into(loc.relation):
-                refs = [c.lower() for c in fk.ref_columns]
-                if loc.attribute.lower() not in refs:
-                    continue
-                # the referencing column determines the referenced row, hence its cells; a
-                # multi-column key: each of its columns, matched on the whole key (EXISTS)
-                depth += 1
-                alias = f"{PREFIX}u{depth}"
-                inner = _rename_alias(loc.where_sql, "t", alias, dialect)
-                match = " AND ".join(f"{quote(alias)}.{quote(r)} = t.{quote(c)}" for c, r in zip(fk.columns, fk.ref_columns))
-                where = (
-                    f"EXISTS (SELECT 1 FROM {quote(loc.relation)} AS {quote(alias)} WHERE {match} AND ({inner}))"
-                    if len(fk.columns) > 1 else
-                    f"COALESCE(t.{quote(fk.columns[0])} IN (SELECT {quote(alias)}.{quote(loc.attribute)} "
-                    f"FROM {quote(loc.relation)} AS {quote(alias)} WHERE {inner}), FALSE)"
-                )
-                column = fk.columns[refs.index(loc.attribute.lower())]
-                derived.append((fk.table, column, where, f"FK {fk}"))
-            for relation, attribute, where, because in derived:
-                if (relation, attribute, where) in existing:
-                    continue
-                existing.add((relation, attribute, where))
-                key = compiled.tables[relation]["key"]
-                if not key:
-                    continue
-                from pimento.policy.compiler import row_key_sql
-
-                new_id = f"{loc.data_type}+{relation}.{attribute}#{len(compiled.locations) + 1}"
-                new = Location(
-                    new_id, relation, attribute, where,
-                    subject_expression_sql(catalog, relation, _path_of(compiled, relation), subj, f"implication of {norm.id}"),
-                    row_key_sql("t", tuple(key)), loc.data_type, implied_by=f"{loc.relation}.{loc.attribute} via {because}",
-                )
-                compiled.locations[new_id] = new
-                compiled.norm_locations[norm.id].append(new_id)
-                work.append(new)
-                report.append({"norm": norm.id, "location": f"{relation}.{attribute}", "because": new.implied_by})
-    # permitted information that determines prohibited information
-    for item in list(report):
-        rel, attr = item["location"].split(".")
-        permits = [
-            n.id for n in compiled.norms if n.positive and any(
-                (compiled.locations[i].relation, compiled.locations[i].attribute) == (rel, attr)
-                for i in compiled.norm_locations[n.id])
-        ]
-        item["overrides_permits_of"] = permits
-    return report
-
-
-def _path_of(compiled: CompiledPolicy, relation: str) -> str | None:
-    """The relation's declared subject path (``grounding.subjects``), so implied locations follow it too."""
-    for name, path in compiled.subject_paths.items():
-        if name.lower() == relation.lower():
-            return path
-    return None
 
 
 # --------------------------------------------------------------------------- redundancy
@@ -411,16 +310,15 @@ def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Engine | None
         PolicyError: the policy is unsatisfiable (no flow at all is permitted), naming the
             contradictions found.
     """
-    deps = list(catalog.functional_dependencies)
-    if policy is not None:
-        deps += [_parse_dependency(d, catalog) for d in policy.grounding.dependencies]
     def step(text: str) -> None:
         if progress is not None:
             progress(text)
 
     coverage = {n.id: sorted(compiled.views(n.id)) for n in compiled.norms}
     step("information implication")
-    implication = apply_implications(compiled, catalog, deps)
+    # compile_policy applied it; a policy without the record (an older file) gets it here
+    implication = compiled.implication if compiled.implication is not None else \
+        apply_implications(compiled, catalog, policy_dependencies(catalog, policy))
     step("redundancy")
     redundancy = _redundancy(compiled, engine, catalog)
     satisfiability = _satisfiability(compiled, engine, progress)

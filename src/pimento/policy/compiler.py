@@ -186,6 +186,10 @@ class CompiledPolicy:
     fingerprint: str = ""
     #: relation -> its declared way to the data subject (``grounding.subjects``), for implied locations.
     subject_paths: dict[str, str] = field(default_factory=dict)
+    #: The locations information implication added (:func:`pimento.policy.implication.apply_implications`,
+    #: a step of :func:`compile_policy`), one entry each; None: implication was not applied (a file
+    #: compiled by an older version), and the policy is refused (:meth:`require_implication`).
+    implication: list[dict[str, Any]] | None = None
 
     # ---------------------------------------------------------------- views, for people and golden files
 
@@ -249,6 +253,17 @@ class CompiledPolicy:
                 hint="compile the policy against this database: `pimento policy compile POLICY --db DB`",
             )
 
+    def require_implication(self) -> None:
+        """Refuse (PolicyError) a policy that records no information implication: enforcing it would
+        release the columns that reveal a prohibited value through a functional dependency or a
+        foreign key. :func:`compile_policy` always applies it; a file written before it did does not."""
+        if self.implication is None:
+            raise PolicyError(
+                f"compiled policy {self.name!r} does not record information implication (compiled by an older "
+                "version): enforcing it would release the columns that reveal prohibited data",
+                hint="recompile the policy with `pimento policy compile POLICY --db DB --out compiled.json`",
+            )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
@@ -269,6 +284,7 @@ class CompiledPolicy:
             "purpose_includes": self.purpose_includes,
             "fingerprint": self.fingerprint,
             "subject_paths": self.subject_paths,
+            "implication": self.implication,
             "views": {n.id: self.views(n.id) for n in self.norms},
         }
 
@@ -316,16 +332,31 @@ class CompiledPolicy:
             purpose_includes=d.get("purpose_includes", {}),
             fingerprint=d.get("fingerprint", ""),
             subject_paths=d.get("subject_paths", {}),
+            implication=_recorded_implication(d),
         )
+
+
+def _recorded_implication(d: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The implication a compiled policy's JSON records: its ``implication`` entry, or, in a file
+    written before that entry existed, the report of the checks (``pimento policy compile`` ran
+    them, and they applied implication); None when neither is there."""
+    if d.get("implication") is not None:
+        return list(d["implication"])
+    checks = d.get("checks") or {}
+    if isinstance(checks, dict) and isinstance(checks.get("information_implication"), list):
+        return list(checks["information_implication"])
+    return None
 
 
 def load_compiled_policy(policy: CompiledPolicy | str | Path) -> CompiledPolicy:
     """A compiled policy as given, or read from the JSON file ``pimento policy compile`` wrote.
 
     Raises:
-        PolicyError: the file is missing, is not JSON, or is not a compiled policy.
+        PolicyError: the file is missing, is not JSON, or is not a compiled policy; or the policy
+            records no information implication (an older file: recompile it).
     """
     if isinstance(policy, CompiledPolicy):
+        policy.require_implication()
         return policy
     path = Path(str(policy))
     if not path.is_file():
@@ -335,7 +366,9 @@ def load_compiled_policy(policy: CompiledPolicy | str | Path) -> CompiledPolicy:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise PolicyError(f"{policy}: not a JSON compiled policy ({exc})") from None
-    return CompiledPolicy.from_dict(data)
+    compiled = CompiledPolicy.from_dict(data)
+    compiled.require_implication()
+    return compiled
 
 
 # --------------------------------------------------------------------------- helpers
@@ -515,11 +548,13 @@ def subject_path_sql(catalog: Catalog, relation: str, path: str, clause: str) ->
 def compile_policy(policy: Policy, catalog: Catalog, engine: Engine | None = None, *, dialect: str | None = None) -> CompiledPolicy:
     """Compile every norm of ``policy`` to views over ``catalog`` (coverage: each clause compiles).
 
-    ``engine`` (optional) is used to run every fragment once with ``LIMIT 0``. Information
-    implication is *not* applied here; see :func:`pimento.policy.checks.run_checks`.
+    ``engine`` (optional) is used to run every fragment once with ``LIMIT 0``.
 
     The steps, in order (each raises on the first clause it cannot ground): principals, roles,
-    conditions, purposes, declared subject paths, data-type locations, then norm coverage.
+    conditions, purposes, declared subject paths, data-type locations, norm coverage, then
+    information implication (:mod:`pimento.policy.implication`: P -> P+, reads no data), so the
+    result withholds what a prohibited value's functional dependencies and foreign keys reveal
+    whether or not :func:`pimento.policy.checks.run_checks` runs afterwards.
 
     Raises:
         PolicyError: naming the clause (norm id, or ``grounding.<kind>.<name>``) that
@@ -536,7 +571,7 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Engine | None = Non
     subject_paths = _ground_subject_paths(g, target, subject)
     locations, data_types, unmapped = _ground_locations(g, target, subject)
     norm_locations = _norm_coverage(policy, roles, conditions, purposes, data_types, unmapped)
-    return CompiledPolicy(
+    compiled = CompiledPolicy(
         name=policy.name,
         dialect=target.dialect,
         principals=principals,
@@ -553,6 +588,19 @@ def compile_policy(policy: Policy, catalog: Catalog, engine: Engine | None = Non
         fingerprint=schema_fingerprint(catalog),
         subject_paths=subject_paths,
     )
+    _imply(compiled, policy, catalog)
+    return compiled
+
+
+def _imply(compiled: CompiledPolicy, policy: Policy, catalog: Catalog) -> None:
+    """Step ``information implication``: P -> P+ (:func:`pimento.policy.implication.apply_implications`)."""
+    from pimento.policy.implication import apply_implications, policy_dependencies  # it builds on this module
+
+    try:
+        dependencies = policy_dependencies(catalog, policy)
+    except CatalogError as exc:
+        raise PolicyError(f"grounding.dependencies: {exc.message}", clause="grounding.dependencies", hint=exc.hint) from None
+    apply_implications(compiled, catalog, dependencies)
 
 
 @dataclass(frozen=True)

@@ -206,6 +206,9 @@ class Enforcer:
     """Authorizes requests against one compiled policy and one database."""
 
     def __init__(self, compiled: CompiledPolicy, engine: Engine, catalog: Catalog) -> None:
+        """Raises PolicyError: the policy records no information implication (an older file), or was
+        compiled for another database."""
+        compiled.require_implication()
         compiled.check_database(catalog, getattr(engine, "dialect", None))
         self.compiled = compiled
         self.engine = engine
