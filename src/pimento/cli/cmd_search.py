@@ -116,7 +116,7 @@ def register(app: typer.Typer) -> None:
         confirmed (interactively, or with --yes, or with --confirm-sql SQL).
         """
         from pimento.cli.cmd_sql import describe_release, print_ci
-        from pimento.release.session import Session
+        from pimento.release.session import AskAnswer, Session
 
         arguments = dict(
             synthetic=synthetic, epsilon=epsilon, delta=delta, analyst=analyst,
@@ -147,6 +147,7 @@ def register(app: typer.Typer) -> None:
             console.print(f"SQL: {data['sql']}", highlight=False)
             print_ci(data)
             return
+        assert isinstance(answer, AskAnswer)  # only mode ci answers with a CIAnswer
         lo, hi = data["interval"]
         console.print(f"[bold]{question}[/]")
         if mode == "split":

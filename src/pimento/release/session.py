@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, SupportsIndex, SupportsInt
 
 from pimento.engines.base import Engine
 from pimento.errors import InternalError, UserError
@@ -38,11 +38,20 @@ from pimento.mechanisms import GlobalLaplace, GuardedAnswer, Ledger, guarded_rel
 from pimento.mechanisms.budget import Budget, NumberLike, format_number
 from pimento.mechanisms.guarded import Measured
 from pimento.mechanisms.samplers import RandomSource
-from pimento.mechanisms.smooth import Mechanism
+from pimento.mechanisms.smooth import Mechanism, Release
 from pimento.release import ask as _ask
 from pimento.release.ask import SearchOutcome
 from pimento.release.clamp import plain_number
 from pimento.sql import CountQuery
+
+if TYPE_CHECKING:
+    from pimento.policy import Context, Enforcer
+    from pimento.release.modes import CIAnswer, ContextSpec
+    from pimento.search import SearchConfig
+    from pimento.sensitivity.contextual import AuthorizationView
+
+    #: a context as a caller gives it (:func:`pimento.release.modes.parse_context`)
+    ContextLike = str | dict[str, str] | ContextSpec | None
 
 __all__ = ["AskAnswer", "Interpretation", "SqlAnswer", "Session"]
 
@@ -58,18 +67,18 @@ class SqlAnswer:
     analyst: str
     mode: str = "dp"
     #: the context of a split or contextual release (public input)
-    context: Any = None
+    context: ContextSpec | None = None
     #: split mode: the authorized part, exact (computed from authorized cells only)
     authorized_exact: int | None = None
     #: the neighbourhood the guarantee holds for (release.modes.NEIGHBOURS; public input)
     neighbours: str = "add-remove"
 
     @property
-    def release(self):
+    def release(self) -> Release:
         return self.answer.release
 
     @property
-    def budget_left(self):
+    def budget_left(self) -> Budget:
         return self.answer.budget_left
 
     def to_dict(self) -> dict[str, Any]:
@@ -143,7 +152,7 @@ class AskAnswer:
         }
 
 
-def estimated_half_width(mechanism: Any, rs: Any) -> Fraction:
+def estimated_half_width(mechanism: Mechanism, rs: Fraction | float | int | None) -> Fraction:
     """The 95% half-width of ``mechanism``'s noise at sensitivity ``rs`` (its GS for the global mechanism).
 
     The accuracy estimate of a preview and of the epsilon planner: ``rs`` is computed on the
@@ -173,9 +182,9 @@ class Interpretation:
     outcome: SearchOutcome
     query: CountQuery
     sql: str
-    mechanism: Any
-    spec: Any
-    policy: Any
+    mechanism: Mechanism
+    spec: ContextSpec | None
+    policy: str | None
     shapley: dict[str, float]
     synthetic_budget: Budget
     public_inputs: tuple[str, ...]
@@ -286,9 +295,9 @@ class Session:
         analyst: str | None = None,
         question: str | None = None,
         mode: str = "dp",
-        context: Any = None,
+        context: ContextLike = None,
         neighbours: str | None = None,
-    ) -> Any:
+    ) -> SqlAnswer | CIAnswer:
         """Release SQL in one of the four modes (:mod:`pimento.release.modes`).
 
         ``dp`` (default): a counting query with DP, (epsilon, delta) Laplace or pure epsilon
@@ -339,14 +348,13 @@ class Session:
         compiled = self.database.settings.policy.compiled
         return self.database.settings.resolve(compiled) if compiled else None
 
-    def _lowest_crs(self, outcome: SearchOutcome, synthetic: Engine, beta: float, policy: Any, spec: Any,
+    def _lowest_crs(self, outcome: SearchOutcome, synthetic: Engine, beta: float, policy: str | None, spec: ContextSpec | None,
                     neighbours: str = "add-remove") -> tuple[str | None, float | None]:
         """Contextual mode's search objective: among the formulations of the chosen cluster, the one
         with the lowest CRS (tight variant) on the synthetic copy, the context's authorization
         evaluated there. Reads the synthetic copy only; ties keep the search's choice."""
-        from pimento.policy import Enforcer
         from pimento.policy.authorized_tuples import authorization_view
-        from pimento.release.modes import load_compiled_policy, neighbourhood_of
+        from pimento.release.modes import neighbourhood_of
         from pimento.sensitivity.contextual import contextual_sensitivity
         from pimento.sql import parse_count_query
 
@@ -354,9 +362,8 @@ class Session:
         result = outcome.result
         cluster = next((a.cluster for a in result.alternatives if a.sql == result.sql), None)
         candidates = [result.sql] + [a.sql for a in result.alternatives if cluster is not None and a.cluster == cluster and a.sql != result.sql]
-        enforcer = Enforcer(load_compiled_policy(policy), synthetic, catalog)
-        context = enforcer.context(spec.sender, spec.recipient, spec.purpose)
-        best: tuple[Any, str] | None = None
+        enforcer, context = self._enforcer(policy, spec, synthetic)
+        best: tuple[Fraction, str] | None = None
         for sql in candidates:
             query = parse_count_query(sql, catalog)
             if len(query.relations) < 2:
@@ -369,21 +376,25 @@ class Session:
             return None, None
         return best[1], float(best[0])
 
-    def _enforcer(self, policy: Any, spec: Any) -> tuple[Any, Any]:
-        """The enforcer of ``policy`` on this database and the parsed context (no data read)."""
+    def _enforcer(self, policy: str | None, spec: ContextSpec | None, engine: Engine | None = None) -> tuple[Enforcer, Context]:
+        """The enforcer of ``policy`` on ``engine`` (default this database) and the parsed context (no data read)."""
         from pimento.policy import Enforcer
         from pimento.release.modes import load_compiled_policy
 
+        if policy is None or spec is None:  # modes.check_mode refused both before any caller gets here
+            raise InternalError("a policy and a context are needed past check_mode")
         compiled = load_compiled_policy(policy)
-        enforcer = Enforcer(compiled, self.database.engine, self.database.catalog)
+        enforcer = Enforcer(compiled, engine or self.database.engine, self.database.catalog)
         return enforcer, enforcer.context(spec.sender, spec.recipient, spec.purpose)
 
-    def _ci(self, sql: str, spec: Any, policy: Any, *, analyst: str, question: str | None, chosen: bool = False) -> Any:
+    def _ci(self, sql: str, spec: ContextSpec | None, policy: str | None, *, analyst: str, question: str | None,
+            chosen: bool = False) -> CIAnswer:
         """CI mode: the exact answer on the authorized data; audited (who, what, context; no count)."""
         from pimento.release.modes import CIAnswer
 
         self.ledger.analyst_cap(analyst)
         enforcer, context = self._enforcer(policy, spec)
+        assert spec is not None  # _enforcer refused None
         self.ledger.record_custodian_action(
             self.location, "ci_answer",
             {"analyst": analyst, "sql": sql, "question": question, "context": spec.to_dict(), "policy": enforcer.compiled.name},
@@ -402,8 +413,8 @@ class Session:
         analyst: str,
         question: str | None,
         mode: str = "dp",
-        spec: Any = None,
-        policy: Any = None,
+        spec: ContextSpec | None = None,
+        policy: str | None = None,
         neighbours: str = "add-remove",
     ) -> SqlAnswer:
         """Charge, then count and RS (CRS in contextual mode) on the private data, then noise (guarded_release)."""
@@ -414,15 +425,17 @@ class Session:
         # A single-relation count has global sensitivity 1 (structure, not data): plain Laplace.
         mechanism = mechanism.for_relations(len(query.relations))
         counted_sql = query.to_sql(engine.dialect)
-        enforcer = context = None
+        enforcer: Enforcer | None = None
+        context: Context | None = None
         key_mode = mode
         if mode in ("split", "contextual"):
             enforcer, context = self._enforcer(policy, spec)  # schema and policy only: nothing read
+            assert spec is not None  # _enforcer refused None
             key_mode = f"{mode}:{enforcer.compiled.name}:{spec.key()}"
             if neighbours != "add-remove":  # another neighbourhood, another bound: never the same cached answer
                 key_mode += f":{neighbours}"
 
-        def view() -> Any:
+        def view() -> AuthorizationView:
             from pimento.policy.authorized_tuples import authorization_view
 
             assert enforcer is not None and context is not None  # called in split and contextual modes only
@@ -468,7 +481,7 @@ class Session:
             exact = self._authorized_part(query, view, answer)
         return SqlAnswer(answer, counted_sql, analyst, mode, spec, exact, neighbours)
 
-    def _authorized_part(self, query: CountQuery, view: Any, answer: GuardedAnswer) -> int:
+    def _authorized_part(self, query: CountQuery, view: Callable[[], AuthorizationView], answer: GuardedAnswer) -> int:
         """Split mode, after the charge: the authorized part (authorized cells only: a CI release).
 
         A failure here reads one fixed message (its reason goes to the custodian's audit log);
@@ -495,13 +508,13 @@ class Session:
         analyst: str | None = None,
         seed_sql: tuple[str, ...] = (),
         k: int = 10,
-        config: Any = None,
+        config: SearchConfig | None = None,
         llm: str | None = None,
         mode: str = "dp",
-        context: Any = None,
+        context: ContextLike = None,
         expect_sql: str | None = None,
         neighbours: str | None = None,
-    ) -> Any:
+    ) -> AskAnswer | CIAnswer:
         """Answer a natural-language counting question (``pimento ask --mode ci|dp|split|contextual``).
 
         ``mode`` as in :meth:`release_sql`: the search picks the formulation on the synthetic copy
@@ -566,10 +579,10 @@ class Session:
         analyst: str | None = None,
         seed_sql: tuple[str, ...] = (),
         k: int = 10,
-        config: Any = None,
+        config: SearchConfig | None = None,
         llm: str | None = None,
         mode: str = "dp",
-        context: Any = None,
+        context: ContextLike = None,
         neighbours: str | None = None,
     ) -> Interpretation:
         """What :meth:`ask` with the same arguments would answer, found on the synthetic copy only; spends nothing.
@@ -594,10 +607,10 @@ class Session:
         analyst: str,
         seed_sql: tuple[str, ...],
         k: int,
-        config: Any,
+        config: SearchConfig | None,
         llm: str | None,
         mode: str,
-        context: Any,
+        context: ContextLike,
         neighbours: str | None = None,
     ) -> Interpretation:
         """Everything before the release: parameters, policy, the search on the synthetic copy (no private read)."""
@@ -647,7 +660,9 @@ class Session:
 def _as_int(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         try:
-            as_int = int(value)  # type: ignore[call-overload]
+            if not isinstance(value, (str, bytes, SupportsInt, SupportsIndex)):
+                raise TypeError
+            as_int = int(value)
         except (TypeError, ValueError):
             raise InternalError(f"a COUNT returned {value!r}, not an integer") from None
         if as_int != value:

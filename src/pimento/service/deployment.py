@@ -14,16 +14,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pimento.engines.base import Engine
 from pimento.mechanisms import GlobalLaplace, Ledger, ledger_path, mechanism_for
 from pimento.mechanisms.budget import format_number
 from pimento.mechanisms.ledger import database_key
+from pimento.mechanisms.smooth import Mechanism
 from pimento.release.clamp import clamp_count
 from pimento.release.clamp import plain_number as _plain
 from pimento.release.session import estimated_half_width
 from pimento.service.keys import ApiKey, KeyStore, keys_path
+from pimento.sql import CountQuery
+
+if TYPE_CHECKING:
+    from pimento.engines.database import Database
+    from pimento.release.session import Session
+    from pimento.search import SearchConfig
 
 __all__ = ["Deployment", "HISTORY_FIELDS", "SearchSettings", "clamp_count"]
 
@@ -42,7 +49,7 @@ class SearchSettings:
     seed: int = 0
     synthetic: str | None = None
 
-    def config(self):
+    def config(self) -> SearchConfig:
         from pimento.search import SearchConfig
 
         return SearchConfig(rollouts=self.rollouts, seed=self.seed)
@@ -82,8 +89,8 @@ class Deployment:
         self.keys = KeyStore(keys_path(self.ledger_file))
         with self.ledger():  # a ledger that fails its checks (emptied, missing with a witness) stops the start
             pass
-        self._held: list[Any] = []
-        self._held_copy: Any = None
+        self._held: list[Database] = []
+        self._held_copy: Engine | None = None
         from pimento.service.synth_jobs import SynthJobs
 
         self.synth_jobs = SynthJobs(self.db, self._synthetic_path, self._reopen_copy)
@@ -134,7 +141,7 @@ class Deployment:
     def ledger(self) -> Ledger:
         return Ledger.for_database(self.location, self.settings)
 
-    def session(self, analyst: str):
+    def session(self, analyst: str) -> Session:
         from pimento.release.session import Session
 
         return Session(self.db, analyst=analyst)
@@ -195,7 +202,7 @@ class Deployment:
         with self.synth_jobs.swap.shared():
             return self._preview(key, question, epsilon, delta, mechanism)
 
-    def _preview(self, key: ApiKey, question: str, epsilon: str, delta: str | None, mechanism: Any) -> dict[str, Any]:
+    def _preview(self, key: ApiKey, question: str, epsilon: str, delta: str | None, mechanism: Mechanism) -> dict[str, Any]:
         from pimento import sensitivity
         from pimento.release.ask import open_synthetic, search_question
         from pimento.release.session import Interpretation
@@ -230,7 +237,7 @@ class Deployment:
             "budget_left": {"epsilon": format_number(left.epsilon), "delta": format_number(left.delta)},
         }
 
-    def _planner(self, engine: Engine, query: Any, epsilon: str, delta: str | None) -> list[dict[str, Any]]:
+    def _planner(self, engine: Engine, query: CountQuery, epsilon: str, delta: str | None) -> list[dict[str, Any]]:
         """What each epsilon buys: the 95% half-width of the noise at the synthetic copy's RS (recomputed at
         each epsilon's beta) for the chosen query -- an epsilon planner computed on the synthetic copy only."""
         from pimento import sensitivity
@@ -241,7 +248,7 @@ class Deployment:
             text = format_number(eps)
             mechanism = mechanism_for(text, delta, share=self.settings.release.rs_bound_share).for_relations(len(query.relations))
             if isinstance(mechanism, GlobalLaplace):
-                rs: Any = mechanism.gs
+                rs: Fraction | int = mechanism.gs
             else:
                 rs = sensitivity.residual_sensitivity(engine, query, self.catalog, mechanism.beta_float(), attribution=False).rs
             rows.append({"epsilon": text, "estimated_half_width_95": _plain(estimated_half_width(mechanism, rs))})
