@@ -1,4 +1,5 @@
-"""A small table of world knowledge for open value linking: continents, countries, languages, seasons.
+"""A small table of world knowledge for open value linking: continents, countries, languages,
+seasons, adjectives of nationality.
 
 General public knowledge (not taken from any database): it tells the open value linker that
 "Asia" is a continent, "France" a country and "English" a language, so such a literal goes to a
@@ -8,7 +9,7 @@ table does not know is, by elimination, more likely a city, a person or an organ
 
 from __future__ import annotations
 
-__all__ = ["ALIASES", "kind_of"]
+__all__ = ["ALIASES", "DEMONYMS", "country_of", "kind_of"]
 
 
 def _names(text: str) -> frozenset[str]:
@@ -50,6 +51,37 @@ LANGUAGES = _names(
 #: Seasons: a term, semester or cycle ("the Spring 2010 semester", "the fall election cycle").
 SEASONS = frozenset({"spring", "summer", "fall", "autumn", "winter"})
 
+#: Adjectives of nationality and their country ("Bangladeshi artists" -> country 'Bangladesh').
+DEMONYMS: dict[str, str] = {
+    "afghan": "Afghanistan", "albanian": "Albania", "algerian": "Algeria", "american": "United States",
+    "argentine": "Argentina", "argentinian": "Argentina", "australian": "Australia", "austrian": "Austria",
+    "bangladeshi": "Bangladesh", "belgian": "Belgium", "bolivian": "Bolivia", "brazilian": "Brazil",
+    "british": "United Kingdom", "bulgarian": "Bulgaria", "canadian": "Canada", "chilean": "Chile",
+    "chinese": "China", "colombian": "Colombia", "croatian": "Croatia", "cuban": "Cuba", "czech": "Czech Republic",
+    "danish": "Denmark", "dutch": "Netherlands", "egyptian": "Egypt", "english": "England", "estonian": "Estonia",
+    "ethiopian": "Ethiopia", "filipino": "Philippines", "finnish": "Finland", "french": "France", "german": "Germany",
+    "greek": "Greece", "hungarian": "Hungary", "icelandic": "Iceland", "indian": "India", "indonesian": "Indonesia",
+    "iranian": "Iran", "iraqi": "Iraq", "irish": "Ireland", "israeli": "Israel", "italian": "Italy",
+    "jamaican": "Jamaica", "japanese": "Japan", "kenyan": "Kenya", "korean": "Korea", "latvian": "Latvia",
+    "lithuanian": "Lithuania", "malaysian": "Malaysia", "mexican": "Mexico", "moroccan": "Morocco",
+    "nepalese": "Nepal", "nigerian": "Nigeria", "norwegian": "Norway", "pakistani": "Pakistan", "peruvian": "Peru",
+    "polish": "Poland", "portuguese": "Portugal", "romanian": "Romania", "russian": "Russia", "saudi": "Saudi Arabia",
+    "scottish": "Scotland", "serbian": "Serbia", "singaporean": "Singapore", "slovak": "Slovakia",
+    "slovenian": "Slovenia", "spanish": "Spain", "swedish": "Sweden", "swiss": "Switzerland", "syrian": "Syria",
+    "taiwanese": "Taiwan", "thai": "Thailand", "turkish": "Turkey", "ukrainian": "Ukraine", "uruguayan": "Uruguay",
+    "venezuelan": "Venezuela", "vietnamese": "Vietnam", "welsh": "Wales", "zimbabwean": "Zimbabwe",
+}  # fmt: skip
+
+
+def country_of(adjective: str) -> str | None:
+    """The country an adjective of nationality names, or None.
+
+    >>> country_of("Bangladeshi"), country_of("french"), country_of("Aberdeen")
+    ('Bangladesh', 'France', None)
+    """
+    return DEMONYMS.get(" ".join(adjective.lower().split()))
+
+
 #: Common alternative spellings of a few countries, tried as further values after the literal.
 ALIASES: dict[str, tuple[str, ...]] = {
     "united states": ("USA", "US", "United States of America"),
@@ -76,4 +108,6 @@ def kind_of(text: str) -> str | None:
         return "language"
     if key in SEASONS:
         return "season"
+    if key in DEMONYMS:
+        return "demonym"
     return None

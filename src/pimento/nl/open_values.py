@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pimento.nl.gazetteer import ALIASES, kind_of
+from pimento.nl.gazetteer import ALIASES, country_of, kind_of
 from pimento.nl.text import STOPWORDS, Token, lemma, name_words, stem, synonyms
 from pimento.nl.values import ValueIndex, normalize_value
 from pimento.schema import Catalog
@@ -284,6 +284,10 @@ def _beside_column(tokens: list[Token], t: Token, names_schema: Callable[[Token]
     return before is not None and before.kind == "word" and before.lemma in _CATEGORY_WORDS and names_column(before)
 
 
+#: participles that say a row exists or is linked, not its status ("are listed", "were involved")
+_NOT_STATES = {"listed", "recorded", "included", "stored", "contained", "involved", "located", "based", "associated",
+               "related", "connected", "named", "called", "used", "held", "owned", "given", "found", "needed",
+               "required", "affected", "concerned", "mentioned", "described", "reported", "produced", "created"}  # fmt: skip
 _BE = {"be", "is", "are", "was", "were", "been", "being", "got", "get", "gets"}
 _CLAUSE_END = {".", "?", "!", ",", ";", "and", "or", "but"}
 
@@ -295,7 +299,7 @@ def _state_participle(tokens: list[Token], t: Token, names_schema: Callable[[Tok
     text = t.text
     if not text.isalpha() or text != text.lower() or len(text) < 5 or not text.endswith("ed") or t.lemma == t.lower:
         return False
-    if names_schema(t) or t.lower in _OPERATOR_WORDS:
+    if names_schema(t) or t.lower in _OPERATOR_WORDS or t.is_stop or t.lower in _NOT_STATES:
         return False
     i, n = t.index, len(tokens)
     after = tokens[i + 1] if i + 1 < n else None
@@ -375,6 +379,8 @@ def link_span(
                     continue
             elif is_key and span.kind not in ("code", "quoted") and c_words & _KEY_WORDS:
                 continue  # a natural text key ("dept_name", "building") holds values a question names
+            if kind == "demonym" and not (c_words | (t_words if "name" in c_words else set())) & (_NATION_WORDS | {"nation"}):
+                continue  # "Bangladeshi artists": an adjective of nationality only fills a country/nationality column
             profile = column_profile(values, catalog, table.name, column.name)
             if profile.informative and profile.style == "numeric":
                 continue
@@ -445,6 +451,12 @@ def link_span(
                 score -= 0.15  # values survived there, and this one is not among them
                 reasons.append(f"index holds other {profile.style} values")
             if score < 0.35:
+                continue
+            country = country_of(span.text) if kind in ("demonym", "language") and span.kind in ("proper", "plain") else None
+            if country is not None and (c_words | (t_words if "name" in c_words else set())) & {"country", "nation"}:
+                # "Bangladeshi artists" on a country column: the country's name ('Bangladesh')
+                span_here = Span(span.tokens, country, "proper", span.label)
+                out += _spellings(span_here, table.name, column.name, profile, score, reasons, catalog)
                 continue
             out += _spellings(span, table.name, column.name, profile, score, reasons, catalog)
     out.sort(key=lambda o: -o.score)
@@ -717,6 +729,11 @@ def _class_bonus(
             bonus, why = 0.15, ["a language"]
         else:
             bonus = -0.2
+    elif kind == "demonym":
+        if c_words & _NATION_WORDS or "country" in nation:
+            bonus, why = 0.5, ["an adjective of nationality"]
+        else:
+            bonus = -0.2
     elif kind == "season":
         if c_words & _TERM_WORDS:
             bonus, why = 0.5, ["a season names a term"]
@@ -785,7 +802,7 @@ def _casings(span: Span, profile: ColumnProfile, *, category: bool = False) -> l
     styled = {"lower": str.lower, "upper": str.upper, "title": _title}.get(profile.style)
     if styled is not None:
         forms = [styled(f) for f in forms] + forms
-    elif span.kind in ("beside", "state") and category and text == text.lower():
+    elif (span.kind in ("beside", "state") or kind_of(text) == "season") and category and text == text.lower():
         forms = [_title(f) for f in forms] + forms
     elif span.kind in ("plain", "proper", "beside") and not text.isupper():
         forms = forms + [_title(f) if f == f.lower() else f.lower() for f in forms]
@@ -796,7 +813,7 @@ def _is_category_like(catalog: Catalog, table: str, column: str) -> bool:
     """A column that classifies rows: a category or status word in its name (``bedType``,
     ``lesson_status_code``), or the label of a table (``Genre.Name``, ``Has_Allergy.Allergy``)."""
     c_words = set(name_words(column))
-    if c_words & (_CATEGORY_WORDS | _STATE_WORDS):
+    if c_words & (_CATEGORY_WORDS | _STATE_WORDS | _TERM_WORDS):
         return True
     return _is_category_column(c_words, set(name_words(table)))
 

@@ -216,3 +216,26 @@ def test_a_capitalised_value_goes_on_in_lower_case_up_to_its_category_word():
               "Count the number of video games with Massively multiplayer online game type."):
         top = translate(q, GAMES, values=ph)[0]
         assert top.sql == "SELECT COUNT(*) FROM Video_Games WHERE Video_Games.GType = 'Massively multiplayer online game'", q
+
+
+ARTISTS = _cat(
+    [
+        Table("artist", (Column("artist_name", "text"), Column("country", "text"), Column("gender", "text"), Column("status", "text")), ("artist_name",)),
+        Table("song", (Column("song_name", "text"), Column("artist_name", "text")), ("song_name",)),
+    ],
+    [ForeignKey("song", ("artist_name",), "artist", ("artist_name",))],
+)
+
+
+def test_an_adjective_of_nationality_fills_a_country_column_with_the_country():
+    from pimento.nl.gazetteer import country_of
+
+    assert country_of("Bangladeshi") == "Bangladesh" and kind_of("Bangladeshi") == "demonym"
+    top = translate("How many Bangladeshi artists are listed?", ARTISTS, values=_placeholders(ARTISTS))[0]
+    assert top.sql == "SELECT COUNT(*) FROM artist WHERE artist.country = 'Bangladesh'"  # and "listed" is no status
+
+
+def test_a_season_on_a_placeholder_cycle_column_is_capitalised():
+    cat = _cat([Table("Voting_record", (Column("StuID", "integer"), Column("Election_Cycle", "text")), ())])
+    top = translate("How many voting records are in the fall election cycle?", cat, values=_placeholders(cat))[0]
+    assert top.sql == "SELECT COUNT(*) FROM Voting_record WHERE Voting_record.Election_Cycle = 'Fall'"
