@@ -14,7 +14,7 @@ from pimento.engines.base import Engine
 from pimento.errors import EngineError, PolicyError
 from pimento.policy.compiler import PREFIX, CompiledPolicy, quote
 from pimento.policy.formula import NormSQL, cond_cte, norm_predicates, permits_sql, prohibits_sql, role_cte
-from pimento.policy.model import ANY, All, Atom, Cond, Const, Norm
+from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, RoleIs
 
 __all__ = ["satisfiability", "static_contradictions", "witness"]
 
@@ -39,18 +39,62 @@ def _kind_of(compiled: CompiledPolicy, norm: Norm, var: str) -> str:
     return others[0] if others else compiled.subject_principal
 
 
+def _role_references(compiled: CompiledPolicy, conds: list[Cond], var: str) -> set[str] | None:
+    """The roles ``var`` is tested for in ``conds``; None when a condition view mentions it.
+
+    A variable only ever tested for roles cannot tell apart two identities with the same roles:
+    one of each role combination stands for all (see :func:`witness`).
+    """
+    roles: set[str] = set()
+
+    def walk(cond: Cond) -> bool:
+        if isinstance(cond, RoleIs):
+            if cond.variable == var:
+                roles.add(cond.role)
+            return True
+        if isinstance(cond, Atom):
+            return var not in compiled.conditions[cond.name].variables
+        if isinstance(cond, Not):
+            return walk(cond.arg)
+        if isinstance(cond, (All, AnyOf)):
+            return all(walk(a) for a in cond.args)
+        return True
+
+    return roles if all(walk(c) for c in conds) else None
+
+
+def _cell_eq(a: str, b: str) -> str:
+    return f"{a}.relation = {b}.relation AND {a}.row_key = {b}.row_key AND {a}.attribute = {b}.attribute"
+
+
 def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, with_negatives: bool) -> tuple | None:
     """A flow permitted by ``norm`` (and, with ``with_negatives``, prohibited by no negative norm).
 
-    The search is one conjunctive SQL query: the norm's data view joined with the condition
-    views of the top-level conjunction of its condition on shared variables (hash joins, not
-    a cross product of candidate senders and recipients); the full norm formula and the
-    negative norms are then checked on each joined row.
+    Returns ``(sender, recipient, relation, row_key, attribute)`` or None. The search never
+    builds the product of the norm's cells with its candidate contexts (at 100k demo patients
+    that product was hundreds of millions of rows). It relies on what a norm formula can see of
+    a cell: its subject, and for each negative norm whether that norm's data view holds the
+    cell (and with which subject). So:
+
+    1. *Cell classes*: one row per distinct ``(subject, f_1..f_k)`` of the norm's cells, where
+       ``f_i`` is 0 when the i-th relevant negative norm's data view does not hold the cell, 1
+       when it holds it with the same subject only, and 2 otherwise (then the class keeps the
+       cell itself and that norm is tested on the cell as before). Each ``f_i`` is a hash join
+       of the cells with that view grouped per cell: linear in the data.
+    2. *Contexts*: the condition views of the top-level conjunction joined on their shared
+       variables and on the class's subject (hash joins); a sender or recipient no condition
+       binds ranges over its role (or principal), reduced to one identity per combination of
+       the roles the formulas test it for, when no condition view mentions it (the formulas
+       cannot tell such identities apart).
+    3. The norm's formula and each relevant negative norm's (for the classes whose ``f_i`` says
+       its view holds the cell) are tested on each joined row; ``LIMIT 1``.
+    4. For a class without its own cell, one cell of the class is then fetched: every cell of a
+       class gives the same answer for every context.
     """
     sk, rk = _kind_of(compiled, norm, "sender"), _kind_of(compiled, norm, "recipient")
     kinds = {"sender": sk, "recipient": rk}
-    froms = [f"({compiled.data_view(norm.id)}) AS x"]
-    binding = {"subject": "x.subject"}
+    froms = [f"{PREFIX}k AS k"]
+    binding = {"subject": "k.subject"}
     eqs: list[str] = []
     used_conds: set[str] = set()
     for k, atom in enumerate(_top_atoms(norm.condition)):
@@ -65,79 +109,147 @@ def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, 
                 eqs.append(f"{alias}.{var} = {binding[var]}")
             else:
                 binding[var] = f"{alias}.{var}"
+    # the negative norms that govern a column of this norm's cells
+    negatives: list[Norm] = []
+    if with_negatives:
+        mine = {(compiled.locations[i].relation, compiled.locations[i].attribute) for i in compiled.norm_locations[norm.id]}
+        for other in compiled.norms:
+            theirs = {(compiled.locations[i].relation, compiled.locations[i].attribute)
+                      for i in compiled.norm_locations[other.id]}
+            if not other.positive and mine & theirs:
+                negatives.append(other)
+    formulas = [norm_predicates(norm)] + [norm_predicates(n) for n in negatives]
     used_roles: set[str] = set()
     for var in ("sender", "recipient"):
         if var not in binding:
             role = getattr(norm, var)
             if role != ANY:
-                froms.append(f"{role_cte(role)} AS {var}_c")
+                domain = f"SELECT agent FROM {role_cte(role)}"
                 used_roles.add(role)
             else:
                 p = compiled.principals[kinds[var]]
-                froms.append(f"(SELECT DISTINCT CAST({quote(p['key'])} AS VARCHAR) AS agent FROM {quote(p['relation'])}) AS {var}_c")
+                domain = f"SELECT DISTINCT CAST({quote(p['key'])} AS VARCHAR) AS agent FROM {quote(p['relation'])}"
+            tested = _role_references(compiled, formulas, var)
+            if tested is not None:
+                # one identity per combination of the roles tested (MIN ignores NULL: an all-NULL
+                # group keeps NULL; an empty domain has no group, as the domain itself)
+                tested = {r for r in tested if compiled.roles[r].principal == kinds[var]}
+                used_roles |= tested
+                flags = [f"CASE WHEN EXISTS (SELECT 1 FROM {role_cte(r)} AS r WHERE r.agent = dom.agent) THEN 1 ELSE 0 END "
+                         f"AS g{j}" for j, r in enumerate(sorted(tested))] or ["0 AS g0"]
+                groups = ", ".join(f"q.g{j}" for j in range(len(flags)))
+                domain = (f"SELECT MIN(q.agent) AS agent FROM (SELECT dom.agent, {', '.join(flags)} "
+                          f"FROM ({domain}) AS dom) AS q GROUP BY {groups}")
+            froms.append(f"({domain}) AS {var}_c")
             binding[var] = f"{var}_c.agent"
     # the purpose and every purpose including it: norms about those apply to it too (hierarchy)
     purposes = compiled.purpose_closure(purpose)
-    pos_ns = NormSQL(compiled, sender_sql=binding["sender"], recipient_sql=binding["recipient"], sender_kind=sk,
-                     recipient_kind=rk, purposes=purposes, subject_sql="x.subject")
+
+    def norm_sql(subject: str, sender: str = binding["sender"], recipient: str = binding["recipient"]) -> NormSQL:
+        return NormSQL(compiled, sender_sql=sender, recipient_sql=recipient, sender_kind=sk, recipient_kind=rk,
+                       purposes=purposes, subject_sql=subject)
+
+    pos_ns = norm_sql("k.subject")
     pred = permits_sql(pos_ns.cond(norm_predicates(norm)))
     if pred == "FALSE":
         return None
-    ns = NormSQL(compiled, sender_sql=binding["sender"], recipient_sql=binding["recipient"], sender_kind=sk,
-                 recipient_kind=rk, purposes=purposes)
-    negs = []
-    # Spark resolves a correlated column one query level up only: there the negative norms'
-    # nested EXISTS (over ``d.subject`` and the bound sender/recipient) run as a join of the
-    # candidate flows with each negative data view, and the candidates they prohibit are removed
+    ns_list = [pos_ns]
+    # Spark resolves a correlated column one query level up only: there the cells a negative
+    # norm holds under another subject (f = 2, which needs a nested EXISTS) are tested as a
+    # join of the candidate flows with that norm's data view, and the candidates it prohibits
+    # are removed (EXCEPT)
     spark = getattr(engine, "dialect", None) == "spark"
-    cand_ns = NormSQL(compiled, sender_sql="c.sender", recipient_sql="c.recipient", sender_kind=sk,
-                      recipient_kind=rk, purposes=purposes)
-    spark_negs = []
-    if with_negatives:
-        mine = {(compiled.locations[i].relation, compiled.locations[i].attribute) for i in compiled.norm_locations[norm.id]}
-        for other in compiled.norms:
-            if other.positive:
-                continue
-            theirs = {(compiled.locations[i].relation, compiled.locations[i].attribute)
-                      for i in compiled.norm_locations[other.id]}
-            if not mine & theirs:
-                continue
-            npred = ns.cond(norm_predicates(other))
-            if npred == "FALSE":
-                continue
-            negs.append(
-                f"NOT EXISTS (SELECT 1 FROM ({compiled.data_view(other.id)}) AS d WHERE d.relation = x.relation "
-                f"AND d.row_key = x.row_key AND d.attribute = x.attribute AND {prohibits_sql(npred)})"
+    negs: list[str] = []
+    spark_negs: list[str] = []
+    flagged: list[tuple[int, Norm]] = []
+    for other in negatives:
+        k_ns, d_ns = norm_sql("k.subject"), norm_sql("d.subject")
+        ns_list += [k_ns, d_ns]
+        same = k_ns.cond(norm_predicates(other))
+        if same == "FALSE":
+            continue  # never prohibits in this context
+        i = len(flagged)
+        flagged.append((i, other))
+        on_cell = (f"NOT EXISTS (SELECT 1 FROM ({compiled.data_view(other.id)}) AS d WHERE {_cell_eq('d', 'k')} "
+                   f"AND {prohibits_sql(d_ns.cond(norm_predicates(other)))})")
+        if spark:
+            c_ns = norm_sql("d.subject", "c.sender", "c.recipient")
+            ns_list.append(c_ns)
+            negs.append(f"(k.f{i} <> 1 OR NOT {prohibits_sql(same)})")
+            spark_negs.append(
+                f"SELECT c.* FROM {PREFIX}cand AS c JOIN ({compiled.data_view(other.id)}) AS d ON {_cell_eq('d', 'c')} "
+                f"WHERE c.f{i} = 2 AND {prohibits_sql(c_ns.cond(norm_predicates(other)))}"
             )
-            if spark:
-                spark_negs.append(
-                    f"SELECT c.* FROM {PREFIX}cand AS c JOIN ({compiled.data_view(other.id)}) AS d ON d.relation = "
-                    f"c.relation AND d.row_key = c.row_key AND d.attribute = c.attribute "
-                    f"WHERE {prohibits_sql(cand_ns.cond(norm_predicates(other)))}"
-                )
-    roles = used_roles | pos_ns.roles_used | ns.roles_used | cand_ns.roles_used
-    conds = used_conds | pos_ns.conditions_used | ns.conditions_used | cand_ns.conditions_used
+        else:
+            negs.append(f"(k.f{i} = 0 OR (k.f{i} = 1 AND NOT {prohibits_sql(same)}) OR (k.f{i} = 2 AND {on_cell}))")
+    roles = used_roles.union(*(n.roles_used for n in ns_list))
+    conds = used_conds.union(*(n.conditions_used for n in ns_list))
     ctes = [f"{role_cte(r)} AS ({compiled.roles[r].sql})" for r in sorted(roles)]
     ctes += [f"{cond_cte(c)} AS ({compiled.conditions[c].sql})" for c in sorted(conds)]
+    ctes += _class_ctes(compiled, norm, [o for _, o in flagged])
+    fcols = [f"k.f{i}" for i, _ in flagged]
+    cell = ["k.relation", "k.row_key", "k.attribute"] if flagged else ["CAST(NULL AS VARCHAR)"] * 3
+    cols = [f"{binding['sender']} AS sender", f"{binding['recipient']} AS recipient", "k.subject AS subject",
+            *fcols, *(f"{c} AS {n}" for c, n in zip(cell, ("relation", "row_key", "attribute")))]
     where = " AND ".join(eqs + [pred] + negs)
-    sql = (
-        ("WITH " + ", ".join(ctes) + " " if ctes else "")
-        + f"SELECT {binding['sender']}, {binding['recipient']}, x.relation, x.row_key, x.attribute "
-        f"FROM {', '.join(froms)} WHERE {where} LIMIT 1"
-    )
+    body = f"SELECT {', '.join(cols)} FROM {', '.join(froms)} WHERE {where}"
     if spark_negs:
-        cand = (f"{PREFIX}cand AS (SELECT DISTINCT {binding['sender']} AS sender, {binding['recipient']} AS recipient, "
-                f"x.relation, x.row_key, x.attribute FROM {', '.join(froms)} WHERE {' AND '.join(eqs + [pred])})")
-        sql = (f"WITH {', '.join([*ctes, cand])} SELECT * FROM {PREFIX}cand EXCEPT "
-               f"({' UNION '.join(spark_negs)}) LIMIT 1")
+        sql = (f"WITH {', '.join([*ctes, f'{PREFIX}cand AS (SELECT DISTINCT * FROM ({body}) AS b)'])} "
+               f"SELECT * FROM {PREFIX}cand EXCEPT ({' UNION '.join(spark_negs)}) LIMIT 1")
+    else:
+        sql = f"WITH {', '.join(ctes)} {body} LIMIT 1"
+    rows = _run(engine, norm, sql)
+    if not rows:
+        return None
+    sender, recipient, subject, *rest = rows[0]
+    flags, found = rest[:len(fcols)], rest[len(fcols):]
+    if found[0] is not None:
+        return (sender, recipient, *found)
+    # a class without its own cell: one of its cells
+    match = ["x.subject IS NULL" if subject is None else "x.subject = ?"]
+    match += [f"x.f{i} = {int(f)}" for i, f in enumerate(flags)]
+    cell_sql = (f"WITH {', '.join(_class_ctes(compiled, norm, [o for _, o in flagged], classes=False))} "
+                f"SELECT x.relation, x.row_key, x.attribute FROM {PREFIX}x AS x WHERE {' AND '.join(match)} LIMIT 1")
+    cells = _run(engine, norm, cell_sql, [] if subject is None else [subject])
+    if not cells:  # pragma: no cover - the class came from these cells
+        raise PolicyError(f"clause {norm.id}: the satisfiability check found a class of cells it cannot read back",
+                          clause=norm.id)
+    return (sender, recipient, *cells[0])
+
+
+def _class_ctes(compiled: CompiledPolicy, norm: Norm, negatives: list[Norm], *, classes: bool = True) -> list[str]:
+    """``__p_x``: the norm's cells with, per negative norm, ``f_i`` (0: its view does not hold
+    the cell; 1: it holds it with the cell's subject only; 2: otherwise); ``__p_k``: one row
+    per distinct ``(subject, f_1..f_k)``, keeping the cell only where some ``f_i`` is 2."""
+    ctes, joins, flags = [], [], []
+    for i, other in enumerate(negatives):
+        ctes.append(f"{PREFIX}g{i} AS (SELECT d.relation, d.row_key, d.attribute, COUNT(*) AS n, COUNT(d.subject) AS nn, "
+                    f"MIN(d.subject) AS lo, MAX(d.subject) AS hi FROM ({compiled.data_view(other.id)}) AS d "
+                    f"GROUP BY d.relation, d.row_key, d.attribute)")
+        joins.append(f"LEFT JOIN {PREFIX}g{i} AS g{i} ON {_cell_eq(f'g{i}', 'x')}")
+        flags.append(f"CASE WHEN g{i}.n IS NULL THEN 0 WHEN (g{i}.nn = 0 AND x.subject IS NULL) OR (g{i}.nn = g{i}.n "
+                     f"AND g{i}.lo = x.subject AND g{i}.hi = x.subject) THEN 1 ELSE 2 END AS f{i}")
+    ctes.append(f"{PREFIX}x AS (SELECT x.relation, x.row_key, x.attribute, x.subject{''.join(', ' + f for f in flags)} "
+                f"FROM ({compiled.data_view(norm.id)}) AS x {' '.join(joins)})")
+    if classes:
+        fcols = [f"f{i}" for i in range(len(negatives))]
+        if negatives:
+            two = " OR ".join(f"{f} = 2" for f in fcols)
+            cell = ", ".join(f"CASE WHEN {two} THEN {c} END AS {c}" for c in ("relation", "row_key", "attribute"))
+            ctes.append(f"{PREFIX}k AS (SELECT DISTINCT subject, {', '.join(fcols)}, {cell} FROM {PREFIX}x)")
+        else:
+            ctes.append(f"{PREFIX}k AS (SELECT DISTINCT subject FROM {PREFIX}x)")
+    return ctes
+
+
+def _run(engine: Engine, norm: Norm, sql: str, params: list[Any] | None = None) -> list[tuple]:
     try:
-        rows = engine.execute(sql).rows
+        return [tuple(r) for r in engine.execute(sql, params or None).rows]
     except EngineError as exc:
         raise PolicyError(f"clause {norm.id}: the satisfiability check failed on the database: {exc.message}",
                           clause=norm.id,
                           hint="on a large database give the checks more time: `pimento policy compile ... --timeout 600`"
                           ) from None
-    return tuple(rows[0]) if rows else None
 
 
 def static_contradictions(compiled: CompiledPolicy) -> list[dict[str, str]]:
