@@ -361,7 +361,6 @@ def link_span(
         (fk.table.lower(), c.lower()): (fk.ref_table, r) for fk in catalog.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)
     }
     labelled = _labelled_columns(span, catalog, label_lemmas)
-    own_words_of = _own_words
     out: list[OpenLink] = []
     for table in catalog.tables:
         if table.name.lower().startswith("_pimento"):
@@ -439,8 +438,8 @@ def link_span(
             if (table.name, column.name) in labelled:
                 score += 0.25  # "the category 'Seeds'", "the state of NY": the noun beside names the column
                 reasons.append("the noun beside the literal names the column")
-            elif labelled and own_words_of(c_words, t_words) <= {"name", "title"}:
-                score -= 0.15  # "the city called Lake X": another column is named right there, not this name
+            elif labelled:
+                score -= 0.15  # "the city called Lake X", "state Georgia": another column is named right there
                 reasons.append("another column is named beside the literal")
             if heads and table.name not in heads:
                 score -= 0.15  # "United Airlines" is an airline: a column of another table is less likely
@@ -481,7 +480,10 @@ def _labelled_columns(span: Span, catalog: Catalog, label_lemmas: set[str]) -> f
                 continue
             c_words = set(name_words(column.name))
             own = _own_words(c_words, t_words)
-            if own and own <= label_lemmas and not ("id" in c_words and span.kind != "code"):
+            if "id" in c_words and span.kind != "code":
+                continue
+            # all its own words beside the literal, or one of several ("state Georgia" -> state_province_county)
+            if own and (own <= label_lemmas or len(own) > 1 and own - _GENERIC & label_lemmas):
                 out.add((table.name, column.name))
     return frozenset(out)
 

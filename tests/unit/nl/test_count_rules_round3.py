@@ -239,3 +239,12 @@ def test_a_season_on_a_placeholder_cycle_column_is_capitalised():
     cat = _cat([Table("Voting_record", (Column("StuID", "integer"), Column("Election_Cycle", "text")), ())])
     top = translate("How many voting records are in the fall election cycle?", cat, values=_placeholders(cat))[0]
     assert top.sql == "SELECT COUNT(*) FROM Voting_record WHERE Voting_record.Election_Cycle = 'Fall'"
+
+
+def test_a_column_named_beside_the_literal_beats_what_the_gazetteer_says():
+    # Georgia is a country in the gazetteer, but "state Georgia" names the state column
+    cat = _cat([Table("Addresses", (Column("address_id", "integer"), Column("state_province_county", "text"), Column("country", "text")), ("address_id",))])
+    top = translate("How many addresses are in state Georgia?", cat, values=_placeholders(cat))[0]
+    assert top.sql == "SELECT COUNT(*) FROM Addresses WHERE Addresses.state_province_county = 'Georgia'"
+    top = translate("How many addresses are in Georgia?", cat, values=_placeholders(cat))[0]
+    assert top.sql == "SELECT COUNT(*) FROM Addresses WHERE Addresses.country = 'Georgia'"  # no label: the gazetteer decides
