@@ -20,8 +20,8 @@ def settings_for(db: str, config: str | None) -> Settings:
     return load_settings(found)
 
 
-def ledger_for(db: str, config: str | None, *, create: bool = True) -> tuple[Ledger, Path, bool, str]:
-    """(ledger, its path, whether the file existed, the resolved database location).
+def ledger_for(db: str, config: str | None, *, create: bool = True) -> tuple[Ledger, Path | str, bool, str]:
+    """(ledger, its path (a PostgreSQL ledger's redacted URL), whether the file existed, the resolved database location).
 
     ``db`` is resolved as every release resolves it (a folder or pimento.toml names its database
     file; a link is followed), so that this is the ledger the releases and ``pimento synth``
@@ -31,7 +31,7 @@ def ledger_for(db: str, config: str | None, *, create: bool = True) -> tuple[Led
     location, settings, _source = _locate(db, config)
     if settings.ledger.url:  # a PostgreSQL ledger: on the server, nothing to create here
         ledger = Ledger.for_database(location, settings)
-        return ledger, ledger.name, True, location  # type: ignore[return-value]  # a URL, not a Path
+        return ledger, ledger.name, True, location
     path = ledger_path(location, settings)
     check_witness(path)
     existed = path.exists()

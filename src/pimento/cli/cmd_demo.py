@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import JustifyMethod
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -191,8 +192,9 @@ def step_catalog(ctx: DemoContext) -> dict[str, Any]:
 
 def show_catalog(data: dict[str, Any]) -> None:
     table = Table(title="Catalog")
-    for heading, justify in (("relation", "left"), ("rows", "right"), ("columns", "right"), ("privacy", "left")):
-        table.add_column(heading, justify=justify)  # type: ignore[arg-type]
+    headings: tuple[tuple[str, JustifyMethod], ...] = (("relation", "left"), ("rows", "right"), ("columns", "right"), ("privacy", "left"))
+    for heading, justify in headings:
+        table.add_column(heading, justify=justify)
     for t in data["tables"]:
         table.add_row(t["name"], f"{t['rows']:,}", str(t["columns"]), "[red]private[/]" if t["private"] else "[green]public[/]")
     console.print(table)

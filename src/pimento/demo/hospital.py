@@ -440,7 +440,9 @@ def create_demo(
             con.execute(";\n".join(_DDL[t] for t in TABLES))
 
             def done(table: str) -> None:
-                rows[table] = int(con.cursor().execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])  # type: ignore[index]
+                counted = con.cursor().execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+                assert counted is not None  # a COUNT(*) always returns one row
+                rows[table] = int(counted[0])
                 if progress is not None:
                     progress(table, len(rows) + 1, len(steps))
 

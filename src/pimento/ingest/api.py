@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pimento.errors import LLMError, UserError
 from pimento.ingest.documents import Document, load_corpus
@@ -17,6 +17,10 @@ from pimento.ingest.patterns import PatternSpec, derive_spec, load_spec
 from pimento.ingest.resolve import Rejected, resolve
 from pimento.ingest.store import IngestedDocument, read_previous, write_database
 from pimento.ingest.target import Target, load_target
+
+if TYPE_CHECKING:
+    from pimento.config import LLMSettings
+    from pimento.llm import Backend
 
 __all__ = ["EXTRACTOR_NAMES", "IngestReport", "ingest", "open_extractor"]
 
@@ -76,8 +80,8 @@ def open_extractor(
     *,
     patterns: str | Path | PatternSpec | None = None,
     llm_url: str | None = None,
-    backend: Any = None,
-    settings: Any = None,
+    backend: Backend | None = None,
+    settings: LLMSettings | None = None,
 ) -> Extractor:
     """The extractor called ``name`` for ``target``.
 
@@ -120,7 +124,7 @@ def ingest(
     extractor: str | Extractor = "offline",
     patterns: str | Path | PatternSpec | None = None,
     llm_url: str | None = None,
-    backend: Any = None,
+    backend: Backend | None = None,
     progress: ProgressCallback | None = None,
 ) -> IngestReport:
     """Extract rows from the documents of ``corpus`` into a new (or grown) DuckDB database ``out``.

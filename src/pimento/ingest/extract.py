@@ -215,11 +215,11 @@ def _field(name: str) -> str:
 def _answer_model(catalog: Catalog) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for table in catalog.tables:
-        columns = {
+        columns: dict[str, Any] = {  # pydantic field definitions: (a type built at run time, a Field)
             _field(c.name): (Optional[_PY_TYPES.get(c.type, str)], Field(None, alias=c.name))  # noqa: UP045
             for c in table.columns
         }
-        row = create_model(  # type: ignore[call-overload]
+        row = create_model(
             f"Row_{re.sub(r'[^0-9A-Za-z_]', '_', table.name)}",
             __config__=ConfigDict(extra="ignore", populate_by_name=True),
             **columns,

@@ -15,17 +15,28 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pimento.mechanisms.ledger_schema import audit_tables, sqlite_append_only
 
-__all__ = ["GENESIS", "AuditProblem", "AuditReport", "append", "canonical_json", "chain_hash", "check_head", "rows", "verify", "SCHEMA"]
+__all__ = ["GENESIS", "AuditProblem", "AuditReport", "Connection", "append", "canonical_json", "chain_hash", "check_head", "rows", "verify", "SCHEMA"]
 
 GENESIS = "0" * 64
 
 SCHEMA = audit_tables("sqlite") + sqlite_append_only("audit", "the audit log is")
+
+
+class Connection(Protocol):
+    """The sqlite3 surface the ledger and its audit log use: a ``sqlite3.Connection``, or a
+    :class:`pimento.mechanisms.ledger_postgres.PgConnection` (the same surface on PostgreSQL)."""
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def execute(self, sql: str, params: Any = ..., /) -> Any: ...
+
+    def close(self) -> None: ...
 
 
 def canonical_json(row: dict[str, Any]) -> str:
@@ -41,7 +52,7 @@ def chain_hash(prev_hash: str, row_text: str) -> str:
 _link = chain_hash
 
 
-def append(conn: sqlite3.Connection, row: dict[str, Any]) -> tuple[int, str]:
+def append(conn: Connection, row: dict[str, Any]) -> tuple[int, str]:
     """Append ``row`` (inside the caller's open transaction); returns (seq, hash)."""
     head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
     seq, prev = (head[0] + 1, head[1]) if head else (1, GENESIS)
@@ -59,7 +70,7 @@ def append(conn: sqlite3.Connection, row: dict[str, Any]) -> tuple[int, str]:
     return seq, digest
 
 
-def rows(conn: sqlite3.Connection, *, limit: int | None = None) -> list[dict[str, Any]]:
+def rows(conn: Connection, *, limit: int | None = None) -> list[dict[str, Any]]:
     """The audit rows in sequence order (the last ``limit`` if given), with their hashes."""
     sql = "SELECT seq, row, hash FROM audit ORDER BY seq"
     result = [{**json.loads(text), "hash": digest} for _seq, text, digest in conn.execute(sql)]
@@ -112,7 +123,7 @@ class AuditReport:
         }
 
 
-def verify(conn: sqlite3.Connection, *, expect_head: str | None = None) -> AuditReport:
+def verify(conn: Connection, *, expect_head: str | None = None) -> AuditReport:
     """Recompute the chain and report every inconsistency found."""
     problems: list[AuditProblem] = []
     prev = GENESIS
@@ -148,7 +159,7 @@ def verify(conn: sqlite3.Connection, *, expect_head: str | None = None) -> Audit
     return AuditReport(rows=count, head=prev, problems=tuple(problems))
 
 
-def check_head(conn: sqlite3.Connection) -> str | None:
+def check_head(conn: Connection) -> str | None:
     """A fast integrity check (no full scan): the head row exists, its hash recomputes from its
     stored ``prev_hash`` and content, ``audit_head`` names it, and the table has exactly that many
     rows. Returns a description of the first problem, or None. :func:`verify` checks everything."""

@@ -64,6 +64,8 @@ from pimento.mechanisms import ledger_postgres as _pg
 from pimento.mechanisms.budget import Budget, format_number, parse_number
 from pimento.mechanisms.ledger_schema import ledger_tables, sqlite_append_only
 
+
+
 __all__ = [
     "DATABASE_SCOPE",
     "SYNTHETIC_ANALYST",
@@ -461,10 +463,10 @@ class Ledger:
         self._verified: _State | None = None
         self._mine: set[int] = set()  # pending charges made through this object
         #: The connection; on PostgreSQL a PgConnection, which has the sqlite3 surface the ledger uses.
-        self._conn: sqlite3.Connection
+        self._conn: _audit.Connection
         if self.postgres:
             try:
-                self._conn = _pg.PgConnection(str(path), connect_timeout_s=busy_timeout_s)  # type: ignore[assignment]  # the sqlite3 surface
+                self._conn = _pg.PgConnection(str(path), connect_timeout_s=busy_timeout_s)
                 self._init_schema()
             except sqlite3.Error as exc:
                 raise DataSourceError(f"cannot open the budget ledger {self.name}: {exc}") from None

@@ -41,7 +41,7 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, Self
 
 from pimento.errors import InternalError, PrivacyParameterError
 from pimento.mechanisms.budget import Budget, NumberLike, format_number, parse_number
@@ -294,7 +294,7 @@ class _SmoothBase:
         """:meth:`beta` as the largest float not above it (for float-based sensitivity code)."""
         return float_down(self.beta())
 
-    def for_relations(self, relations: int) -> _SmoothBase:
+    def for_relations(self, relations: int) -> Self | GlobalLaplace:
         """The mechanism for a count over ``relations`` relations (a structural fact, not data).
 
         A single-relation count has global sensitivity 1: the plain Laplace mechanism at scale
@@ -523,7 +523,7 @@ def mechanism_for_query(
     epsilon: NumberLike, delta: NumberLike | None, *, relations: int, grid: NumberLike = 1, share: NumberLike | None = None
 ) -> SmoothLaplace | SmoothQuartic | GlobalLaplace:
     """The mechanism for a counting query over ``relations`` relations (see :meth:`_SmoothBase.for_relations`)."""
-    return mechanism_for(epsilon, delta, grid=grid, share=share).for_relations(relations)  # type: ignore[return-value]
+    return mechanism_for(epsilon, delta, grid=grid, share=share).for_relations(relations)
 
 
 def mechanism_for(

@@ -24,6 +24,7 @@ from pimento.search.mcts import votes_for_samples
 from pimento.sql import CountQuery, parse_count_query
 
 if TYPE_CHECKING:
+    from pimento.config import Settings
     from pimento.search.llm_expander import LLMExpander
 
 __all__ = ["SearchOutcome", "default_synthetic_path", "llm_expander", "open_synthetic", "resolve_synthetic", "search_question"]
@@ -62,7 +63,7 @@ class SearchOutcome:
         }
 
 
-def resolve_synthetic(given: str | Path | None, location: str | Path, settings: Any = None) -> Path:
+def resolve_synthetic(given: str | Path | None, location: str | Path, settings: Settings | None = None) -> Path:
     """The synthetic database to search: ``--synthetic``, else ``[synth] path``, else ``DB.synthetic.duckdb``.
 
     Never falls back to the private database: without a synthetic copy the caller gets a
@@ -70,8 +71,8 @@ def resolve_synthetic(given: str | Path | None, location: str | Path, settings: 
     """
     if given:
         return Path(str(given))
-    configured = getattr(getattr(settings, "synth", None), "path", None)
-    if configured:
+    configured = settings.synth.path if settings is not None else None
+    if settings is not None and configured:
         path = Path(settings.resolve(configured))
         if not path.exists():
             raise DataSourceError(

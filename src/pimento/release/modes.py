@@ -23,10 +23,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from pimento.engines.base import Engine
 from pimento.errors import UserError
+
+if TYPE_CHECKING:
+    from pimento.policy import CompiledPolicy
+    from pimento.schema import Catalog
+    from pimento.sensitivity.contextual import AuthorizationView
+    from pimento.sql import CountQuery
 
 __all__ = ["MODES", "NEIGHBOURS", "CIAnswer", "ContextSpec", "ModeError", "check_neighbours", "neighbourhood_of",
            "parse_context", "resolve_neighbours"]
@@ -166,7 +173,7 @@ def guarantee_kind(mode: str, neighbours: str = "add-remove") -> str:
     return f"{text}; for {NEIGHBOUR_WORDS[neighbours]}"
 
 
-def check_mode(mode: str, context: ContextSpec | None, policy: Any) -> None:
+def check_mode(mode: str, context: ContextSpec | None, policy: CompiledPolicy | str | Path | None) -> None:
     """A known mode with what it needs: every mode but dp needs a compiled policy and a context."""
     if mode not in MODES:
         raise ModeError(f"unknown mode {mode!r}", hint=f"modes: {', '.join(MODES)}")
@@ -206,7 +213,7 @@ class CIAnswer:
         }
 
 
-def load_compiled_policy(policy: Any) -> Any:
+def load_compiled_policy(policy: CompiledPolicy | str | Path) -> CompiledPolicy:
     """A :class:`~pimento.policy.CompiledPolicy`, or the path of one (JSON from ``pimento policy compile``):
     :func:`pimento.policy.load_compiled_policy`."""
     from pimento.policy import load_compiled_policy as load
@@ -214,7 +221,7 @@ def load_compiled_policy(policy: Any) -> Any:
     return load(policy)
 
 
-def authorized_part(engine: Engine, query: Any, catalog: Any, view: Any) -> int:
+def authorized_part(engine: Engine, query: CountQuery, catalog: Catalog, view: AuthorizationView) -> int:
     """The split mode's exact part: join results of ``query`` whose private tuples are all public."""
     import sqlglot
     from sqlglot import exp

@@ -59,7 +59,9 @@ import numpy as np
 
 from pimento.engines.base import Engine
 from pimento.errors import InternalError
+from pimento.schema import Catalog
 from pimento.sensitivity.envelope import check_beta, exp_neg_upper, maximize_envelope, round_up_float
+from pimento.sql import CountQuery
 from pimento.sql.quote import quote_identifier as _q
 
 __all__ = [
@@ -323,7 +325,7 @@ def contextual_rs(
     rules = tuple(apply_rule(facts[a], neighbourhood) for a in priv)
     t_free: dict[str, int] = {}
     if variant == "tight" and neighbourhood == "add_remove":
-        t_free = {a: facts[a].t_free for a in priv if facts[a].t_free is not None}  # type: ignore[misc]
+        t_free = {a: bound for a in priv if (bound := facts[a].t_free) is not None}
         rules = tuple(RuleBound(r.alias, r.rule, min(r.ell, t_free[r.alias]), r.ls) if r.alias in t_free else r for r in rules)
     editable = tuple(r.alias for r in rules if r.rule != "Pub")
     if not editable:
@@ -366,7 +368,7 @@ class AuthorizationView:
     whole: frozenset[str] = frozenset()
 
 
-def boundary_columns(query: Any, alias: str) -> tuple[str, ...]:
+def boundary_columns(query: CountQuery, alias: str) -> tuple[str, ...]:
     """B_i of ``alias``: its join columns, the columns its query selection reads, and the counted
     column when it is ``alias``'s (``COUNT(col)`` filters on ``col IS NOT NULL``)."""
     from sqlglot import exp
@@ -384,7 +386,7 @@ def boundary_columns(query: Any, alias: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(cols))
 
 
-def _join_columns(query: Any, alias: str) -> dict[int, list[str]]:
+def _join_columns(query: CountQuery, alias: str) -> dict[int, list[str]]:
     """Equivalence classes shared with another relation -> ``alias``'s columns in them."""
     out: dict[int, list[str]] = {}
     for index, klass in enumerate(query.equivalence_classes):
@@ -403,7 +405,7 @@ def _with(view: AuthorizationView, *ctes: str) -> str:
     return "WITH " + ",\n".join(ctes) + "\n"
 
 
-def _engine_facts(engine: Engine, query: Any, catalog: Any, alias: str, ls: int, view: AuthorizationView,
+def _engine_facts(engine: Engine, query: CountQuery, catalog: Catalog, alias: str, ls: int, view: AuthorizationView,
                   timeout_s: float | None) -> RelationFacts:
     import sqlglot
     from sqlglot import exp
@@ -441,7 +443,7 @@ def _engine_facts(engine: Engine, query: Any, catalog: Any, alias: str, ls: int,
     return RelationFacts(alias, ls, kind, unauthorized, free_1, free_min, m_unocc, t_free)
 
 
-def _unique_residual_max(engine: Engine, query: Any, catalog: Any, alias: str, view: AuthorizationView | None,
+def _unique_residual_max(engine: Engine, query: CountQuery, catalog: Catalog, alias: str, view: AuthorizationView | None,
                          timeout_s: float | None) -> int | None:
     """Max residual multiplicity over join values of ``alias`` that no tuple (``view`` None) or no
     public tuple (``view`` given) occupies, when a declared key of ``alias``'s table lies within
@@ -498,8 +500,8 @@ def _unique_residual_max(engine: Engine, query: Any, catalog: Any, alias: str, v
 
 def contextual_sensitivity(
     engine: Engine,
-    query: Any,
-    catalog: Any,
+    query: CountQuery,
+    catalog: Catalog,
     beta: float,
     view: AuthorizationView,
     *,

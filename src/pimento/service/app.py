@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from fastapi import Depends, FastAPI, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
@@ -99,6 +99,14 @@ class ErrorEnvelope(BaseModel):
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorEnvelope} for code in (400, 401, 403, 404, 409, 413, 422, 429, 500, 503)
 }
+
+
+@overload
+def _text(value: str | float) -> str: ...
+
+
+@overload
+def _text(value: str | float | None) -> str | None: ...
 
 
 def _text(value: str | float | None) -> str | None:
@@ -213,13 +221,13 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
     @app.post("/v1/ask/preview", tags=["analyst"], responses=_ERRORS)
     def preview(body: PreviewRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
         """The interpretation of a question, found on the synthetic copy only: spends nothing."""
-        return deployment.preview(key, body.question, _text(body.epsilon), _text(body.delta))  # type: ignore[arg-type]
+        return deployment.preview(key, body.question, _text(body.epsilon), _text(body.delta))
 
     @app.post("/v1/ask", tags=["analyst"], responses=_ERRORS)
     def ask(body: AskRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
         """A DP answer to a question: the search on the synthetic copy, then the private release (charged first)."""
         return deployment.ask(
-            key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender, purpose=body.purpose  # type: ignore[arg-type]
+            key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender, purpose=body.purpose
         )
 
     @app.get("/v1/budget", tags=["analyst"], responses=_ERRORS)
@@ -272,7 +280,7 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
     def synth_start(body: SynthRequest) -> dict[str, Any]:
         """Custodian: make a new synthetic copy in the background (charged to the ledger before it reads the
         data); it replaces the copy in use when it is done. Poll GET /v1/synth."""
-        job = deployment.synth_jobs.start(_text(body.epsilon), _text(body.delta), seed=body.seed)  # type: ignore[arg-type]
+        job = deployment.synth_jobs.start(_text(body.epsilon), _text(body.delta), seed=body.seed)
         return job.to_dict()
 
     from pimento.service.web import install_web
