@@ -25,8 +25,9 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from pimento.errors import Highlight, SqlError
 from pimento.schema import Catalog
+from pimento.sql.quote import quote_identifier
 
-__all__ = ["AnalyzedQuery", "analyze_query"]
+__all__ = ["AnalyzedQuery", "analyze_query", "qualifier_schema", "qualify_query"]
 
 _PREFIX = "__p_"
 _DENIED_FUNCTIONS = ("read_", "query", "glob", "sniff_", "parquet_", "iceberg_", "delta_", "getenv", "load", "install")
@@ -80,11 +81,44 @@ def _base_tables(tree: exp.Expr) -> list[exp.Table]:
 _CACHE: OrderedDict[tuple[str, str, int], AnalyzedQuery] = OrderedDict()
 
 
-def qualifier_schema(catalog: Catalog) -> dict[str, object]:
-    """The catalog as sqlglot's qualifier reads it: names in the catalog's own spelling, which
-    sqlglot then folds as the dialect does (DuckDB and SQLite fold ASCII letters only, as the
-    engines do: lower-casing "Örders" here would make it a table no query can name)."""
-    return {t.name: {c.name: (c.raw_type or "TEXT") for c in t.columns} for t in catalog.tables}
+def qualify_query(tree: exp.Query, catalog: Catalog, dialect: str) -> exp.Query:
+    """A copy of an analyzed query's tree with every column qualified by its source (sqlglot's ``qualify``).
+
+    Base tables resolve as :func:`analyze_query` found them (the catalog's table, whatever the
+    case the query wrote it in): in the copy each is named by the catalog's exact spelling, quoted,
+    and keeps the name the query wrote as its alias, so columns qualified by that name still find it.
+    Columns resolve by the dialect's own rules against :func:`qualifier_schema` (on PostgreSQL
+    ``"Name"`` names the column ``Name`` and ``name`` the column ``name``, as the engine reads them).
+
+    Raises:
+        OptimizeError, SqlglotError: a column that resolves to no source, or to several.
+    """
+    copy = tree.copy()
+    for table in _base_tables(copy):
+        if not table.alias:
+            table.set("alias", exp.TableAlias(this=table.this.copy()))
+        table.set("this", exp.to_identifier(table.meta["pimento_relation"], quoted=True))
+    return qualify(copy, schema=qualifier_schema(catalog, dialect), dialect=dialect, validate_qualify_columns=True,
+                   quote_identifiers=False, expand_alias_refs=True)
+
+
+def qualifier_schema(catalog: Catalog, dialect: str | None = None) -> dict[str, object]:
+    """The catalog as sqlglot's qualifier reads it in ``dialect``.
+
+    With a dialect, every name is a quoted identifier of that dialect (:func:`pimento.sql.quote.quote_identifier`):
+    the catalog holds the names the engine reports, exact, so sqlglot must not fold them as it
+    folds unquoted names. On PostgreSQL a table created as ``"Patient"`` is named ``Patient``, and
+    folding it to ``patient`` would make every query that names it (``FROM "Patient"``) unresolvable.
+    Case-insensitive dialects still compare quoted names their own way (DuckDB and SQLite fold
+    ASCII letters only, as the engines do; Spark folds all). Without a dialect the names are given
+    unquoted, in the catalog's spelling, and sqlglot folds them as unquoted names (the policy
+    checks' canonical texts, where both sides are folded alike).
+    """
+
+    def name(text: str) -> str:
+        return text if dialect is None else quote_identifier(text, dialect)
+
+    return {name(t.name): {name(c.name): (c.raw_type or "TEXT") for c in t.columns} for t in catalog.tables}
 
 
 def analyze_query(sql: str, catalog: Catalog, *, dialect: str = "duckdb") -> AnalyzedQuery:
@@ -165,13 +199,9 @@ def _analyze(sql: str, catalog: Catalog, dialect: str) -> AnalyzedQuery:
         if id(table) not in seen:
             raise _error(sql, f"unsupported table reference {table.sql(dialect)}", table)
 
-    schema: dict[str, object] = qualifier_schema(catalog)
     try:
-        qualified = qualify(
-            tree.copy(), schema=schema, dialect=dialect, validate_qualify_columns=True, quote_identifiers=False,
-            expand_alias_refs=True,
-        )
-        qscopes = traverse_scope(qualified)
+        resolved = qualify_query(tree, catalog, dialect)
+        qscopes = traverse_scope(resolved)
     except (OptimizeError, SqlglotError) as exc:
         raise SqlError(f"the query cannot be resolved against the schema: {exc}") from None
     referenced: dict[str, set[str]] = {}
@@ -185,7 +215,7 @@ def _analyze(sql: str, catalog: Catalog, dialect: str) -> AnalyzedQuery:
             if isinstance(source, exp.Table) and source.name.lower() in names:
                 t = names[source.name.lower()]
                 referenced.setdefault(t.name, set()).add(t.column(col.name).name)
-    returned = _returned(qualified, names)
+    returned = _returned(resolved, names)
     return AnalyzedQuery(sql, tree, {k: frozenset(v) for k, v in referenced.items()}, returned)
 
 

@@ -47,7 +47,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pimento.engines.database import Database
+    from pimento.policy import Authorization, Context, Enforcer
+    from pimento.release.modes import ContextSpec
+    from pimento.release.session import Session
 
 __all__ = ["MAX_TEXTS", "RELEASE_LEVELS", "CellSource", "Trace", "audit_trace", "sentence_bounds", "trace_answer"]
 
@@ -101,7 +107,8 @@ def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def trace_answer(
-    enforcer: Any, context: Any, sql: str, columns: tuple[str, ...], rows: tuple[tuple[Any, ...], ...], *, database: Any
+    enforcer: Enforcer, context: Context, sql: str, columns: tuple[str, ...], rows: tuple[tuple[Any, ...], ...], *,
+    database: Database,
 ) -> Trace | None:
     """The provenance of a CI answer, or None when ``database`` was not written by ``pimento ingest``.
 
@@ -147,7 +154,8 @@ def trace_answer(
     return trace
 
 
-def audit_trace(session: Any, enforcer: Any, context: Any, sql: str, auth: Any, *, analyst: str, spec: Any) -> dict[str, Any] | None:
+def audit_trace(session: Session, enforcer: Enforcer, context: Context, sql: str, auth: Authorization, *, analyst: str,
+                spec: ContextSpec) -> dict[str, Any] | None:
     """Trace a CI answer (``auth``) of ``session``: the documents go to the custodian's audit log, the
     analyst's part (None when the release level is ``none`` or the database was not ingested) is returned.
 
@@ -175,7 +183,7 @@ def audit_trace(session: Any, enforcer: Any, context: Any, sql: str, auth: Any, 
 class _Tracer:
     """Custodian-side look-ups, cached for one answer."""
 
-    def __init__(self, enforcer: Any, context: Any, database: Any) -> None:
+    def __init__(self, enforcer: Enforcer, context: Context, database: Database) -> None:
         self.enforcer = enforcer
         self.context = context
         self.engine = database.engine
@@ -198,17 +206,14 @@ class _Tracer:
         """``(output index, alias, relation, column)`` for output columns that are a base table's column."""
         from sqlglot import exp
         from sqlglot.errors import SqlglotError
-        from sqlglot.optimizer.qualify import qualify
         from sqlglot.optimizer.scope import traverse_scope
 
-        from pimento.policy.lineage import analyze_query, qualifier_schema
+        from pimento.policy.lineage import analyze_query, qualify_query
 
         analyzed = analyze_query(sql, self.catalog, dialect=self.enforcer.dialect)
         names = {t.name.lower(): t for t in self.catalog.tables}
-        schema = qualifier_schema(self.catalog)
         try:
-            qualified = qualify(analyzed.tree.copy(), schema=schema, dialect=self.enforcer.dialect,
-                                validate_qualify_columns=True, quote_identifiers=False, expand_alias_refs=True)
+            qualified = qualify_query(analyzed.tree, self.catalog, self.enforcer.dialect)
             scopes = traverse_scope(qualified)
         except SqlglotError:
             return []
