@@ -16,7 +16,11 @@ from pimento.policy.compiler import PREFIX, CompiledPolicy, quote
 from pimento.policy.formula import NormSQL, cond_cte, norm_predicates, permits_sql, prohibits_sql, role_cte
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, RoleIs
 
-__all__ = ["satisfiability", "static_contradictions", "witness"]
+__all__ = ["FIRST_SUBJECTS", "satisfiability", "static_contradictions", "witness"]
+
+#: The witness search looks first among the cells of this many subjects (the first by their
+#: identifier), then, if none of them gives a flow, among all.
+FIRST_SUBJECTS = 1000
 
 
 def _top_atoms(cond: Cond) -> list[Atom]:
@@ -87,13 +91,15 @@ def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, 
        the roles the formulas test it for, when no condition view mentions it (the formulas
        cannot tell such identities apart).
     3. The norm's formula and each relevant negative norm's (for the classes whose ``f_i`` says
-       its view holds the cell) are tested on each joined row; ``LIMIT 1``.
+       its view holds the cell) are tested on each joined row; ``LIMIT 1``. This runs first on
+       the cells of the first :data:`FIRST_SUBJECTS` subjects (and those without subject),
+       where a satisfiable norm usually has a flow, and only if none is found there on all.
     4. For a class without its own cell, one cell of the class is then fetched: every cell of a
        class gives the same answer for every context.
     """
     sk, rk = _kind_of(compiled, norm, "sender"), _kind_of(compiled, norm, "recipient")
     kinds = {"sender": sk, "recipient": rk}
-    froms = [f"{PREFIX}k AS k"]
+    froms: list[str] = []
     binding = {"subject": "k.subject"}
     eqs: list[str] = []
     used_conds: set[str] = set()
@@ -186,19 +192,25 @@ def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, 
     conds = used_conds.union(*(n.conditions_used for n in ns_list))
     ctes = [f"{role_cte(r)} AS ({compiled.roles[r].sql})" for r in sorted(roles)]
     ctes += [f"{cond_cte(c)} AS ({compiled.conditions[c].sql})" for c in sorted(conds)]
-    ctes += _class_ctes(compiled, norm, [o for _, o in flagged])
+    classes = {first: _class_ctes(compiled, norm, [o for _, o in flagged], first=first) for first in (True, False)}
     fcols = [f"k.f{i}" for i, _ in flagged]
     cell = ["k.relation", "k.row_key", "k.attribute"] if flagged else ["CAST(NULL AS VARCHAR)"] * 3
     cols = [f"{binding['sender']} AS sender", f"{binding['recipient']} AS recipient", "k.subject AS subject",
             *fcols, *(f"{c} AS {n}" for c, n in zip(cell, ("relation", "row_key", "attribute")))]
     where = " AND ".join(eqs + [pred] + negs)
-    body = f"SELECT {', '.join(cols)} FROM {', '.join(froms)} WHERE {where}"
-    if spark_negs:
-        sql = (f"WITH {', '.join([*ctes, f'{PREFIX}cand AS (SELECT DISTINCT * FROM ({body}) AS b)'])} "
-               f"SELECT * FROM {PREFIX}cand EXCEPT ({' UNION '.join(spark_negs)}) LIMIT 1")
-    else:
-        sql = f"WITH {', '.join(ctes)} {body} LIMIT 1"
-    rows = _run(engine, norm, sql)
+
+    def search(first: bool) -> list[tuple]:
+        body = f"SELECT {', '.join(cols)} FROM {PREFIX}k AS k, {', '.join(froms)} WHERE {where}"
+        with_ = [*ctes, *classes[first]]
+        if spark_negs:
+            sql = (f"WITH {', '.join([*with_, f'{PREFIX}cand AS (SELECT DISTINCT * FROM ({body}) AS b)'])} "
+                   f"SELECT * FROM {PREFIX}cand EXCEPT ({' UNION '.join(spark_negs)}) LIMIT 1")
+        else:
+            sql = f"WITH {', '.join(with_)} {body} LIMIT 1"
+        return _run(engine, norm, sql)
+
+    # first among the cells of a few subjects (a flow found there is a flow), then among all
+    rows = search(True) or search(False)
     if not rows:
         return None
     sender, recipient, subject, *rest = rows[0]
@@ -217,11 +229,24 @@ def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, 
     return (sender, recipient, *cells[0])
 
 
-def _class_ctes(compiled: CompiledPolicy, norm: Norm, negatives: list[Norm], *, classes: bool = True) -> list[str]:
+def _class_ctes(compiled: CompiledPolicy, norm: Norm, negatives: list[Norm], *, classes: bool = True,
+                first: bool = False) -> list[str]:
     """``__p_x``: the norm's cells with, per negative norm, ``f_i`` (0: its view does not hold
     the cell; 1: it holds it with the cell's subject only; 2: otherwise); ``__p_k``: one row
-    per distinct ``(subject, f_1..f_k)``, keeping the cell only where some ``f_i`` is 2."""
+    per distinct ``(subject, f_1..f_k)``, keeping the cell only where some ``f_i`` is 2.
+
+    With ``first``, only the cells without subject or of the first :data:`FIRST_SUBJECTS`
+    subject-principal identifiers (a subset: a flow found among them is a flow).
+    """
     ctes, joins, flags = [], [], []
+    cells = compiled.data_view(norm.id)
+    if first:
+        p = compiled.principals[compiled.subject_principal]
+        ctes.append(f"{PREFIX}s AS (SELECT CAST(t.{quote(p['key'])} AS VARCHAR) AS subject FROM {quote(p['relation'])} AS t "
+                    f"ORDER BY 1 LIMIT {FIRST_SUBJECTS})")
+        cells = "\nUNION ALL\n".join(
+            f"SELECT * FROM ({compiled.locations[loc].view_sql()}) AS v WHERE v.subject IS NULL OR v.subject IN "
+            f"(SELECT subject FROM {PREFIX}s)" for loc in compiled.norm_locations[norm.id])
     for i, other in enumerate(negatives):
         ctes.append(f"{PREFIX}g{i} AS (SELECT d.relation, d.row_key, d.attribute, COUNT(*) AS n, COUNT(d.subject) AS nn, "
                     f"MIN(d.subject) AS lo, MAX(d.subject) AS hi FROM ({compiled.data_view(other.id)}) AS d "
@@ -230,7 +255,7 @@ def _class_ctes(compiled: CompiledPolicy, norm: Norm, negatives: list[Norm], *, 
         flags.append(f"CASE WHEN g{i}.n IS NULL THEN 0 WHEN (g{i}.nn = 0 AND x.subject IS NULL) OR (g{i}.nn = g{i}.n "
                      f"AND g{i}.lo = x.subject AND g{i}.hi = x.subject) THEN 1 ELSE 2 END AS f{i}")
     ctes.append(f"{PREFIX}x AS (SELECT x.relation, x.row_key, x.attribute, x.subject{''.join(', ' + f for f in flags)} "
-                f"FROM ({compiled.data_view(norm.id)}) AS x {' '.join(joins)})")
+                f"FROM ({cells}) AS x {' '.join(joins)})")
     if classes:
         fcols = [f"f{i}" for i in range(len(negatives))]
         if negatives:
