@@ -4,7 +4,7 @@
 Usage::
 
     python -m pimento.bench.synth_scale --patients 1000000 [--workdir DIR] [--epsilon 1.6]
-        [--delta 1e-6] [--seed 0] [--noise-seed 0] [--spark] [--json OUT]
+        [--delta 1e-6] [--seed 0] [--noise-seed 0] [--spark] [--counts-in-memory] [--json OUT]
 
 Builds the demo database of N patients (:func:`pimento.demo.hospital.create_demo`, seed 0) in
 one child process, unless ``--workdir`` already holds it, then synthesizes it (with the
@@ -12,7 +12,8 @@ declarations of its ``pimento.toml``, as ``pimento synth`` does) in another chil
 that each peak RSS is that step's own (``resource.getrusage`` in the child: ``ru_maxrss``). The
 synthesis child also records the wall time, the process's resident memory after each pass, and
 the largest RSS reached up to each pass. ``--noise-seed`` fixes the noise (for comparing two
-versions of the synthesizer on the same draws; never on real data).
+versions of the synthesizer on the same draws; never on real data). ``--counts-in-memory`` counts
+every model's marginals in Python instead of by a GROUP BY in the engine (the same vectors).
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ def build(patients: int, path: str, seed: int = 0) -> dict[str, Any]:
     }
 
 
-def synthesize_once(real: str, out: str, epsilon: str, delta: str, seed: int, noise_seed: int | None) -> dict[str, Any]:
+def synthesize_once(
+    real: str, out: str, epsilon: str, delta: str, seed: int, noise_seed: int | None, counts_in_engine: bool = True
+) -> dict[str, Any]:
     """Synthesize ``real`` into ``out`` (in this process); time, peak RSS and memory per pass."""
     import pimento.synth.api as api
     from pimento.engines.database import load_database
@@ -89,7 +92,7 @@ def synthesize_once(real: str, out: str, epsilon: str, delta: str, seed: int, no
     result = api.synthesize(
         db.engine, db.catalog, out, epsilon, delta, root=db.settings.privacy.root, seed=seed,
         link_context=declared.link_context, public_values=declared.public_values, caps=dict(declared.caps) or None,
-        overwrite=True, _noise_seed=noise_seed,
+        overwrite=True, _noise_seed=noise_seed, _counts_in_engine=counts_in_engine,
     )
     seconds = time.monotonic() - t0
     report = {
@@ -98,6 +101,7 @@ def synthesize_once(real: str, out: str, epsilon: str, delta: str, seed: int, no
         "synthetic_rows": result.rows,
         "synthetic_total_rows": int(sum(result.rows.values())),
         "passes": passes,
+        "counted_in_engine": list(result.details.get("counted_in_engine") or []),
         "write_seconds": round(seconds - sum(p["seconds"] for p in passes), 1),
         "engine": getattr(db.engine, "name", ""),
         "total_seconds": round(time.monotonic() - started, 1),
@@ -124,6 +128,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--noise-seed", type=int, default=None)
     ap.add_argument("--workdir", help="folder for the demo (DIR/demo-N/hospital.duckdb, reused if present) and the copy (kept)")
     ap.add_argument("--spark", action="store_true", help="synthesize from a Spark deployment of the demo (DIR/spark-N, written if absent)")
+    ap.add_argument("--counts-in-memory", action="store_true", help="count the models' marginals in Python, not in the engine")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--step", choices=["build", "synth"], help=argparse.SUPPRESS)
     ap.add_argument("--real", help=argparse.SUPPRESS)
@@ -134,7 +139,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(json.dumps(step))
         return step
     if args.step == "synth":
-        step = synthesize_once(args.real, args.out, args.epsilon, args.delta, args.seed, args.noise_seed)
+        step = synthesize_once(args.real, args.out, args.epsilon, args.delta, args.seed, args.noise_seed, not args.counts_in_memory)
         print(json.dumps(step))
         return step
     work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="pimento-synth-scale-"))
@@ -163,6 +168,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     synth_args += ["--epsilon", args.epsilon, "--delta", args.delta, "--seed", str(args.seed)]
     if args.noise_seed is not None:
         synth_args += ["--noise-seed", str(args.noise_seed)]
+    if args.counts_in_memory:
+        synth_args.append("--counts-in-memory")
+        report["counts_in_memory"] = True
     report.update(_child(synth_args))
     report["load_average_after"] = round(os.getloadavg()[0], 2)
     text = json.dumps(report, indent=2)

@@ -44,7 +44,8 @@ _NULL = np.array(None, dtype=object)
 
 
 def raw_attr(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Comparable raw values of attribute ``a`` for each valid entity row, and a presence mask."""
+    """Comparable raw values of attribute ``a`` for each valid entity row (None where its row is
+    absent: never the value of another row), and a presence mask."""
     r = rows[a.table]
     present = r >= 0
     safe = np.maximum(r, 0)
@@ -52,7 +53,7 @@ def raw_attr(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) ->
     if a.kind == "col":
         assert a.column is not None  # a column attribute names its column
         col = state.data[a.table][a.column]
-        vals = np.where(col.null[safe], _NULL, col.values[safe].astype(object))
+        vals = np.where(col.null[safe] | ~present, _NULL, col.values[safe].astype(object))
         return vals, present
     if a.kind in ("link", "ctx"):
         fk = a.fk
@@ -60,14 +61,14 @@ def raw_attr(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) ->
         if a.kind == "link":
             keys = key_tuples(state.data[a.table], fk.columns, safe)
             vals = np.array([k[0] if k is not None else None for k in keys], dtype=object)
-            return vals, present
+            return np.where(present, vals, _NULL), present
         ref = fk.ref_table
         rdata = state.data[ref]
         ridx = match_keys(rdata, fk.ref_columns, state.data[a.table], fk.columns, safe)
         assert a.ref_column is not None  # a context attribute names the referenced column
         col = rdata[a.ref_column]
         vals = np.where(ridx >= 0, np.where(col.null[np.maximum(ridx, 0)], _NULL, col.values[np.maximum(ridx, 0)].astype(object)), _NULL)
-        return vals, present
+        return np.where(present, vals, _NULL), present
     return np.zeros(len(r), dtype=object), present
 
 
@@ -109,17 +110,19 @@ def attr_codes(state: SynthState, e: str, a: Attr, rows: dict[str, np.ndarray]) 
                 values, bad = to_datetime64(vals)
                 null = null | bad
             codes = enc.encode(ColumnData(fam, values, null))
-    if enc.nullable:
-        codes = np.where(present, codes, enc.null_code)
+    # A row whose table row is absent (no extension row) gets a fixed code: NULL, or 0 where the
+    # encoding has no NULL (never the code of row 0 of the table, another unit's value).
+    codes = np.where(present, codes, enc.null_code if enc.nullable else 0)
     return codes.astype(np.int64)
 
 
-def per_unit_sample(state: SynthState, unit: np.ndarray, m: int) -> np.ndarray:
-    """Positions of at most ``m`` entries per unit value, chosen in a random order."""
-    if unit.size == 0:
+def per_unit_sample(state: SynthState, table: str, rows: np.ndarray, m: int) -> np.ndarray:
+    """Positions (in ``rows``, rows of ``table``) of at most ``m`` rows per unit: the first in the
+    random row order (``_rank``), which depends on nothing outside the unit."""
+    if rows.size == 0:
         return np.zeros(0, dtype=np.int64)
-    perm = state.order_rng.permutation(unit.size)
-    perm = perm[np.argsort(unit[perm], kind="stable")]
+    unit = state.unit[table][rows]
+    perm = state.order_in(table, unit, rows)
     u = unit[perm]
     starts = np.r_[0, np.flatnonzero(np.diff(u)) + 1]
     group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(u)]))

@@ -70,13 +70,16 @@ def fit_table_model(
     what: str,
     iters: int = 300,
     n_rows: int | None = None,
+    weights: np.ndarray | None = None,
 ) -> TableModel:
     """Fit an MST-selected graphical model to integer-coded columns under rho-zCDP.
 
-    ``n_rows`` is the number of rows (needed when no column is modelled)."""
+    ``n_rows`` is the number of rows (needed when no column is modelled). ``weights``: each
+    entry of ``codes`` stands for that many rows (a joint table counted by the engine); the
+    marginals are the same sums as over the rows themselves."""
     cols = [c for c in codes if sizes[c] >= 1]
     if n_rows is None:
-        n_rows = len(next(iter(codes.values()))) if codes else 0
+        n_rows = int(weights.sum()) if weights is not None else len(next(iter(codes.values()))) if codes else 0
     if not cols:
         accountant.spend(f"{what}: count", rho)
         sigma = accountant.sigma(sensitivity=math.sqrt(2.0) * unit_rows, rho=rho)
@@ -97,7 +100,7 @@ def fit_table_model(
     accountant.spend(f"{what}: 1-way marginals", rho_one)
     one_way = {}
     for c in cols:
-        counts = np.bincount(codes[c], minlength=sizes[c]).astype(float)
+        counts = np.bincount(codes[c], weights=weights, minlength=sizes[c]).astype(float)
         one_way[c] = counts + accountant.normal(len(counts), sigma1)
     measurements = [mbi.LinearMeasurement(one_way[c], (c,), stddev=sigma1) for c in cols]
     pairs: list[tuple[str, str]] = []
@@ -111,7 +114,7 @@ def fit_table_model(
                 a, b = cols[i], cols[j]
                 if sizes[a] * sizes[b] > MAX_PAIR_CELLS:
                     continue
-                real = np.bincount(codes[a] * sizes[b] + codes[b], minlength=sizes[a] * sizes[b]).astype(float)
+                real = np.bincount(codes[a] * sizes[b] + codes[b], weights=weights, minlength=sizes[a] * sizes[b]).astype(float)
                 pa = est[a] / max(est[a].sum(), 1e-9)
                 pb = est[b] / max(est[b].sum(), 1e-9)
                 indep = np.outer(pa, pb).ravel() * total_est
@@ -145,7 +148,7 @@ def fit_table_model(
             sigma2 = sens * math.sqrt(len(pairs) / (2.0 * rho_two))
             accountant.spend(f"{what}: 2-way marginals", rho_two)
             for a, b in pairs:
-                real = np.bincount(codes[a] * sizes[b] + codes[b], minlength=sizes[a] * sizes[b]).astype(float)
+                real = np.bincount(codes[a] * sizes[b] + codes[b], weights=weights, minlength=sizes[a] * sizes[b]).astype(float)
                 noisy = real + accountant.normal(len(real), sigma2)
                 measurements.append(mbi.LinearMeasurement(noisy, (a, b), stddev=sigma2))
         else:

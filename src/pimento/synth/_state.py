@@ -17,6 +17,7 @@ from pimento.errors import ConfigError
 from pimento.schema import Catalog, Column, ForeignKey
 from pimento.synth._budget import SHARE_LINKS, SHARE_TYPES, Accountant
 from pimento.synth._encode import ColumnData, Encoding
+from pimento.synth._rank import MAX_KEY_COLUMNS, RowHash, order_within
 from pimento.synth._units import UnitForest
 
 if TYPE_CHECKING:
@@ -85,16 +86,25 @@ class SynthState:
     acc: Accountant
     #: Sampling randomness (the user's ``--seed``): post-processing only.
     rng: np.random.Generator
-    #: Random orders inside units (per-unit thinning, truncation), drawn from the noise source.
+    #: Random orders inside units (per-unit thinning, truncation), drawn from the noise source:
+    #: the hash key of the row order (``_rank``) and, for tables without an integer key, permutations.
     order_rng: np.random.Generator
+    row_hash: RowHash
     #: Declarations, checked by :func:`start`: caps per table (lower case), link context per
     #: table, declared public value sets.
     user_caps: dict[str, int]
     link_context: dict[str, list[str]]
     public_values: set[tuple[str, str]]
+    #: fit_models: count the models' rows with a GROUP BY in the engine where SQL can
+    #: (``_engine_counts``); False counts every model in memory (the same vectors).
+    counts_in_engine: bool = True
     #: read_tables: the rows of every private table.
     data: dict[str, dict[str, ColumnData]] = field(default_factory=dict)
-    #: cap_fanout: parent row, kept rows, unit and rows per unit of every private table, and caps.
+    #: cap_fanout: the order of the rows inside units (``rank``: the row hash, or a permutation
+    #: where ``rank_keys`` is None), parent row, kept rows, unit and rows per unit of every
+    #: private table, and caps.
+    rank: dict[str, np.ndarray] = field(default_factory=dict)
+    rank_keys: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
     parent_idx: dict[str, np.ndarray] = field(default_factory=dict)
     valid: dict[str, np.ndarray] = field(default_factory=dict)
     unit: dict[str, np.ndarray] = field(default_factory=dict)
@@ -133,6 +143,41 @@ class SynthState:
         """Rows read from ``table``."""
         d = self.data[table]
         return len(next(iter(d.values())).values) if d else 0
+
+    def row_key(self, table: str) -> tuple[str, ...] | None:
+        """The key the row order of ``table`` hashes (``_rank``): its primary key, else its first
+        unique key, whose every column is declared INTEGER; None when it has none. Decided on the
+        schema alone (never on the values, so the choice of order reveals nothing)."""
+        t = self.cat.table(table)
+        for key in [t.primary_key, *t.unique]:
+            if key and len(key) <= MAX_KEY_COLUMNS and all(t.column(c).type == "integer" for c in key):
+                return tuple(key)
+        return None
+
+    def key_integers(self, table: str, column: str) -> np.ndarray:
+        """The values of a hashed key column as int64: NULL, and a value that is not an integral
+        number (engines that do not enforce types), count as 0 (SQL: ``COALESCE(CAST(x AS BIGINT), 0)``)."""
+        col = self.data[table][column]
+        v = col.values
+        if v.dtype.kind in "iu":
+            out = v.astype(np.int64)
+        elif v.dtype.kind == "f":
+            ok = np.isfinite(v) & (v == np.round(v)) & (np.abs(v) < 2**62)
+            out = np.where(ok, v, 0).astype(np.int64)
+        else:
+            out = np.fromiter(
+                (int(x) if isinstance(x, (int, np.integer)) and not isinstance(x, bool) and abs(int(x)) < 2**63
+                 else int(x) if isinstance(x, float) and x.is_integer() and abs(x) < 2**62 else 0 for x in v.tolist()),
+                dtype=np.int64, count=len(v),
+            )
+        return np.where(col.null, 0, out)
+
+    def order_in(self, table: str, group: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Positions of ``rows`` (rows of ``table``, ``group`` their partition) sorted by
+        partition, then by the random row order inside it (``rank``, then the hashed key)."""
+        keys = self.rank_keys.get(table)
+        cols = [self.key_integers(table, c)[rows] for c in keys] if keys else []
+        return order_within(group, self.rank[table][rows], cols)
 
     def fk_columns(self, table: str) -> set[str]:
         return {c for fk in self.cat.foreign_keys_of(table) for c in fk.columns}
@@ -244,6 +289,7 @@ def start(
     caps: dict[str, int] | None,
     link_context: list[str] | tuple[str, ...],
     public_values: list[str] | tuple[str, ...],
+    counts_in_engine: bool = True,
 ) -> SynthState:
     """The state before any pass: the declarations checked (before anything is charged or read)."""
     order_rng = np.random.default_rng(accountant._rng.integers(0, 2**63 - 1))
@@ -252,8 +298,10 @@ def start(
         acc=accountant,
         rng=np.random.default_rng(seed),
         order_rng=order_rng,
+        row_hash=RowHash.draw(order_rng),
         user_caps={k.lower(): v for k, v in (caps or {}).items()},
         link_context=_parse_link_context(forest.catalog, list(link_context)),
         public_values=_parse_columns(forest.catalog, public_values, "public value set"),
+        counts_in_engine=counts_in_engine,
         report={"caps": {}, "ties": [], "free_text": [], "models": {}, "components": forest.components, "column_types": {}},
     )

@@ -155,6 +155,7 @@ def synthesize(
     database: str | None = None,
     overwrite: bool = False,
     _noise_seed: int | None = None,
+    _counts_in_engine: bool = True,
 ) -> SynthResult:
     """Write an (epsilon, delta)-DP synthetic copy of the database to ``out_path`` (DuckDB).
 
@@ -162,7 +163,8 @@ def synthesize(
     ``link_context`` and ``public_values`` (``Table.column`` strings) declare columns as public
     (PRIVACY.md, caveat 1 and "Declared public values"); ``caps`` fixes fan-out caps per table.
     ``seed`` drives sampling only; the noise always comes from the operating system
-    (``_noise_seed`` exists for tests and must never be used on real data). If ``ledger`` is
+    (``_noise_seed`` exists for tests and must never be used on real data; ``_counts_in_engine=False``
+    counts every model in memory, the same exact vectors, for tests and benchmarks). If ``ledger`` is
     given, the spend is charged to it once, before the private data is read, under a fresh copy
     id that ``_pimento_synth_meta`` records with ``database`` (the key of the resolved database:
     pass the location the releases use, e.g. ``load_database(...).location``). A copy made
@@ -182,7 +184,10 @@ def synthesize(
         raise DataSourceError("the output file is the source database", hint="choose another --out")
     forest = unit_forest(catalog, root)
     acc = Accountant(eps, dlt, noise_seed=_noise_seed)
-    state = start(forest, acc, seed=seed, caps=caps, link_context=list(link_context), public_values=list(public_values))
+    state = start(
+        forest, acc, seed=seed, caps=caps, link_context=list(link_context), public_values=list(public_values),
+        counts_in_engine=_counts_in_engine,
+    )
     copy_id = str(uuid.uuid4())
     db_key = database_key(database or str(getattr(engine, "location", "")))
     fingerprint = source_fingerprint(engine, catalog)

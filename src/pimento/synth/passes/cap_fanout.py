@@ -23,6 +23,8 @@ CAP_QUANTILE = 0.95
 
 def cap_fanout(state: SynthState) -> SynthState:
     """Fills ``parent_idx``, ``valid``, ``unit``, ``unit_rows`` and ``caps`` (charges the caps' share)."""
+    for t in state.forest.order:
+        _rank_rows(state, t)
     for comp in state.forest.components:
         state.acc.scope = comp
         tables = state.component_tables(comp)
@@ -61,10 +63,10 @@ def cap_fanout(state: SynthState) -> SynthState:
                         hint=f"use cap 1 for {t} or leave it out",
                     )
                 # Uniqueness holds in valid data; keep the first row per parent to be safe.
-                ok = _truncate(state, ok, pidx, 1)
+                ok = _truncate(state, t, ok, pidx, 1)
             else:
                 cap = _choose_cap(state, t, pidx, ok, rho_cap)
-                ok = _truncate(state, ok, pidx, cap)
+                ok = _truncate(state, t, ok, pidx, cap)
             state.caps[t] = cap
             state.report["caps"][t] = cap
             state.parent_idx[t] = np.where(ok, pidx, -1)
@@ -79,13 +81,24 @@ def cap_fanout(state: SynthState) -> SynthState:
     return state
 
 
-def _truncate(state: SynthState, ok: np.ndarray, pidx: np.ndarray, cap: int) -> np.ndarray:
-    """Keep at most ``cap`` rows per parent, chosen in a random order (independent of other units)."""
+def _rank_rows(state: SynthState, table: str) -> None:
+    """The random order of ``table``'s rows inside their parent and unit (``_rank``): the keyed
+    hash of the row's integer key, else (no key declared INTEGER) a random permutation."""
+    keys = state.row_key(table)
+    state.rank_keys[table] = keys
+    if keys is not None:
+        state.rank[table] = state.row_hash.values([state.key_integers(table, c) for c in keys])
+    else:
+        state.rank[table] = state.order_rng.permutation(state.n(table)).astype(np.int64)
+
+
+def _truncate(state: SynthState, table: str, ok: np.ndarray, pidx: np.ndarray, cap: int) -> np.ndarray:
+    """Keep at most ``cap`` rows per parent, the first in the random row order (``_rank``; the
+    order of a parent's children depends on nothing outside its unit)."""
     idx = np.flatnonzero(ok)
     if idx.size == 0:
         return ok
-    perm = idx[state.order_rng.permutation(idx.size)]
-    perm = perm[np.argsort(pidx[perm], kind="stable")]
+    perm = idx[state.order_in(table, pidx[idx], idx)]
     p = pidx[perm]
     starts = np.r_[0, np.flatnonzero(np.diff(p)) + 1]
     group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(p)]))

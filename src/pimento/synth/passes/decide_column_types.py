@@ -48,7 +48,7 @@ def decide_column_types(state: SynthState, *, engine: Engine) -> SynthState:
                 col = state.data[t][c.name]
                 rows = np.flatnonzero(state.valid[t] & ~col.null)
                 # One value per unit, chosen in a random order independent of other units.
-                kept = rows[per_unit_sample(state, state.unit[t][rows], 1)]
+                kept = rows[per_unit_sample(state, t, rows, 1)]
                 classes = classes_for(c.type)
                 cls = value_classes(col.values[kept], c.type)
                 hist = np.array([float(np.sum(cls == k)) for k in classes])

@@ -87,7 +87,7 @@ def measure_link_degrees(state: SynthState) -> SynthState:
                 # One integer column: the same counts without a Python tuple per row.
                 col = own[fk.columns[0]]
                 rows = rows[~col.null[rows]]
-                chosen = per_unit_sample(state, state.unit[t][rows], m)
+                chosen = per_unit_sample(state, t, rows, m)
                 ukeys, key_id = np.unique(col.values[rows[chosen]], return_inverse=True)
                 n_keys = len(ukeys)
                 key_rows = rows[chosen][np.unique(key_id, return_index=True)[1]] if n_keys else rows[:0]
@@ -97,7 +97,7 @@ def measure_link_degrees(state: SynthState) -> SynthState:
                 rows = rows[has_key]
                 keys = [k for k in keys if k is not None]
                 # At most m counted rows per unit, in a random order (independent of other units).
-                chosen = per_unit_sample(state, state.unit[t][rows], m)
+                chosen = per_unit_sample(state, t, rows, m)
                 kept_keys = [keys[i] for i in chosen.tolist()]
                 # Key identities (values of the foreign key) and their context cell.
                 uniq: dict[tuple, int] = {}
