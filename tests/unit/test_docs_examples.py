@@ -3,8 +3,9 @@
 The way datasette tests its documentation: a page's examples are fenced ```console blocks; a line
 starting with ``$ `` is a command (a trailing ``\\`` continues it), the lines after it, up to the
 next command, are what the page says it prints. The test runs each command in a workspace that
-holds every database the pages name (the demo hospital, a shop, a clinic with a broken foreign
-key), in page order, and compares shapes:
+holds every database the pages name (the demo hospital, a shop and a copy of it with its whole
+budget, a clinic with a broken foreign key; the hospital with the custodian's compiled policy ``hospital.policy.json`` configured and a
+30-patient narrated ``corpus/`` beside it), in page order, and compares shapes:
 
 - JSON output (the page's text starts with ``{``; ``...`` stands for fields not shown): every field
   the page shows exists in the output, recursively, with the same JSON type, and a string the page
@@ -47,6 +48,7 @@ KNOWN_DATABASES = {
     "shop.duckdb": "shop",
     "clinic.sqlite": "clinic",
     "misconfigured/hospital.duckdb": ".",
+    "retail/shop.duckdb": ".",
 }
 
 
@@ -158,6 +160,16 @@ def workspace(tmp_path_factory, standin_synthetic) -> Path:
         (root / "copies" / name).parent.mkdir(parents=True, exist_ok=True)
         made = standin_synthetic(root / "copies" / name, seed=6, for_database=db)
         shutil.copy(made, db.with_name("hospital.synthetic.duckdb"))
+    # hospital.duckdb is a deployment with the custodian's compiled policy (the CI examples of
+    # authorize, modes and policy) and a narrated corpus beside it (the ingest examples)
+    hospital = root / "hospital"
+    for words in (["policy", "compile", "example:hospital_hipaa", "--db", str(hospital / "hospital.duckdb"),
+                   "--out", str(hospital / "hospital.policy.json"), "--quiet"],
+                  ["demo", "corpus", "--out", str(hospital / "corpus"), "--patients", "30"]):
+        made_by = CliRunner().invoke(app, words)
+        assert made_by.exit_code == 0, made_by.output
+    with (hospital / "pimento.toml").open("a", encoding="utf-8") as toml:
+        toml.write('\n[policy]\ncompiled = "hospital.policy.json"\n')
     for folder in ("shop", "clinic"):
         (root / folder).mkdir()
     (root / "misconfigured").mkdir()
@@ -169,6 +181,8 @@ def workspace(tmp_path_factory, standin_synthetic) -> Path:
     con.execute("INSERT INTO customers SELECT i, CASE WHEN i % 2 = 0 THEN 'north' ELSE 'south' END FROM range(1, 2001) t(i)")
     con.execute("INSERT INTO orders SELECT i, 1 + (i * 7) % 2000 FROM range(1, 4001) t(i)")
     con.close()
+    (root / "retail").mkdir()  # the shop again, its whole budget left (sql.md spends the shop's delta cap)
+    shutil.copy(root / "shop" / "shop.duckdb", root / "retail" / "shop.duckdb")
     import sqlite3
 
     con = sqlite3.connect(root / "clinic" / "clinic.sqlite")

@@ -73,7 +73,8 @@ def register(app: typer.Typer) -> None:
             )
         if json_out:
             payload = result.to_dict()
-            keys = ("caps", "ties", "free_text", "budget", "dropped_in_repair", "link_context", "public_values", "link_degrees", "public_directory")
+            keys = ("caps", "ties", "free_text", "column_types", "budget", "dropped_in_repair", "link_context", "public_values", "link_degrees",
+                    "public_directory")
             payload["details"] = {k: result.details[k] for k in keys if k in result.details}
             emit_json(payload)
         else:
