@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
 from pimento.cli._common import console, emit_json, err_console, handle_errors, open_database
+
+if TYPE_CHECKING:
+    from pimento.engines.database import Database
 
 __all__ = ["register"]
 
@@ -82,7 +85,7 @@ def register(app: typer.Typer) -> None:
         _show(payload)
 
 
-def _value_index(database: Any, synthetic: str | None, allow_private: bool, max_values: int):
+def _value_index(database: Database, synthetic: str | None, allow_private: bool, max_values: int):
     from pimento.engines import open_engine
     from pimento.nl import ValueIndex
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping
-from typing import Any, Optional, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Optional, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -25,6 +25,10 @@ from pimento.ingest.documents import Document
 from pimento.ingest.model import Cell, Lookup, Mention, Span
 from pimento.ingest.patterns import PatternSpec
 from pimento.schema import Catalog
+
+if TYPE_CHECKING:
+    from pimento.llm.base import Backend
+    from pimento.llm.usage import Usage
 
 __all__ = [
     "DEFAULT_LLM_URL",
@@ -164,7 +168,7 @@ class LLMExtractor:
 
     name = "llm"
 
-    def __init__(self, backend: Any, catalog: Catalog, *, max_tokens: int = 2048, usage: Any = None):
+    def __init__(self, backend: Backend, catalog: Catalog, *, max_tokens: int = 2048, usage: Usage | None = None):
         from pimento.llm.usage import Usage
 
         self.backend = backend

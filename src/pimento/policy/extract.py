@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pimento.engines.base import Engine
 from pimento.errors import CatalogError, LLMError, PolicyError
-from pimento.llm import Message, SyntheticValues, Usage, complete_structured_one, render_schema
+from pimento.llm import Backend, Message, SyntheticValues, Usage, complete_structured_one, render_schema
 from pimento.policy.compiler import compile_policy
 from pimento.policy.model import ANY, policy_from_dict
 from pimento.schema import Catalog
@@ -370,7 +370,7 @@ def _document(b: _Builder, name: str, norms: list[dict[str, Any]], subject_princ
 def extract_policy(
     text: str,
     catalog: Catalog,
-    backend: Any,
+    backend: Backend,
     *,
     engine: Engine | None = None,
     name: str = "extracted",
@@ -466,7 +466,7 @@ def _short(text: str, n: int = 60) -> str:
 def extract(
     text: str,
     catalog: Catalog,
-    backend: Any = None,
+    backend: Backend | None = None,
     *,
     engine: Engine | None = None,
     name: str = "extracted",

@@ -13,8 +13,9 @@ that every answer can state its guarantee and name them.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pimento.engines import Engine, open_engine
 from pimento.errors import DataSourceError, PimentoError
@@ -22,6 +23,11 @@ from pimento.mechanisms.budget import Budget
 from pimento.mechanisms.ledger import Ledger, database_key, database_keys
 from pimento.synth import META_TABLE
 from pimento.synth.api import public_inputs
+
+if TYPE_CHECKING:
+    from pimento.engines.database import Database
+    from pimento.mechanisms.budget import NumberLike
+    from pimento.synth.api import SynthResult
 
 __all__ = ["SyntheticCopyError", "make_copy", "merged", "synthetic_guarantee"]
 
@@ -121,17 +127,17 @@ def merged(declared: list[str] | tuple[str, ...], extra: list[str] | tuple[str, 
 
 
 def make_copy(
-    database: Any,
+    database: Database,
     out: str | Path,
-    epsilon: Any,
-    delta: Any,
+    epsilon: NumberLike,
+    delta: NumberLike,
     *,
     root: str | None = None,
     seed: int = 0,
     link_context: list[str] | tuple[str, ...] | str | None = None,
     public_values: list[str] | tuple[str, ...] | str | None = None,
-    progress: Any = None,
-) -> Any:
+    progress: Callable[[str, int, int], None] | None = None,
+) -> SynthResult:
     """A synthetic copy of ``database`` (opened by :func:`pimento.engines.database.load_database`) at
     ``out``, charged to the ledger the releases of that database charge, under its custodian's
     ``[privacy] root`` and ``[synth]`` declarations (``link_context`` and ``public_values`` add to
