@@ -92,3 +92,42 @@ def test_ci_answers_on_quoted_mixed_case_names(engine):
     )
     names = dict((pid, name) for pid, name, _ in PATIENTS)
     assert list(joined.rows) == [(names[pid], reason) for _, pid, reason in VISITS]
+
+
+def test_lineage_and_ci_answers_on_hostile_mixed_case_names():
+    """Quotes, spaces, keywords, non-ASCII letters and mixed case in one PostgreSQL table."""
+    from pimento.engines.postgres_engine import PostgresEngine
+    from pimento.policy import Enforcer, compile_policy
+    from pimento.policy.lineage import analyze_query
+    from pimento.policy.model import policy_from_dict
+
+    table = 'We"ird Table'
+    policy = {
+        "version": 1,
+        "name": "hostile-mixed-case",
+        "grounding": {
+            "principals": {"customer": {"relation": table, "key": "Id"}},
+            "subject_principal": "customer",
+            "roles": {"any_customer": {"principal": "customer"}},
+            "data_types": {"region": {"locations": [{"relation": table, "attribute": "Select"}]}},
+            "purposes": {"care": {"values": ["care"]}},
+        },
+        "norms": [{"id": "P1", "sign": "permit", "data": ["region"], "purpose": "care"}],
+    }
+    with fresh_database("pimento_hostile") as dsn:
+        with psycopg.connect(dsn, autocommit=True) as con:
+            con.execute('CREATE TABLE "We""ird Table" ("Id" INTEGER PRIMARY KEY, "Select" TEXT, "Naïve Col" INTEGER)')
+            con.execute('INSERT INTO "We""ird Table" VALUES (1, \'north\', 5), (2, \'south\', 7)')
+        engine = PostgresEngine(dsn)
+        try:
+            catalog = engine.introspect()
+            sql = 'SELECT t."Select", "Naïve Col" FROM "We""ird Table" AS t WHERE t."Id" > 0'
+            q = analyze_query(sql, catalog, dialect="postgres")
+            assert q.referenced == {table: frozenset({"Select", "Naïve Col", "Id"})}
+            assert [name for name, _ in q.returned] == ["Select", "Naïve Col"]
+            enforcer = Enforcer(compile_policy(policy_from_dict(policy), catalog, engine), engine, catalog)
+            care = enforcer.context("customer:1", "customer:2", "care")
+            rows = enforcer.authorize(care, 'SELECT "Select", "Naïve Col" FROM "We""ird Table" ORDER BY "Select"').rows
+            assert list(rows) == [("north", None), ("south", None)]  # the score is in no norm
+        finally:
+            engine.close()
