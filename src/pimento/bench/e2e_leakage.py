@@ -18,7 +18,7 @@ its SQL by templates (:func:`question_for`). Systems:
   policy was extracted offline from the policy's text (``pimento policy extract`` rules, no LLM):
   the paper's end-to-end setting, where the policy views' compilation errors are the only
   source of leakage (``pimento_sql`` uses the hand translation: the paper's ground-truth views).
-  Each deployment's policy is compiled and checked (the checks add the implications) as
+  Each deployment's policy is compiled (P+: compilation applies the implications) and checked as
   ``pimento policy compile`` does, and named in its pimento.toml (the custodian's step).
 * the LLM-only baselines of :mod:`pimento.bench.leakage_baselines` (``no_policy``,
   ``policy_prompt``, ``airgap``), on any OpenAI-compatible endpoint or a replay directory.
@@ -339,7 +339,7 @@ def prepare_domain(domain: str, workdir: Path, *, size: int, seed: int) -> tuple
         spec["create"](path, seed, size)
     if not compiled_path.exists():
         database = load_database(path)
-        try:  # as `pimento policy compile` does: the checks turn the compiled policy into P+ (implications)
+        try:  # as `pimento policy compile` does: compile (P+, with the implications), then the checks
             policy = load_policy(spec["policy"]())
             compiled = compile_policy(policy, database.catalog, database.engine)
             run_checks(compiled, database.catalog, database.engine, policy=policy)
