@@ -301,7 +301,10 @@ def _observable_denials(compiled: CompiledPolicy) -> list[dict[str, Any]]:
 
 def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Engine | None = None, *, policy: Policy | None = None,
                require_satisfiable: bool = True, progress: Any = None) -> dict[str, Any]:
-    """Run the four checks; mutates ``compiled`` into the canonical ``P+`` and stores the report.
+    """Run the checks; merges ``compiled``'s redundant views and norms (its canonical form) and stores the report.
+
+    Information implication is a step of :func:`~pimento.policy.compiler.compile_policy`: its
+    record is reported here, not applied again (a policy that records none gets it here).
 
     ``progress`` (optional) is called with a short line before each long step (each norm's
     satisfiability search runs queries over the whole database).
