@@ -58,6 +58,22 @@ def parquet_folder(sf: float, folder: Path) -> Path:
     return out
 
 
+def _self_peak_mb() -> float:
+    """This process's own peak resident memory (``VmHWM``), in MB.
+
+    Not ``ru_maxrss``: a process started with ``subprocess`` inherits its parent's peak there (the
+    kernel keeps the larger across fork/vfork and exec), so a worker started after the parent wrote
+    the Parquet files would report the parent's peak. ``ru_maxrss`` only without /proc.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _jvm_peak_mb() -> float:
     """Peak resident memory (VmHWM) of this process's java children, in MB (0 without /proc)."""
     total = 0.0
@@ -113,7 +129,7 @@ def worker(engine_name: str, sf: float, folder: Path, repeat: int, beta: float, 
                 "load": round(os.getloadavg()[0], 2),
             }
         )
-    python_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    python_mb = _self_peak_mb()
     jvm_mb = _jvm_peak_mb() if engine_name == "spark" else 0.0
     for row in rows:
         row["peak_mb"] = round(python_mb + jvm_mb)

@@ -35,3 +35,18 @@ def test_one_chain_and_duckdb_only_run_writes_no_parquet(tmp_path, monkeypatch, 
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert [r["relations"] for r in lines if "relations" in r] == [3]
     assert not (tmp_path / "pimento_tpch_sf0.01_parquet").exists()  # DuckDB reads its own file
+
+
+def test_worker_peak_is_its_own_not_the_parents(tmp_path):
+    """A child started after its parent peaked reports its own peak (ru_maxrss would give the parent's)."""
+    import subprocess
+    import sys
+
+    parent = (
+        "import subprocess, sys\n"
+        "b = bytearray(400 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096]); del b\n"
+        "subprocess.run([sys.executable, '-c', 'from pimento.bench.scale import _self_peak_mb; "
+        "print(_self_peak_mb())'], check=True)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, check=True).stdout
+    assert 0 < float(out.split()[-1]) < 300  # the parent's 400 MB is not the child's
