@@ -179,12 +179,14 @@ def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, 
         on_cell = (f"NOT EXISTS (SELECT 1 FROM ({compiled.data_view(other.id)}) AS d WHERE {_cell_eq('d', 'k')} "
                    f"AND {prohibits_sql(d_ns.cond(norm_predicates(other)))})")
         if spark:
-            c_ns = norm_sql("d.subject", "c.sender", "c.recipient")
+            # the candidates' alias is not ``c``: NormSQL's condition subqueries use that alias, so
+            # ``c.recipient`` there would read the condition view's own column (always equal)
+            c_ns = norm_sql("d.subject", "cn.sender", "cn.recipient")
             ns_list.append(c_ns)
             negs.append(f"(k.f{i} <> 1 OR NOT {prohibits_sql(same)})")
             spark_negs.append(
-                f"SELECT c.* FROM {PREFIX}cand AS c JOIN ({compiled.data_view(other.id)}) AS d ON {_cell_eq('d', 'c')} "
-                f"WHERE c.f{i} = 2 AND {prohibits_sql(c_ns.cond(norm_predicates(other)))}"
+                f"SELECT cn.* FROM {PREFIX}cand AS cn JOIN ({compiled.data_view(other.id)}) AS d ON {_cell_eq('d', 'cn')} "
+                f"WHERE cn.f{i} = 2 AND {prohibits_sql(c_ns.cond(norm_predicates(other)))}"
             )
         else:
             negs.append(f"(k.f{i} = 0 OR (k.f{i} = 1 AND NOT {prohibits_sql(same)}) OR (k.f{i} = 2 AND {on_cell}))")
