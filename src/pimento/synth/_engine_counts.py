@@ -17,9 +17,9 @@ in Python (PRIVACY.md, "Where the exact counts are computed"):
   the engine returns ``code_1, ..., code_d, COUNT(*)`` grouped by the codes: the joint table of the
   kept rows, from which every 1- and 2-way marginal is a sum.
 
-An attribute the SQL cannot code identically (numbers bucketed to significant digits, dates in an
-engine that does not type them, a column whose family the type test changed, a table without an
-integer key to hash) makes :meth:`EngineCounts.model_counts` return None, and the model is counted
+An attribute the SQL cannot code identically (reals, integers bucketed to more than one unit,
+integers and dates in an engine that does not type them, a column whose family the type test
+changed, except TEXT to integer in DuckDB, a table without an integer key to hash) makes :meth:`EngineCounts.model_counts` return None, and the model is counted
 in Python as before. Keys are assumed unique where declared (engines that do not enforce them:
 a duplicated parent key would join a child twice, where Python matches its first row).
 """
@@ -39,6 +39,9 @@ from pimento.synth._encode import ColumnData, Encoding
 from pimento.synth._state import Attr, SynthState
 
 __all__ = ["EngineCounts", "TYPED_DATES"]
+
+#: ``_types._DECIMAL`` for RE2's full match (Python's ``$`` also matches before a final newline).
+_DECIMAL_RE = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?\n?"
 
 #: Engines whose integer and date columns hold only integers and dates (numbers and dates are
 #: bucketed in SQL only there; text and booleans everywhere).
@@ -210,9 +213,17 @@ class EngineCounts:
             return f"CASE WHEN NOT ({present}) THEN {absent} WHEN {value} IS NULL THEN {default} ELSE {inner} END"
         if a.kind == "col":
             assert a.column is not None
-            if (a.table, a.column) in st.changed_families():
-                return None
             value = f"{x}.{_q(a.column)}"
+            if (a.table, a.column) in st.changed_families():
+                declared = st.cat.table(a.table).column(a.column).type
+                if not (self.name == "duckdb" and declared == "text" and enc.family == "integer"):
+                    return None
+                # A TEXT column of numbers modelled as integers: ``_types.coerce`` (canonical
+                # decimals only, at most 40 characters; Python's ``$`` also takes a final newline).
+                value = (
+                    f"(CASE WHEN length({value}) <= 40 AND regexp_full_match({value}, '{_DECIMAL_RE}') "
+                    f"THEN CAST({value} AS DOUBLE) END)"
+                )
         elif a.kind == "ctx":
             fk = a.fk
             assert fk is not None and a.ref_column is not None
@@ -243,8 +254,13 @@ class EngineCounts:
         elif fam == "text" and enc.level == "fine":
             expr = value
             lits = [_literal(k) if isinstance(k, str) else None for k in enc.keys]
-        elif fam == "integer" and enc.level == "fine" and typed:
-            expr = value
+        elif fam == "integer" and enc.level in ("fine", "coarse") and typed:
+            # Fine: the value rounded half to even (``np.round``); coarse: 3 significant digits,
+            # in SQL only where every kept bucket is one unit wide (values below 1,000 in size).
+            if enc.level == "fine":
+                expr = f"round_even({value}, 0)" if self.name == "duckdb" else value
+            else:
+                expr = f"(CASE WHEN abs({value}) < 1000 THEN floor({value}) END)"
             lits = [_literal(int(complex(k).real)) if complex(k).imag == 1 else None for k in enc.keys]
         elif fam in ("date", "timestamp") and typed:
             if enc.level == "fine":

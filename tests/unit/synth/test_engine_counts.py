@@ -206,6 +206,7 @@ def test_an_absent_extension_row_gets_a_fixed_code_not_another_units_value(demo)
     assert before.tolist() == after.tolist() == [0] * len(absent)
 
 
+@pytest.mark.slow
 def test_with_a_fixed_noise_seed_the_copy_is_the_same_counted_in_the_engine_or_in_memory(demo, tmp_path):
     db, _ = demo
     declared = db.settings.synth
@@ -223,3 +224,44 @@ def test_with_a_fixed_noise_seed_the_copy_is_the_same_counted_in_the_engine_or_i
         finally:
             result.engine.close()
     assert tables[0] == tables[1]
+
+
+def _insert(con, table, rows):
+    """One INSERT of many rows (DuckDB's executemany takes seconds per thousand rows)."""
+
+    def lit(x):
+        return "NULL" if x is None else str(x) if isinstance(x, int) else "'" + x.replace("'", "''") + "'"
+
+    con.execute(f"INSERT INTO {table} VALUES " + ", ".join("(" + ", ".join(lit(x) for x in r) + ")" for r in rows))
+
+
+def test_a_text_column_of_numbers_is_counted_in_the_engine_as_in_memory(tmp_path):
+    """The type test makes a TEXT column of numbers an integer column; the engine codes it as
+    ``_types.coerce`` does (canonical decimals only; '021' and 'n/a' are NULL, '2.5' rounds)."""
+    path = tmp_path / "codes.duckdb"
+    rng = np.random.default_rng(4)
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE P (id INTEGER PRIMARY KEY, code TEXT, size INTEGER, tag TEXT)")
+    con.execute("CREATE TABLE C (cid INTEGER PRIMARY KEY, pid INTEGER REFERENCES P (id), kind TEXT)")
+    special = ["021", "n/a", "2.5", "3.5", "-4", "7\n", None]
+    codes = [special[i] if i < len(special) else str(int(x)) for i, x in enumerate(rng.integers(0, 30, 3000))]
+    codes = [special[i % len(special)] if i % 50 == 0 else c for i, c in enumerate(codes)]
+    # 40% of the sizes on 16 values, the rest spread over +-999: the fine level covers too few
+    # units, so the coarse level (3 significant digits: buckets one unit wide here) is chosen.
+    sizes = np.where(rng.random(3000) < 0.4, rng.integers(0, 16, 3000), rng.integers(-999, 1000, 3000)).tolist()
+    _insert(con, "P", [(i, codes[i], sizes[i], "ab"[i % 2]) for i in range(3000)])
+    _insert(con, "C", [(j, int(rng.integers(0, 3000)), "xyz"[j % 3]) for j in range(6000)])
+    con.close()
+    engine = open_engine(str(path))
+    try:
+        catalog = engine.introspect()
+        forest = unit_forest(catalog, "P")
+        acc = Accountant(Fraction(8), Fraction(1, 10**6), noise_seed=2)
+        state = start(forest, acc, seed=0, caps={"C": 3}, link_context=[], public_values=[])
+        state = run_passes(state, BEFORE_FIT, engine=engine, progress=lambda *a: None)
+        assert state.column_family("P", "code") == "integer"
+        assert state.enc[("P", "size")].level == "coarse"  # 1,800 values for 3,000 units: 3 significant digits
+        in_engine = _compare_all_models(state, engine)
+    finally:
+        engine.close()
+    assert set(in_engine) == {"P", "C"}, in_engine
