@@ -8,6 +8,7 @@ prohibits unconditionally are found statically (without a database).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pimento.engines.base import Engine
@@ -71,7 +72,8 @@ def _cell_eq(a: str, b: str) -> str:
     return f"{a}.relation = {b}.relation AND {a}.row_key = {b}.row_key AND {a}.attribute = {b}.attribute"
 
 
-def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, with_negatives: bool) -> tuple | None:
+def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, with_negatives: bool, *,
+            progress: Callable[[str], None] | None = None) -> tuple | None:
     """A flow permitted by ``norm`` (and, with ``with_negatives``, prohibited by no negative norm).
 
     Returns ``(sender, recipient, relation, row_key, attribute)`` or None. The search never
@@ -96,6 +98,8 @@ def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, 
        where a satisfiable norm usually has a flow, and only if none is found there on all.
     4. For a class without its own cell, one cell of the class is then fetched: every cell of a
        class gives the same answer for every context.
+
+    ``progress`` (optional) is told when the search goes on to all subjects.
     """
     sk, rk = _kind_of(compiled, norm, "sender"), _kind_of(compiled, norm, "recipient")
     kinds = {"sender": sk, "recipient": rk}
@@ -212,7 +216,12 @@ def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, 
         return _run(engine, norm, sql)
 
     # first among the cells of a few subjects (a flow found there is a flow), then among all
-    rows = search(True) or search(False)
+    rows = search(True)
+    if not rows:
+        if progress is not None:
+            progress(f"satisfiability: {norm.id} ({purpose}): no flow among the cells of the first {FIRST_SUBJECTS} "
+                     "subjects, searching all")
+        rows = search(False)
     if not rows:
         return None
     sender, recipient, subject, *rest = rows[0]
@@ -309,8 +318,10 @@ def satisfiability(compiled: CompiledPolicy, engine: Engine | None, progress: An
             progress(f"satisfiability: searching a witness flow for {norm.id} ({i}/{len(positive)})")
         purposes = [norm.purpose] if norm.purpose != ANY else list(compiled.purposes)
         found = None
-        for purpose in purposes:
-            w = witness(compiled, engine, norm, purpose, with_negatives=True)
+        for k, purpose in enumerate(purposes):
+            if k and progress is not None:
+                progress(f"satisfiability: {norm.id}: no witness for purpose {purposes[k - 1]}, trying {purpose}")
+            w = witness(compiled, engine, norm, purpose, with_negatives=True, progress=progress)
             if w is not None:
                 found = {"sender": w[0], "recipient": w[1], "purpose": compiled.purposes[purpose][0],
                          "cell": {"relation": w[2], "row_key": w[3], "attribute": w[4]}}
@@ -318,7 +329,9 @@ def satisfiability(compiled: CompiledPolicy, engine: Engine | None, progress: An
         if found:
             result["witnesses"][norm.id] = found
             continue
-        alone = any(witness(compiled, engine, norm, p, with_negatives=False) for p in purposes)
+        if progress is not None:
+            progress(f"satisfiability: no witness for {norm.id}; searching without the negative norms (a contradiction?)")
+        alone = any(witness(compiled, engine, norm, p, with_negatives=False, progress=progress) for p in purposes)
         result["unsatisfied"][norm.id] = (
             "every flow it permits is prohibited by a negative norm (contradiction)" if alone
             else "its views admit no flow on this database (roles, condition and data never hold together)"

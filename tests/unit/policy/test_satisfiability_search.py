@@ -169,6 +169,11 @@ def test_a_recipient_only_a_negative_norm_tells_apart() -> None:
     assert witness(compiled, engine, compiled.norm("P"), "p1", True) is None
     assert witness(compiled, engine, compiled.norm("P"), "p1", False) is not None
     assert _check(engine, rows, norms, "no link")
+    lines: list[str] = []
+    report = satisfiability.satisfiability(compiled, engine, progress=lines.append)
+    assert "contradiction" in report["unsatisfied"]["P"]
+    assert lines[0] == "satisfiability: searching a witness flow for P (1/1)"
+    assert any("searching without the negative norms" in line for line in lines), lines
 
 
 def test_the_second_pass_finds_a_flow_the_first_subjects_lack(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,6 +188,9 @@ def test_the_second_pass_finds_a_flow_the_first_subjects_lack(monkeypatch: pytes
     engine = make_engine(rows)
     compiled = compile_policy(policy, engine.introspect(), engine)
     assert witness(compiled, engine, compiled.norm("P"), "p1", True) == ("1", "2", "Rec", "2", "val")
+    lines: list[str] = []  # a long search says where it is (the CLI prints these on stderr)
+    witness(compiled, engine, compiled.norm("P"), "p1", True, progress=lines.append)
+    assert lines == ["satisfiability: P (p1): no flow among the cells of the first 1 subjects, searching all"]
 
 
 def test_the_random_cases_exercise_every_outcome() -> None:
