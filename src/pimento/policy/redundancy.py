@@ -1,0 +1,188 @@
+"""Redundancy check over compiled views (Section 4.2.2): merge provably equivalent views and
+norms (:func:`redundancy`), report views that only agree on the current data.
+
+:func:`canonical_sql` gives the canonical text that decides "provably equivalent".
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from pimento.engines.base import Engine
+from pimento.policy.compiler import CompiledPolicy
+from pimento.policy.lineage import qualifier_schema
+from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Norm, Not
+from pimento.schema import Catalog
+
+__all__ = ["canonical_sql", "redundancy"]
+
+
+# --------------------------------------------------------------------------- redundancy
+
+
+def _rename_cond(cond: Cond, names: dict[str, str]) -> Cond:
+    if isinstance(cond, Atom):
+        return Atom(names.get(cond.name, cond.name))
+    if isinstance(cond, Not):
+        return Not(_rename_cond(cond.arg, names))
+    if isinstance(cond, All):
+        return All(tuple(_rename_cond(a, names) for a in cond.args))
+    if isinstance(cond, AnyOf):
+        return AnyOf(tuple(_rename_cond(a, names) for a in cond.args))
+    return cond
+
+
+def canonical_sql(sql: str, catalog: Catalog, dialect: str = "duckdb", *, predicate: bool = False) -> str:
+    """A canonical text of a view (or of a row predicate, ``predicate=True``) for redundancy.
+
+    sqlglot's optimizer qualifies every column against the catalog, normalizes the boolean
+    structure, simplifies (constant folding, operand order of comparisons, sorted
+    conjunctions/disjunctions, ``NOT (a <> b)`` -> ``a = b``) and canonicalizes; then table
+    aliases and CTE names are renamed by order of first appearance, so ``FROM Employee AS t``
+    and ``FROM Employee AS x`` read the same. Equal canonical texts mean the two views are
+    equivalent on every database (given that sqlglot's rewrites preserve meaning); different
+    texts prove nothing. A fragment sqlglot cannot canonicalize falls back to its own text.
+    """
+    from sqlglot.errors import SqlglotError
+    from sqlglot.optimizer.canonicalize import canonicalize
+    from sqlglot.optimizer.normalize import normalize
+    from sqlglot.optimizer.qualify import qualify
+    from sqlglot.optimizer.simplify import simplify
+
+    schema: dict[str, object] = qualifier_schema(catalog)
+    try:
+        if predicate:
+            # a row filter: its columns are already qualified with the row alias t
+            tree = sqlglot.parse_one(f"SELECT 1 WHERE {sql}", read=dialect)
+            return _rename_aliases(canonicalize(simplify(normalize(tree))), dialect).sql(dialect)
+        tree = sqlglot.parse_one(sql, read=dialect)
+        tree = qualify(tree, schema=schema, dialect=dialect, quote_identifiers=False, validate_qualify_columns=False)
+        tree = canonicalize(simplify(normalize(tree)))
+        return _rename_aliases(tree, dialect).sql(dialect)
+    except (SqlglotError, RecursionError, ValueError, KeyError):
+        return sql
+
+
+def _rename_aliases(tree: exp.Expr, dialect: str = "duckdb") -> exp.Expr:
+    """Rename table aliases and CTE names to ``_a0, _a1, ...`` by order of first appearance."""
+    names: dict[str, str] = {}
+
+    def new(name: str) -> str:
+        if name not in names:
+            names[name] = f"_a{len(names)}"
+        return names[name]
+
+    for node in tree.walk():
+        if isinstance(node, exp.TableAlias) and node.name:
+            node.set("this", exp.to_identifier(new(node.name)))
+        elif isinstance(node, exp.CTE) and node.alias:
+            node.args["alias"].set("this", exp.to_identifier(new(node.alias)))
+    for node in tree.walk():
+        if dialect == "duckdb" and isinstance(node, exp.Identifier) and node.quoted:
+            # DuckDB identifiers are case-insensitive, quoted or not: "Visit" and visit are one name
+            node.set("quoted", False)
+            node.set("this", node.name.lower())
+    for node in tree.walk():
+        if isinstance(node, exp.Column) and node.table and node.table in names:
+            node.set("table", exp.to_identifier(names[node.table]))
+        elif isinstance(node, exp.Table) and not node.db and node.name in names and node.alias_or_name == node.name:
+            # a reference to a CTE by its bare name
+            node.set("this", exp.to_identifier(names[node.name]))
+    return tree
+
+
+def redundancy(compiled: CompiledPolicy, engine: Engine | None, catalog: Catalog | None = None) -> dict[str, Any]:
+    """Merge provably equivalent views; report views that only agree on the current data.
+
+    * Role views merge when they have the same principal and the same canonical SQL
+      (:func:`canonical_sql`); condition views when they also have the same variables and
+      principal kinds.
+    * Norms then merge when they are identical after that: sign, roles, data cells
+      (relation, attribute, canonical row filter), purpose *after binding* (the set of
+      context values it accepts, so two purpose names with the same values are one), and
+      conditions.
+    * Views with different canonical SQL that return the same rows on this database are
+      only reported (``equivalent_on_data``): merging them would change the policy's meaning
+      once the data changes.
+    """
+    dialect = compiled.dialect
+
+    def canon(sql: str, *, predicate: bool = False) -> str:
+        return canonical_sql(sql, catalog, dialect, predicate=predicate) if catalog is not None else sql
+
+    merged_roles: dict[str, str] = {}
+    by_sql: dict[tuple[str, str], str] = {}
+    for name, role in compiled.roles.items():
+        key = (role.principal, canon(role.sql))
+        if key in by_sql:
+            merged_roles[name] = by_sql[key]
+        else:
+            by_sql[key] = name
+    merged_conds: dict[str, str] = {}
+    by_csql: dict[tuple, str] = {}
+    for name, cond in compiled.conditions.items():
+        cond_key = (tuple(sorted(cond.principals.items())), cond.variables, canon(cond.sql))
+        if cond_key in by_csql:
+            merged_conds[name] = by_csql[cond_key]
+        else:
+            by_csql[cond_key] = name
+    # rewrite norms to canonical views
+    norms: list[Norm] = []
+    for n in compiled.norms:
+        norms.append(replace(
+            n,
+            sender=merged_roles.get(n.sender, n.sender),
+            recipient=merged_roles.get(n.recipient, n.recipient),
+            subject=merged_roles.get(n.subject, n.subject),
+            condition=_rename_cond(n.condition, merged_conds),
+            when=_rename_cond(n.when, merged_conds),
+        ))
+    # identical norms
+    merged_norms: dict[str, str] = {}
+    seen: dict[tuple, str] = {}
+    kept: list[Norm] = []
+    for n in norms:
+        cells = frozenset((compiled.locations[i].relation, compiled.locations[i].attribute,
+                           canon(compiled.locations[i].where_sql, predicate=True))
+                          for i in compiled.norm_locations[n.id])
+        bound_purpose = ANY if n.purpose == ANY else frozenset(compiled.purposes[n.purpose])
+        norm_key = (n.sign, n.sender, n.recipient, n.subject, cells, bound_purpose, n.condition, n.when)
+        if norm_key in seen:
+            merged_norms[n.id] = seen[norm_key]
+            continue
+        seen[norm_key] = n.id
+        kept.append(n)
+    compiled.norms = kept
+    for nid in merged_norms:
+        compiled.norm_locations.pop(nid, None)
+    for name in merged_roles:
+        compiled.roles.pop(name)
+    for name in merged_conds:
+        compiled.conditions.pop(name)
+    compiled.merged = {"roles": merged_roles, "conditions": merged_conds, "norms": merged_norms}
+
+    # same rows, different SQL: reported
+    equivalent: list[dict[str, Any]] = []
+    if engine is not None:
+        def rows(sql: str) -> frozenset:
+            return frozenset(engine.execute(sql).rows)
+
+        for kind, views in (
+            ("role", {k: v.sql for k, v in compiled.roles.items()}),
+            ("condition", {k: v.sql for k, v in compiled.conditions.items()}),
+            ("data_type", {k: "\nUNION ALL\n".join(
+                f"SELECT relation, row_key, attribute FROM ({compiled.locations[i].view_sql()}) AS x" for i in ids)
+                for k, ids in compiled.data_types.items() if ids}),
+        ):
+            results = {k: rows(v) for k, v in views.items()}
+            names = list(results)
+            for i, a in enumerate(names):
+                for b in names[i + 1:]:
+                    if results[a] == results[b] and (kind != "condition" or
+                                                     compiled.conditions[a].variables == compiled.conditions[b].variables):
+                        equivalent.append({"kind": kind, "views": [a, b], "rows": len(results[a])})
+    return {"merged": compiled.merged, "equivalent_on_data": equivalent}
