@@ -18,7 +18,7 @@ from pimento.policy.lineage import qualifier_schema
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Norm, Not
 from pimento.schema import Catalog
 
-__all__ = ["canonical_sql", "redundancy"]
+__all__ = ["canonical_sql", "common_rows_sql", "distinct_rows_sql", "redundancy"]
 
 
 # --------------------------------------------------------------------------- redundancy
@@ -168,9 +168,6 @@ def redundancy(compiled: CompiledPolicy, engine: Engine | None, catalog: Catalog
     # same rows, different SQL: reported
     equivalent: list[dict[str, Any]] = []
     if engine is not None:
-        def rows(sql: str) -> frozenset:
-            return frozenset(engine.execute(sql).rows)
-
         for kind, views in (
             ("role", {k: v.sql for k, v in compiled.roles.items()}),
             ("condition", {k: v.sql for k, v in compiled.conditions.items()}),
@@ -178,11 +175,66 @@ def redundancy(compiled: CompiledPolicy, engine: Engine | None, catalog: Catalog
                 f"SELECT relation, row_key, attribute FROM ({compiled.locations[i].view_sql()}) AS x" for i in ids)
                 for k, ids in compiled.data_types.items() if ids}),
         ):
-            results = {k: rows(v) for k, v in views.items()}
-            names = list(results)
-            for i, a in enumerate(names):
-                for b in names[i + 1:]:
-                    if results[a] == results[b] and (kind != "condition" or
-                                                     compiled.conditions[a].variables == compiled.conditions[b].variables):
-                        equivalent.append({"kind": kind, "views": [a, b], "rows": len(results[a])})
+            equivalent.extend(_equal_on_data(engine, kind, views, compiled))
     return {"merged": compiled.merged, "equivalent_on_data": equivalent}
+
+
+def distinct_rows_sql(sql: str) -> str:
+    """The number of distinct rows of the view ``sql`` (NULLs equal to each other, as in a set).
+
+    >>> distinct_rows_sql("SELECT a FROM t")
+    'SELECT COUNT(*) FROM (SELECT DISTINCT * FROM (SELECT a FROM t) AS _v) AS _d'
+    """
+    return f"SELECT COUNT(*) FROM (SELECT DISTINCT * FROM ({sql}) AS _v) AS _d"
+
+
+def common_rows_sql(a: str, b: str) -> str:
+    """The number of distinct rows that the views ``a`` and ``b`` share (``INTERSECT`` is a set
+    operation: duplicates count once and NULL matches NULL, in DuckDB, SQLite, PostgreSQL and Spark).
+
+    >>> common_rows_sql("SELECT 1", "SELECT 2")
+    'SELECT COUNT(*) FROM (SELECT * FROM (SELECT 1) AS _a INTERSECT SELECT * FROM (SELECT 2) AS _b) AS _i'
+    """
+    return f"SELECT COUNT(*) FROM (SELECT * FROM ({a}) AS _a INTERSECT SELECT * FROM ({b}) AS _b) AS _i"
+
+
+def _equal_on_data(engine: Engine, kind: str, views: dict[str, str],
+                   compiled: CompiledPolicy) -> list[dict[str, Any]]:
+    """The pairs of ``views`` that return the same *set* of rows on this database, compared by the
+    engine (nothing but counts comes back to Python, so memory does not grow with the data).
+
+    Two views return the same set of rows iff they have the same number ``n`` of distinct rows,
+    and, when ``n > 0``, the same number of columns and ``n`` distinct rows in common. Two
+    empty views are equal whatever their columns (as two empty sets are). A pair the engine
+    cannot compare (column types it will not unify) is not equal. Rows compare by the
+    engine's equality, after its type coercion.
+    """
+    from pimento.engines.base import EngineError
+
+    distinct = {k: int(engine.execute(distinct_rows_sql(v)).rows[0][0]) for k, v in views.items()}
+    width: dict[str, int] = {}
+
+    def columns(name: str) -> int:
+        if name not in width:
+            width[name] = len(engine.execute(f"SELECT * FROM ({views[name]}) AS _v LIMIT 0").columns)
+        return width[name]
+
+    out: list[dict[str, Any]] = []
+    names = list(views)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            n = distinct[a]
+            if n != distinct[b]:
+                continue
+            if kind == "condition" and compiled.conditions[a].variables != compiled.conditions[b].variables:
+                continue
+            if n > 0:
+                if columns(a) != columns(b):
+                    continue
+                try:
+                    if int(engine.execute(common_rows_sql(views[a], views[b])).rows[0][0]) != n:
+                        continue
+                except EngineError:
+                    continue
+            out.append({"kind": kind, "views": [a, b], "rows": n})
+    return out
