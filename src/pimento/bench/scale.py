@@ -35,7 +35,7 @@ from pathlib import Path
 import duckdb
 
 from pimento.bench.rs_tpch import median_time as _median
-from pimento.bench.rs_tpch import chain_query, tpch_database
+from pimento.bench.rs_tpch import DBGEN_MEMORY_LIMIT, chain_query, tpch_database
 
 TABLES = ("region", "nation", "customer", "orders", "lineitem")
 
@@ -48,7 +48,7 @@ def parquet_folder(sf: float, folder: Path) -> Path:
     source = tpch_database(sf, folder)
     partial = out.with_name(out.name + ".partial")
     partial.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(source), read_only=True)
+    con = duckdb.connect(str(source), read_only=True, config={"memory_limit": DBGEN_MEMORY_LIMIT})
     try:
         for table in TABLES:
             con.execute(f"COPY {table} TO '{partial / (table + '.parquet')}' (FORMAT parquet)")

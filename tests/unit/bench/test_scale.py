@@ -50,3 +50,19 @@ def test_worker_peak_is_its_own_not_the_parents(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, check=True).stdout
     assert 0 < float(out.split()[-1]) < 300  # the parent's 400 MB is not the child's
+
+
+def test_an_interrupted_generation_is_not_taken_for_a_database(tmp_path):
+    import duckdb
+
+    from pimento.bench.rs_tpch import tpch_database
+
+    stale = tmp_path / "pimento_tpch_sf0.01.partial"
+    stale.write_bytes(b"left by a killed run")
+    path = tpch_database(0.01, tmp_path)
+    assert not stale.exists() and path.name == "pimento_tpch_sf0.01.duckdb"
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        assert con.execute("SELECT COUNT(*) FROM lineitem").fetchone()[0] > 0
+    finally:
+        con.close()
