@@ -426,13 +426,24 @@ def _qualify_to(tree: exp.Expr, alias: str, columns: set[str]) -> exp.Expr:
     return tree
 
 
-def row_key_sql(alias: str, key: tuple[str, ...]) -> str:
-    """The provenance row key of a row of alias ``alias`` (SQL, already quoted where it must be):
-    its key column as text, or the key columns escaped and joined by ``|``."""
+def row_key_sql(alias: str, key: tuple[str, ...], dialect: str = "duckdb") -> str:
+    r"""The provenance row key of a row of alias ``alias`` (SQL, already quoted where it must be):
+    its key column as text, or the key columns escaped (``\`` -> ``\\``, ``|`` -> ``\|``) and
+    joined by ``|``. The literals are written for ``dialect``: a backslash is ``'\'`` in DuckDB,
+    SQLite and PostgreSQL but ``'\\'`` in Spark, where a lone ``'\'`` does not end the string.
+
+    >>> print(row_key_sql("t", ("a", "b")))
+    REPLACE(REPLACE(CAST(t."a" AS VARCHAR), '\', '\\'), '|', '\|') || '|' || REPLACE(REPLACE(CAST(t."b" AS VARCHAR), '\', '\\'), '|', '\|')
+    >>> print(row_key_sql("t", ("a", "b"), "spark"))
+    REPLACE(REPLACE(CAST(t."a" AS VARCHAR), '\\', '\\\\'), '|', '\\|') || '|' || REPLACE(REPLACE(CAST(t."b" AS VARCHAR), '\\', '\\\\'), '|', '\\|')
+    """
     if len(key) == 1:
         return f"CAST({alias}.{quote(key[0])} AS VARCHAR)"
-    parts = [f"REPLACE(REPLACE(CAST({alias}.{quote(k)} AS VARCHAR), '\\', '\\\\'), '|', '\\|')" for k in key]
-    return " || '|' || ".join(parts)
+    backslash, bar, escaped_backslash, escaped_bar = (
+        exp.Literal.string(v).sql(dialect) for v in ("\\", "|", "\\\\", "\\|"))
+    parts = [f"REPLACE(REPLACE(CAST({alias}.{quote(k)} AS VARCHAR), {backslash}, {escaped_backslash}), {bar}, {escaped_bar})"
+             for k in key]
+    return f" || {bar} || ".join(parts)
 
 
 def _row_key(catalog: Catalog, relation: str, clause: str) -> tuple[str, ...]:
@@ -776,7 +787,7 @@ def _ground_locations(
             subject_sql = subject_expression_sql(catalog, table.name, loc.subject or _declared_subject(g, table.name), subject, clause)
             key = _row_key(catalog, table.name, clause)
             loc_id = f"{name}#{i + 1}"
-            location = Location(loc_id, table.name, attribute, where, subject_sql, row_key_sql("t", key), name)
+            location = Location(loc_id, table.name, attribute, where, subject_sql, row_key_sql("t", key, target.dialect), name)
             target.probe(location.view_sql(), clause=clause, what=f"location {table.name}.{attribute}")
             locations[loc_id] = location
             ids.append(loc_id)

@@ -121,7 +121,7 @@ def apply_implications(
                 new = Location(
                     new_id, relation, attribute, where,
                     subject_expression_sql(catalog, relation, _path_of(compiled, relation), subj, f"implication of {norm.id}"),
-                    row_key_sql("t", tuple(key)), loc.data_type, implied_by=f"{loc.relation}.{loc.attribute} via {because}",
+                    row_key_sql("t", tuple(key), dialect), loc.data_type, implied_by=f"{loc.relation}.{loc.attribute} via {because}",
                 )
                 compiled.locations[new_id] = new
                 compiled.norm_locations[norm.id].append(new_id)
