@@ -29,9 +29,10 @@ from pimento.sql.ir import CountQuery
 __all__ = ["authorization_view", "row_key_sql"]
 
 
-def row_key_sql(alias: str, key: tuple[str, ...]) -> str:
-    """The provenance row key of a tuple, as the compiler writes it, for relation alias ``alias``."""
-    return compiled_row_key_sql(quote(alias), key)
+def row_key_sql(alias: str, key: tuple[str, ...], dialect: str = "duckdb") -> str:
+    """The provenance row key of a tuple, as the compiler writes it for ``dialect`` (the compiled
+    policy's), for relation alias ``alias``."""
+    return compiled_row_key_sql(quote(alias), key, dialect)
 
 
 def authorization_view(enforcer: Enforcer, context: Context, query: CountQuery) -> AuthorizationView:
@@ -57,7 +58,7 @@ def authorization_view(enforcer: Enforcer, context: Context, query: CountQuery) 
     for alias, (table_name, key, cols) in needed.items():
         attrs = ", ".join(lit(c) for c in cols)
         public[alias] = (
-            f"{row_key_sql(alias, key)} IN (SELECT row_key FROM {PREFIX}auth WHERE relation = {lit(table_name)} "
+            f"{row_key_sql(alias, key, enforcer.dialect)} IN (SELECT row_key FROM {PREFIX}auth WHERE relation = {lit(table_name)} "
             f"AND attribute IN ({attrs}) GROUP BY row_key HAVING COUNT(DISTINCT attribute) = {len(cols)})"
         )
     return AuthorizationView(with_sql=with_sql, params=tuple(enforcer._params(context)), public=public)
