@@ -215,7 +215,7 @@ class SparkEngine:
         """Refuse, before Spark sees it, anything but one plain query (read-only connections)."""
         try:
             statements = [s for s in sqlglot.parse(sql, read=SparkAnsi) if s is not None]
-        except sqlglot.errors.ParseError as exc:
+        except (sqlglot.errors.ParseError, sqlglot.errors.TokenError) as exc:
             raise EngineQueryError("Spark", f"cannot parse the statement: {_first_line(exc)}") from exc
         if len(statements) != 1:
             raise EngineQueryError("Spark", f"{len(statements)} statements given, one expected")
@@ -306,7 +306,7 @@ class SparkEngine:
             return self._rewritten[sql]
         try:
             tree = sqlglot.parse_one(sql, read=SparkAnsi)
-        except sqlglot.errors.ParseError:
+        except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
             return sql  # Spark gives its own error
         for cte in tree.find_all(exp.CTE):
             if cte.args.get("materialized") is not None:

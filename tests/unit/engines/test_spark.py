@@ -185,3 +185,12 @@ def test_non_linear_recursion_is_refused(tmp_path) -> None:
     with open_engine(write_parquet_folder(tmp_path / "g", EDGES)) as engine:
         with pytest.raises(EngineQueryError):
             engine.execute(sql)
+
+
+def test_an_untokenizable_statement_is_an_engine_query_error() -> None:
+    """sqlglot's TokenError (an unterminated string) is not a ParseError: it must not escape raw."""
+    from pimento.engines.spark_engine import SparkEngine
+
+    engine = SparkEngine.__new__(SparkEngine)  # the check runs before Spark: no session needed
+    with pytest.raises(EngineQueryError, match="cannot parse the statement"):
+        engine._check("SELECT 'a\\' FROM t")
