@@ -391,14 +391,16 @@ def _contexts(engine: Any, rng: random.Random, n: int) -> list[tuple[str, str, s
     q = lambda sql: [r[0] if len(r) == 1 else r for r in engine.execute(sql).rows]  # noqa: E731
     sup = q("""WITH RECURSIVE s(a, b) AS (SELECT supervisor_id, supervisee_id FROM Supervises UNION
                SELECT s.a, x.supervisee_id FROM s JOIN Supervises x ON x.supervisor_id = s.b)
-               SELECT s.a, s.b FROM s JOIN Employee e ON e.employee_id = s.b WHERE e.role = 'resident'""")
+               SELECT s.a, s.b FROM s JOIN Employee e ON e.employee_id = s.b WHERE e.role = 'resident' ORDER BY 1, 2""")
     physicians = q("SELECT employee_id FROM Employee WHERE role = 'physician'")
     residents = q("SELECT employee_id FROM Employee WHERE role = 'resident'")
     others = q("SELECT employee_id FROM Employee WHERE role IN ('nurse', 'admin', 'pharmacist')")
-    researchers_ok = q("SELECT DISTINCT researcher_id FROM Study WHERE approved")
+    # ORDER BY: DISTINCT returns its rows in no fixed order (DuckDB's parallel hash), so the drawn
+    # contexts, and the prompts recorded from them, must not depend on it
+    researchers_ok = q("SELECT DISTINCT researcher_id FROM Study WHERE approved ORDER BY researcher_id")
     researchers_all = q("SELECT researcher_id FROM Researcher")
     consult = q("""SELECT a.employee_id, c.employee_id FROM TreatingRelationship a JOIN TreatingRelationship c
-                   ON a.pat_id = c.pat_id AND a.employee_id <> c.employee_id WHERE a.role = 'attending' LIMIT 200""")
+                   ON a.pat_id = c.pat_id AND a.employee_id <> c.employee_id WHERE a.role = 'attending' ORDER BY 1, 2 LIMIT 200""")
     kinds = [
         ("supervising attending -> resident (treatment)", lambda: (*rng.choice(sup), "treatment")),
         ("random physician -> resident (treatment)", lambda: (rng.choice(physicians), rng.choice(residents), "treatment")),
@@ -428,7 +430,7 @@ def _retail_contexts(engine: Any, rng: random.Random, n: int) -> list[tuple[str,
     staff = q("SELECT employee_id FROM Employee")
     by_role = {role: q(f"SELECT employee_id FROM Employee WHERE role = '{role}'")
                for role in ("support", "marketing", "analyst", "billing")}
-    with_case = q("SELECT DISTINCT agent_id FROM SupportCase")
+    with_case = q("SELECT DISTINCT agent_id FROM SupportCase ORDER BY 1")
     partners = {kind: q(f"SELECT partner_id FROM Partner WHERE kind = '{kind}'")
                 for kind in ("billing_agent", "ad_network", "data_broker")}
     customers = q("SELECT customer_id FROM Customer")

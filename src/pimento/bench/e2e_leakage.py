@@ -285,7 +285,7 @@ def relevant_rows(rows: dict[str, list[dict[str, Any]]], keys: dict[str, tuple[s
         linked = []
         for prev in chosen.values():
             shared = set(use) & set(prev[0]) if prev else set()
-            for col in shared:
+            for col in sorted(shared):  # a set's order follows PYTHONHASHSEED: prompts must not
                 vals = {p[col] for p in prev if p[col] is not None}
                 linked += [r for r in candidates if r[col] in vals and r not in linked]
         pool = linked or candidates
