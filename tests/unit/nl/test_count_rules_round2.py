@@ -8,21 +8,13 @@ shows the rule; each fails on the parser before round 2 except the guard
 
 from __future__ import annotations
 
+from nl_support import catalog as _cat
+from nl_support import placeholder_index as _placeholders
 from pimento.nl import ValueIndex, translate
 from pimento.nl.open_values import _singular
 from pimento.nl.values import NumericRange
-from pimento.schema import Catalog, Column, Table
+from pimento.schema import Column, Table
 from pimento.schema.catalog import ForeignKey
-
-
-def _cat(tables, fks=()):
-    return Catalog(tuple(tables), tuple(fks))
-
-
-def _placeholders(cat: Catalog) -> ValueIndex:
-    return ValueIndex.from_values(
-        {(t.name, c.name): ["[synthetic]"] for t in cat.tables for c in t.columns if c.type == "text"}, synthetic=True
-    )
 
 
 MUSIC = _cat(

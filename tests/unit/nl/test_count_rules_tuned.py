@@ -5,14 +5,11 @@ Each test builds the smallest schema that shows the rule and fails without it.
 
 from __future__ import annotations
 
+from nl_support import catalog as _cat
 from pimento.nl import ValueIndex, translate
 from pimento.nl.values import NumericRange
-from pimento.schema import Catalog, Column, Table
+from pimento.schema import Column, Table
 from pimento.schema.catalog import ForeignKey
-
-
-def _cat(tables, fks=()):
-    return Catalog(tuple(tables), tuple(fks))
 
 
 def test_larger_than_or_equal_to_is_ge():
