@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -784,7 +785,7 @@ def _ground_locations(
             where = "TRUE"
             if loc.where:
                 where = target.predicate(loc.where, table.name, clause=clause, what="the location predicate")
-            subject_sql = subject_expression_sql(catalog, table.name, loc.subject or _declared_subject(g, table.name), subject, clause)
+            subject_sql = subject_expression_sql(catalog, table.name, loc.subject or declared_subject(g.subjects, table.name), subject, clause)
             key = _row_key(catalog, table.name, clause)
             loc_id = f"{name}#{i + 1}"
             location = Location(loc_id, table.name, attribute, where, subject_sql, row_key_sql("t", key, target.dialect), name)
@@ -846,9 +847,10 @@ def _table_layouts(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
     return tables
 
 
-def _declared_subject(g: GroundingSpec, relation: str) -> str | None:
-    """The relation's entry in ``grounding.subjects`` (case-insensitive), if any."""
-    for name, path in g.subjects.items():
+def declared_subject(subjects: Mapping[str, str], relation: str) -> str | None:
+    """The relation's declared subject path in ``subjects`` (``grounding.subjects`` or a compiled
+    policy's ``subject_paths``; relation names compared case-insensitively), if any."""
+    for name, path in subjects.items():
         if name.lower() == relation.lower():
             return path
     return None

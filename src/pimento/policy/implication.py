@@ -23,7 +23,15 @@ import sqlglot
 from sqlglot import exp
 
 from pimento.errors import PolicyError
-from pimento.policy.compiler import PREFIX, CompiledPolicy, Location, quote, row_key_sql, subject_expression_sql
+from pimento.policy.compiler import (
+    PREFIX,
+    CompiledPolicy,
+    Location,
+    declared_subject,
+    quote,
+    row_key_sql,
+    subject_expression_sql,
+)
 from pimento.policy.model import Policy
 from pimento.schema import Catalog, FunctionalDependency
 
@@ -120,7 +128,7 @@ def apply_implications(
                 new_id = f"{loc.data_type}+{relation}.{attribute}#{len(compiled.locations) + 1}"
                 new = Location(
                     new_id, relation, attribute, where,
-                    subject_expression_sql(catalog, relation, _path_of(compiled, relation), subj, f"implication of {norm.id}"),
+                    subject_expression_sql(catalog, relation, declared_subject(compiled.subject_paths, relation), subj, f"implication of {norm.id}"),
                     row_key_sql("t", tuple(key), dialect), loc.data_type, implied_by=f"{loc.relation}.{loc.attribute} via {because}",
                 )
                 compiled.locations[new_id] = new
@@ -138,11 +146,3 @@ def apply_implications(
         item["overrides_permits_of"] = permits
     compiled.implication = report
     return report
-
-
-def _path_of(compiled: CompiledPolicy, relation: str) -> str | None:
-    """The relation's declared subject path (``grounding.subjects``), so implied locations follow it too."""
-    for name, path in compiled.subject_paths.items():
-        if name.lower() == relation.lower():
-            return path
-    return None
