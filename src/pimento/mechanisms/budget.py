@@ -12,88 +12,59 @@ sums and comparisons are exact, and the value round-trips through :meth:`Budget.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Union
 
 from pimento.errors import InternalError, PrivacyParameterError
+from pimento.numbers import MAX_BITS, NumberLike, format_number, parse_number
 
-__all__ = ["Budget", "NumberLike", "format_number", "parse_number"]
+__all__ = [
+    "EPSILON_MAX",
+    "EPSILON_MIN",
+    "SPEND_DENOMINATOR",
+    "SPEND_PLACES",
+    "Budget",
+    "NumberLike",
+    "check_spend_part",
+    "format_number",
+    "parse_number",
+]
 
-NumberLike = Union[str, int, Fraction, float, Decimal]
-
-#: Refuse absurd inputs (a 10,000-digit denominator is a typo or an attack, not a budget).
-_MAX_DIGITS = 200
-
-
-def parse_number(value: NumberLike, *, name: str) -> Fraction:
-    """Read ``value`` exactly as a Fraction; NaN, infinities and garbage raise PrivacyParameterError.
-
-    Strings may be decimals (``"0.1"``, ``"1e-5"``) or fractions (``"1/3"``). Floats are
-    read through ``str(x)``, their shortest round-trip decimal, so ``0.1`` is ``1/10``.
-    Booleans are refused (``True`` is not a privacy parameter).
-    """
-    if isinstance(value, bool):
-        raise PrivacyParameterError(f"{name} must be a number, got {value!r}")
-    if isinstance(value, Fraction):
-        result = value
-    elif isinstance(value, int):
-        result = Fraction(value)
-    elif isinstance(value, float):
-        if not math.isfinite(value):
-            raise PrivacyParameterError(f"{name} must be a finite number, got {value!r}")
-        result = Fraction(str(value))
-    elif isinstance(value, Decimal):
-        if not value.is_finite():
-            raise PrivacyParameterError(f"{name} must be a finite number, got {value!r}")
-        result = Fraction(value)
-    elif isinstance(value, str):
-        text = value.strip()
-        if not text or len(text) > _MAX_DIGITS:
-            raise PrivacyParameterError(f"{name} must be a number like 0.5, 1e-6 or 1/3, got {value!r}")
-        try:
-            if "/" in text:
-                result = Fraction(text)
-            else:
-                dec = Decimal(text)
-                if not dec.is_finite():
-                    raise PrivacyParameterError(f"{name} must be a finite number, got {value!r}")
-                result = Fraction(dec)
-        except (ValueError, ZeroDivisionError, InvalidOperation):
-            raise PrivacyParameterError(f"{name} must be a number like 0.5, 1e-6 or 1/3, got {value!r}") from None
-    else:
-        raise PrivacyParameterError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    if len(str(result.numerator)) + len(str(result.denominator)) > _MAX_DIGITS:
-        raise PrivacyParameterError(f"{name} has too many digits: {value!r}")
-    return result
+#: What one release (or synthetic copy) may cost, per part; checked by :meth:`Budget.as_spend`
+#: before anything is charged. A spend is a decimal with at most SPEND_PLACES places or a fraction
+#: whose denominator is at most SPEND_DENOMINATOR, so every sum of spends is a multiple of
+#: 1 / (lcm(1..1000) 10^30): its exact text stays a few hundred digits however many are added.
+SPEND_PLACES = 30
+SPEND_DENOMINATOR = 1000
+#: The range of a spend's epsilon: below 1e-6 a release is noise only (and a cheap oracle), above
+#: 1e6 no cap makes sense. delta needs no separate minimum: the rule above makes it >= 1e-30.
+EPSILON_MIN = Fraction(1, 10**6)
+EPSILON_MAX = Fraction(10**6)
 
 
-def format_number(value: Fraction) -> str:
-    """Exact text for a Fraction: a decimal when it terminates (``"0.1"``, ``"1e-05"``), else ``"1/3"``.
+def _brief(value: Fraction) -> str:
+    """A Fraction's exact text for a message, cut to 60 characters (never formats a huge number)."""
+    if max(value.numerator.bit_length(), value.denominator.bit_length()) > MAX_BITS:
+        return f"a number of {value.numerator.bit_length()} / {value.denominator.bit_length()} bits"
+    text = format_number(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
-    :func:`parse_number` reads it back to the same Fraction.
+
+def check_spend_part(value: Fraction, *, name: str) -> Fraction:
+    """``value`` (epsilon or a non-zero delta of one spend) checked to have a short exact form.
+
+    A decimal with at most :data:`SPEND_PLACES` places or a fraction whose denominator is at most
+    :data:`SPEND_DENOMINATOR` (docs/budget.md, "What a request may cost"). Public: decided from
+    the number alone, before anything is charged.
     """
     den = value.denominator
-    twos = fives = 0
-    while den % 2 == 0:
-        den //= 2
-        twos += 1
-    while den % 5 == 0:
-        den //= 5
-        fives += 1
-    if den != 1:
-        return f"{value.numerator}/{value.denominator}"
-    digits = max(twos, fives)
-    scaled = abs(value.numerator) * (10**digits // value.denominator)
-    sign = "-" if value < 0 else ""
-    body = str(scaled).rjust(digits + 1, "0")
-    whole, frac = body[: len(body) - digits], body[len(body) - digits :].rstrip("0")
-    text = f"{sign}{whole}.{frac}" if frac else f"{sign}{whole}"
-    if parse_number(text, name="value") != value:  # pragma: no cover - defensive
-        raise InternalError(f"format_number lost precision on {value!r}")
-    return text
+    if den <= SPEND_DENOMINATOR or (10**SPEND_PLACES) % den == 0:
+        return value
+    raise PrivacyParameterError(
+        f"{name} = {_brief(value)} is too long for a spend: a spend is a decimal with at most "
+        f"{SPEND_PLACES} places or a fraction with a denominator at most {SPEND_DENOMINATOR}",
+        hint=f"round {name} to a shorter number, e.g. 1e-6",
+    )
 
 
 @dataclass(frozen=True)
@@ -126,7 +97,7 @@ class Budget:
 
     @classmethod
     def spend(cls, epsilon: NumberLike, delta: NumberLike | None = None) -> Budget:
-        """Parse the cost of one release: epsilon > 0 and, if given, 0 < delta < 1."""
+        """Parse the cost of one release: epsilon > 0 and, if given, 0 < delta < 1, both within :meth:`as_spend`'s bounds."""
         eps = parse_number(epsilon, name="epsilon")
         dlt = None if delta is None else parse_number(delta, name="delta")
         if dlt is not None and not 0 < dlt < 1:
@@ -138,15 +109,29 @@ class Budget:
             raise PrivacyParameterError(
                 f"epsilon must be > 0, got {format_number(eps)}", hint="pass a positive epsilon such as --epsilon 0.5"
             )
-        return cls(eps, dlt if dlt is not None else Fraction(0))
+        return cls(eps, dlt if dlt is not None else Fraction(0)).as_spend()
 
     def as_spend(self) -> Budget:
-        """This budget, checked to be a valid cost of one release (epsilon > 0)."""
+        """This budget, checked to be a valid cost of one release (or synthetic copy), before any charge.
+
+        epsilon in [EPSILON_MIN, EPSILON_MAX], and epsilon and a non-zero delta each a decimal with
+        at most SPEND_PLACES places or a fraction with a denominator at most SPEND_DENOMINATOR
+        (:func:`check_spend_part`): so every sum of spends stays short and exact.
+        """
         if self.epsilon <= 0:
             raise PrivacyParameterError(
-                f"epsilon must be > 0, got {format_number(self.epsilon)}",
+                f"epsilon must be > 0, got {_brief(self.epsilon)}",
                 hint="pass a positive epsilon such as --epsilon 0.5",
             )
+        if not EPSILON_MIN <= self.epsilon <= EPSILON_MAX:
+            raise PrivacyParameterError(
+                f"epsilon must be between {format_number(EPSILON_MIN)} and {format_number(EPSILON_MAX)} for one release, "
+                f"got {_brief(self.epsilon)}",
+                hint="below 1e-6 a release is noise only; pass e.g. --epsilon 0.5",
+            )
+        check_spend_part(self.epsilon, name="epsilon")
+        if self.delta:
+            check_spend_part(self.delta, name="delta")
         return self
 
     @classmethod

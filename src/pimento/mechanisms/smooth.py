@@ -38,19 +38,23 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple, Protocol, Self
 
-from pimento.errors import InternalError, PrivacyParameterError
+from pimento.errors import InternalError, PrivacyParameterError, UnsupportedQuery
 from pimento.mechanisms.budget import Budget, NumberLike, format_number, parse_number
 from pimento.mechanisms.samplers import RandomSource, default_rng, rounded_laplace, rounded_quartic
 
 __all__ = [
+    "BOUND_SCALE_MAX",
     "CONFIDENCE",
     "DEFAULT_RS_BOUND_SHARE",
     "GlobalLaplace",
+    "MAX_RELATIONS",
+    "MIN_BETA",
     "Mechanism",
     "Outcome",
     "PrivateDetails",
@@ -95,6 +99,24 @@ _LOG2_E_UPPER = Fraction(14426950408889634074, 10**19)
 #: Significant decimal digits of the released noise-scale bound (rounded up).
 _SCALE_DIGITS = 6
 
+# The arithmetic range of a smooth release, checked before anything is charged
+# (:meth:`_SmoothBase.admit`; PROOF.md, section 8, "Range").
+#: The smallest beta a smooth release takes: the floor of the residual-sensitivity search
+#: (``pimento.sensitivity.envelope.MIN_BETA``, the same number: a sibling layer, so not imported;
+#: tests/unit/mechanisms/test_smooth_range.py checks they agree).
+MIN_BETA = Fraction(1, 1 << 50)
+#: The widest DP bound of RS a release may draw: its Laplace scale b, in bits. Beyond it the
+#: interval is astronomically wide anyway, and U, its quantile and the texts would outgrow
+#: binary64 and any sensible size (epsilon 1e-5 with share 0.1 needs b = 977).
+BOUND_SCALE_MAX = Fraction(128)
+#: The most relations a smooth release counts over (the residual sensitivity needs 2^d counts well before).
+MAX_RELATIONS = 32
+#: log2 of a public upper bound of RS for at most MAX_RELATIONS relations: every relation holds
+#: fewer than 2^64 tuples, so T_E < 2^(64 |E|), and the maximiser of the envelope has every s_j
+#: <= 1/beta + 1 < 2^51; RS < 2^(d-1) 2^(64 (d-1)) (1 + 1e-55) < 2^2016 (PROOF.md, section 8).
+_RS_MAX_BITS = 2048
+_RS_CAP = Fraction(1 << _RS_MAX_BITS)
+
 
 @dataclass(frozen=True)
 class Release:
@@ -128,7 +150,7 @@ class Release:
             "interval_exact": [format_number(self.interval[0]), format_number(self.interval[1])],
             "confidence": float(self.confidence),
             "interval_basis": self.interval_basis,
-            "noise_scale_upper": float(self.noise_scale_upper),
+            "noise_scale_upper": _display_float(self.noise_scale_upper),
             "noise_scale_upper_exact": format_number(self.noise_scale_upper),
             "mechanism": self.mechanism,
             "noise": self.noise,
@@ -196,13 +218,25 @@ class Outcome(NamedTuple):
 
 
 def _plain(x: Fraction) -> int | float | str:
-    """JSON form of an exact value: an int when integral, else its float."""
-    return x.numerator if x.denominator == 1 else float(x)
+    """JSON form of an exact value: an int when integral (and under 8192 bits), else its display float."""
+    return x.numerator if x.denominator == 1 and x.numerator.bit_length() <= 8192 else _display_float(x)
+
+
+def _display_float(x: Fraction) -> float:
+    """``float(x)``, saturated at the largest finite float (JSON has no infinity); the ``_exact`` field is exact."""
+    try:
+        return float(x)
+    except OverflowError:
+        return sys.float_info.max if x > 0 else -sys.float_info.max
 
 
 def _parse_stored(x: Any) -> Fraction:
+    """A stored exact text (``format_number``'s) read back; through Decimal, which has no digit limit."""
     text = str(x).strip()
-    return Fraction(text) if "/" in text else Fraction(Decimal(text))
+    if "/" in text:
+        num, den = text.split("/")
+        return Fraction(Decimal(num)) / Fraction(Decimal(den))
+    return Fraction(Decimal(text))
 
 
 def exact_sensitivity(rs: Any) -> Fraction:
@@ -274,9 +308,16 @@ class _SmoothBase:
         self.share = rs_bound_share(share)
         self.epsilon_rs_bound = self.share * budget.epsilon
         self.epsilon_noise = budget.epsilon - self.epsilon_rs_bound
+        self._admitted = False
 
     def privacy_cost(self) -> Budget:
-        """What one release costs, known before it runs: the whole requested (epsilon, delta)."""
+        """What one release costs, known before it runs: the whole requested (epsilon, delta).
+
+        A smooth mechanism checks its arithmetic range here (:meth:`admit`): the release protocol
+        asks for the cost before it charges, so a parameter it could not complete with is refused
+        while nothing is spent.
+        """
+        self.admit()
         return self._budget
 
     @property
@@ -302,7 +343,45 @@ class _SmoothBase:
         """
         if relations == 1:
             return GlobalLaplace(Budget.spend(self.epsilon), gs=1, grid=self.grid)
+        if relations > MAX_RELATIONS:
+            raise UnsupportedQuery(
+                "too_many_relations",
+                f"a DP count over {relations} relations is beyond the {MAX_RELATIONS} a release supports",
+                hint="count over fewer relations",
+            )
+        return self.admit()
+
+    def admit(self) -> Self:
+        """This mechanism, checked to complete every release from public inputs alone (before any charge).
+
+        beta at least MIN_BETA (the residual-sensitivity search's floor) and the DP bound of RS at
+        most BOUND_SCALE_MAX bits wide; the interval's quantile is computed here (it depends on
+        epsilon, delta and the share only). After this, :meth:`release` cannot fail for any count
+        and RS (PROOF.md, section 8, "Range"). Raises PrivacyParameterError, nothing spent.
+        """
+        if self._admitted:
+            return self
+        beta = self.beta()
+        if beta < MIN_BETA:
+            raise PrivacyParameterError(f"beta = {float(beta):.3g} is below 2^-50, the smallest a smooth release supports", hint=self._smallest_epsilon())
+        b, _ = self._bound_law()
+        if b > BOUND_SCALE_MAX:
+            raise PrivacyParameterError(
+                f"epsilon {format_number(self.epsilon)} with [release] rs_bound_share {format_number(self.share)} is out of range "
+                f"for a count over several relations: the DP bound of RS would be {float(b):.4g} bits wide, at most {BOUND_SCALE_MAX} are supported",
+                hint=self._smallest_epsilon(),
+            )
+        self._q_bound  # noqa: B018 - computed (and cached) now: public, and it must not fail after the charge
+        self._admitted = True
         return self
+
+    def _smallest_epsilon(self) -> str:
+        """A hint: about the smallest epsilon :meth:`admit` takes at this delta and share, or to raise the share."""
+        per_epsilon = self.beta() / self.epsilon  # beta is about proportional to epsilon
+        room = self.share * BOUND_SCALE_MAX - per_epsilon * _LOG2_E_UPPER
+        if room <= 0:
+            return "the custodian's [release] rs_bound_share is too small for any epsilon: 0.1 is the default"
+        return f"use an epsilon of at least about {float(_LOG2_GRID / room) * 1.01:.2g}, or a larger [release] rs_bound_share"
 
     def scale(self, rs: Any) -> Fraction:
         """The exact noise scale for sensitivity ``rs`` (private when rs is: never released)."""
@@ -334,11 +413,21 @@ class _SmoothBase:
         noise of scale b = (beta log2(e) + h) / epsilon_rs_bound is added on the same grid
         (:func:`rounded_laplace`), the result is shifted up by t >= h/2 + b ln(1/(2 RS_BOUND_MISS))
         and U = 2^(that) rounded up. PROOF.md, section 8.
+
+        Range: rs is taken at most 2^_RS_MAX_BITS (above any RS) and the exponent is clamped
+        to [2^-64, the public top :meth:`_top_steps`]: raising U is safe, and the top is reached only
+        when the Laplace draw lies beyond 40, where the interval's quantile already counts a miss.
         """
         b, shift_steps = self._bound_law()
-        steps = log2_steps_up(rs)
+        steps = log2_steps_up(min(rs, _RS_CAP))
         m = rounded_laplace(b, _LOG2_GRID, rng)
-        return pow2_steps_upper(steps + m + shift_steps), steps
+        k = min(max(steps + m + shift_steps, _LOG2_FLOOR_STEPS), self._top_steps())
+        return pow2_steps_upper(k), steps
+
+    def _top_steps(self) -> int:
+        """The public top of U's exponent (grid steps): above log2 of any RS plus t' plus 40 b, plus one step."""
+        b, shift_steps = self._bound_law()
+        return (_RS_MAX_BITS << _LOG2_BITS) + shift_steps + math.ceil(_Y_SPAN * b / _LOG2_GRID) + 1
 
     @property
     def _q_bound(self) -> Fraction:
@@ -354,6 +443,7 @@ class _SmoothBase:
         """Noisy ``true_value`` calibrated to the smooth bound ``rs`` (computed at :meth:`beta`), with its interval."""
         if isinstance(true_value, bool) or not isinstance(true_value, int):
             raise InternalError(f"release expects an integer count, got {type(true_value).__name__}")
+        self.admit()
         rng = rng if rng is not None else default_rng()
         sensitivity = exact_sensitivity(rs)
         scale = self.scale(sensitivity)
@@ -485,6 +575,10 @@ class GlobalLaplace(_SmoothBase):
     def for_relations(self, relations: int) -> GlobalLaplace:
         return self
 
+    def admit(self) -> Self:
+        """Nothing to check beyond the spend: the scale GS / epsilon is public and at most GS 10^6 (budget.py)."""
+        return self
+
     def scale(self, rs: Any) -> Fraction:
         sensitivity = exact_sensitivity(rs)
         if sensitivity != self.gs:
@@ -596,11 +690,21 @@ def round_up_significant(x: Fraction, digits: int) -> Fraction:
     """The smallest number with ``digits`` significant decimal digits that is >= x (x > 0)."""
     if x <= 0:
         return Fraction(0)
-    exponent = len(str(x.numerator)) - len(str(x.denominator))  # within one of floor(log10 x)
+    exponent = _decimal_digits(x.numerator) - _decimal_digits(x.denominator)  # within one of floor(log10 x)
     unit = Fraction(10) ** (exponent - digits)
     while x / unit >= 10**digits:
         unit *= 10
     return math.ceil(x / unit) * unit
+
+
+def _decimal_digits(n: int) -> int:
+    """The number of decimal digits of ``n > 0`` (``len(str(n))`` without str's 4300-digit limit)."""
+    digits = max(1, n.bit_length() * 30103 // 100000)
+    while 10**digits <= n:
+        digits += 1
+    while digits > 1 and 10 ** (digits - 1) > n:
+        digits -= 1
+    return digits
 
 
 # --------------------------------------------------------------------------------------

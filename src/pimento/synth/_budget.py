@@ -19,6 +19,7 @@ from fractions import Fraction
 import numpy as np
 
 from pimento.errors import InternalError, PrivacyParameterError
+from pimento.mechanisms.budget import parse_number
 
 __all__ = ["Accountant", "rho_from_eps_delta", "eps_from_rho"]
 
@@ -57,14 +58,13 @@ def rho_from_eps_delta(epsilon: Fraction, delta: Fraction) -> float:
 
 def check_budget(epsilon: object, delta: object) -> tuple[Fraction, Fraction]:
     """Validate a synthesis budget: 0 < epsilon (finite) and 0 < delta < 1; exact Fractions back."""
+    # parse_number bounds the text (digits, exponent, denominator) before converting it, so an
+    # absurd value such as "1e9999999" is refused at once instead of costing seconds of CPU.
     try:
-        eps = Fraction(str(epsilon)) if not isinstance(epsilon, Fraction) else epsilon
-        dlt = Fraction(str(delta)) if not isinstance(delta, Fraction) else delta
-    except (ValueError, ZeroDivisionError, TypeError):
-        raise PrivacyParameterError(
-            f"invalid budget epsilon={epsilon!r}, delta={delta!r}",
-            hint="pass numbers such as --epsilon 1.6 --delta 1e-6",
-        ) from None
+        eps = parse_number(epsilon, name="epsilon")  # type: ignore[arg-type]
+        dlt = parse_number(delta, name="delta")  # type: ignore[arg-type]
+    except PrivacyParameterError as exc:
+        raise PrivacyParameterError(exc.message, hint="pass numbers such as --epsilon 1.6 --delta 1e-6") from None
     if eps <= 0:
         raise PrivacyParameterError(f"epsilon must be > 0, got {epsilon}", hint="e.g. --epsilon 1.6")
     if eps > 100:

@@ -64,7 +64,7 @@ def test_charges_are_exact_and_persisted(db):
         ledger.charge("ann", db, Budget.spend("0.1"))
     assert ledger.spent(db) == Budget.of(1)
     with pytest.raises(BudgetError, match="nothing was spent"):
-        ledger.charge("ann", db, Budget.spend("0.0000001"))
+        ledger.charge("ann", db, Budget.spend("0.000001"))  # the smallest epsilon one release may spend
     other = _other_connection(ledger)[0]
     stored = other.execute("SELECT epsilon FROM charges").fetchall()
     other.close()

@@ -14,6 +14,8 @@ from fractions import Fraction
 
 import pytest
 
+from pimento.errors import PrivacyParameterError
+from pimento.mechanisms.budget import EPSILON_MIN
 from pimento.mechanisms.smooth import (
     _LOG2_E_UPPER,
     _LOG2_GRID,
@@ -125,7 +127,11 @@ def test_beta_never_exceeds_its_formula(eps, delta):
         assert _dec(beta) <= exact * (1 - Decimal("1e-14")), (eps, delta)  # the 2^-40 margin is ~9e-13
         # ... and not needlessly small: ln(2/delta) is bounded within 1e-8, beta floored to 2^-64.
         assert _dec(beta) >= exact * (1 - Decimal("1e-8")) - Decimal(2) ** -64
-        # The mechanism's beta comes from its share of epsilon.
+        # The mechanism's beta comes from its share of epsilon (eps below 1e-6 is no spend: budget.py).
+        if e < EPSILON_MIN:
+            with pytest.raises(PrivacyParameterError, match="between"):
+                SmoothLaplace.of(eps, delta)
+            return
         mech = SmoothLaplace.of(eps, delta)
         noise_exact = _dec(mech.epsilon_noise) / (2 * (_dec(2 / d)).ln())
         assert _dec(mech.beta()) <= noise_exact and mech.beta() == laplace_beta(mech.epsilon_noise, d)
@@ -136,6 +142,10 @@ def test_quartic_beta_never_exceeds_eps_over_ten(eps):
     e = Fraction(Decimal(eps))
     assert quartic_beta(e) <= e / 10 * (1 - Fraction(1, 10**14))
     assert quartic_beta(e) >= e / 10 * (1 - Fraction(1, 2**38)) - Fraction(1, 2**64)
+    if e < EPSILON_MIN:  # no spend (budget.py): the formula alone is checked
+        with pytest.raises(PrivacyParameterError, match="between"):
+            SmoothQuartic.of(eps)
+        return
     mech = SmoothQuartic.of(eps)
     assert mech.beta() <= mech.epsilon_noise / 10
 

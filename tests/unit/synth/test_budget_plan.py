@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 
 import pytest
@@ -23,6 +24,15 @@ def test_rho_conversion_never_overspends(eps, delta):
 def test_invalid_budgets_are_refused(eps, delta):
     with pytest.raises(PrivacyParameterError):
         check_budget(eps, delta)
+
+
+def test_a_huge_exponent_is_refused_by_its_text_before_any_conversion():
+    # Fraction("1e9999999") builds a ten-million-digit integer (seconds of CPU) before any check.
+    for value in ("1e9999999", "1e-9999999"):
+        started = time.perf_counter()
+        with pytest.raises(PrivacyParameterError):
+            check_budget(value, "1e-6")
+        assert time.perf_counter() - started < 0.5
 
 
 def test_accountant_refuses_overspend():
