@@ -4,7 +4,11 @@ The analyst may send any single query the engine runs (SELECT, set operations, C
 subqueries, aggregates, window functions). This module
 
 * refuses anything else: several statements, DML/DDL, table functions (``read_csv``),
-  tables outside the catalog or in another schema, names with the compiler's ``__p_`` prefix;
+  tables outside the catalog or in another schema, names with the compiler's ``__p_`` prefix,
+  and every function outside :data:`CI_FUNCTIONS` (an allow-list: aggregates, window functions
+  and deterministic scalar functions of their arguments; refused are in particular those that
+  read the server, ``current_setting()``, ``version()``, ``current_database()``, its files or
+  its clock);
 * finds every base column the query *references* (select list, WHERE, JOIN, GROUP BY, ...)
   using sqlglot's ``qualify`` and scopes, and per output column the base columns it
   *returns* (for the report);
@@ -27,10 +31,39 @@ from pimento.errors import Highlight, SqlError
 from pimento.schema import Catalog
 from pimento.sql.quote import quote_identifier
 
-__all__ = ["AnalyzedQuery", "analyze_query", "qualifier_schema", "qualify_query"]
+__all__ = ["CI_FUNCTIONS", "AnalyzedQuery", "analyze_query", "qualifier_schema", "qualify_query"]
 
 _PREFIX = "__p_"
-_DENIED_FUNCTIONS = ("read_", "query", "glob", "sniff_", "parquet_", "iceberg_", "delta_", "getenv", "load", "install")
+
+#: The functions an analyst query may call (names as sqlglot writes them, lower-case: a function
+#: sqlglot knows by its own name, e.g. ``STRFTIME`` is ``time_to_str``, anything else as written).
+#: Each is a function of its arguments alone: nothing that reads the server (settings, version,
+#: database or user names, files, the environment, the clock), draws randomness, sleeps or raises
+#: on request. Boolean connectives (``AND``, ``OR``) are operators and always allowed.
+CI_FUNCTIONS: frozenset[str] = frozenset({
+    # syntax that sqlglot represents as a function
+    "case", "if", "cast", "try_cast", "coalesce", "nullif", "exists", "extract", "greatest", "least",
+    # aggregates
+    "count", "count_if", "sum", "avg", "min", "max", "median", "stddev", "stddev_pop", "stddev_samp",
+    "variance", "variance_pop", "var_samp", "var_pop", "any_value", "first", "last", "array_agg", "group_concat",
+    "string_agg", "list", "percentile_cont", "percentile_disc", "quantile_cont", "quantile_disc", "mode",
+    "logical_and", "logical_or", "bool_and", "bool_or", "corr", "covar_pop", "covar_samp", "approx_distinct",
+    # window functions
+    "row_number", "rank", "dense_rank", "ntile", "lag", "lead", "first_value", "last_value", "nth_value",
+    "percent_rank", "cume_dist",
+    # text
+    "lower", "upper", "length", "char_length", "character_length", "trim", "ltrim", "rtrim", "substring", "substr",
+    "concat", "concat_ws", "replace", "left", "right", "reverse", "str_position", "strpos", "instr", "split_part",
+    "pad", "lpad", "rpad", "starts_with", "ends_with", "contains", "repeat", "initcap",
+    # numbers
+    "abs", "round", "floor", "ceil", "ceiling", "trunc", "sqrt", "ln", "log", "log10", "log2", "exp", "power", "pow",
+    "sign", "mod", "div", "pi",
+    # dates and times (of a value, never of the clock)
+    "year", "month", "day", "quarter", "week", "day_of_week", "day_of_year", "dayofweek", "dayofyear", "hour",
+    "minute", "second", "date", "datetime", "time", "date_trunc", "timestamp_trunc", "date_part", "datepart",
+    "date_diff", "datediff", "date_add", "date_sub", "time_to_str", "strftime", "to_char", "last_day",
+    "date_from_parts", "make_date", "julianday", "epoch",
+})
 _ALLOWED_SCHEMAS = {"", "main"}
 
 
@@ -145,6 +178,16 @@ def _error(sql: str, message: str, node: exp.Expr | None = None, hint: str | Non
     return SqlError(message, highlight=highlight, hint=hint)
 
 
+def _written_name(sql: str, node: exp.Func, name: str) -> str:
+    """The function's name as the query wrote it (``version``, which sqlglot calls ``current_version``)."""
+    start, end = node.meta.get("start"), node.meta.get("end")
+    if isinstance(start, int) and isinstance(end, int) and 0 <= start <= end < len(sql):
+        written = sql[start:end + 1]
+        if written.replace("_", "").isalnum():
+            return written
+    return name
+
+
 def _analyze(sql: str, catalog: Catalog, dialect: str) -> AnalyzedQuery:
     if not isinstance(sql, str) or not sql.strip():
         raise SqlError("the query is empty")
@@ -168,10 +211,14 @@ def _analyze(sql: str, catalog: Catalog, dialect: str) -> AnalyzedQuery:
             raise _error(sql, f"names starting with {_PREFIX!r} are reserved", node)
         if isinstance(node, exp.Placeholder) or isinstance(node, exp.Parameter):
             raise _error(sql, "parameters are not allowed in an analyst query", node)
-        if isinstance(node, exp.Func):
+        if isinstance(node, exp.Func) and not isinstance(node, exp.Connector):
             name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
-            if name.startswith(_DENIED_FUNCTIONS):
-                raise _error(sql, f"function {name}() is not allowed in an analyst query", node)
+            if name not in CI_FUNCTIONS:
+                raise _error(
+                    sql, f"function {_written_name(sql, node, name)}() is not allowed in an analyst query", node,
+                    hint="call aggregates, window functions and functions of the row's values only "
+                    "(docs/authorize.md lists them)",
+                )
     tree.meta["pimento_dialect"] = dialect
 
     names = {t.name.lower(): t for t in catalog.tables}

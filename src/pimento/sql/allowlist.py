@@ -17,11 +17,19 @@ The allow-list (anything else is refused with an :class:`~pimento.errors.Unsuppo
   time with a valid ``HH:MM[:SS]`` string, uuid with a valid uuid string. A string compared with a
   number column is rewritten to the number when it is a plain decimal numeral (SQLite, DuckDB and
   PostgreSQL all compare it as that number), and refused otherwise;
-* ``LIKE``/``ILIKE`` of a text value with a string-literal pattern (at most
-  :data:`MAX_PATTERN_CHARS` characters; a backslash only with an explicit one-character
-  ``ESCAPE``, and no dangling escape character, which PostgreSQL and DuckDB refuse at run time);
+* ``[NOT] LIKE``/``[NOT] ILIKE`` of a text value with a string-literal pattern (at most
+  :data:`MAX_PATTERN_CHARS` characters; a backslash only with an explicit ``ESCAPE``, and no
+  dangling escape character, which PostgreSQL and DuckDB refuse at run time). ``ESCAPE`` takes one
+  character of :data:`ESCAPE_CHARACTERS` (printable ASCII other than letters): DuckDB refuses a
+  multi-byte escape (``'é'``) and SQLite an empty one, but only when a row reaches the predicate,
+  and ILIKE folds the case of a letter escape differently on each engine (DuckDB lowercases the
+  pattern, so ``'aX' ESCAPE 'x'`` dangles there alone);
 * operands: columns, literals (numbers within what every engine converts without error: integers
-  of at most 64 bits, finite decimals of at most :data:`MAX_NUMBER_CHARS` characters), ``NULL``,
+  in the signed 64-bit range [-2^63, 2^63 - 1], finite decimals of at most
+  :data:`MAX_NUMBER_CHARS` characters that are 0 or of magnitude at least
+  :data:`MIN_DECIMAL_MAGNITUDE`, below which PostgreSQL's conversion to a double fails; strings
+  without a NUL character, which no engine accepts in a statement, or a lone surrogate, which
+  cannot be encoded in UTF-8), ``NULL``,
   ``DATE '...'``/``TIMESTAMP '...'`` of a valid literal, ``LOWER``/``UPPER``/``LENGTH`` of a text
   value, and date parts (``EXTRACT(YEAR|MONTH|DAY FROM d)``, ``YEAR(d)``, ``MONTH(d)``,
   ``DAY(d)``; also ``HOUR``/``MINUTE``/``SECOND`` of a timestamp) of a date or timestamp column.
@@ -49,6 +57,8 @@ import re
 import uuid as _uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 from sqlglot import exp
 
@@ -57,13 +67,17 @@ from pimento.schema import Catalog
 from pimento.sql.ir import CountQuery, Selection
 
 __all__ = [
+    "ESCAPE_CHARACTERS",
     "MAX_NUMBER_CHARS",
+    "MIN_DECIMAL_MAGNITUDE",
     "MAX_PATTERN_CHARS",
     "SELECTION_REASONS",
     "Refusal",
     "check_query",
+    "check_runs_on",
     "check_selection",
     "column_family",
+    "unrunnable_character",
 ]
 
 #: Stable identifiers of the refusals of this module, with a human description.
@@ -82,6 +96,13 @@ SELECTION_REASONS: dict[str, str] = {
 MAX_PATTERN_CHARS = 1000
 #: Longest non-integer numeric literal accepted.
 MAX_NUMBER_CHARS = 40
+#: Smallest magnitude of a non-zero decimal literal: PostgreSQL reads ``1e-400`` as a NUMERIC and
+#: fails to convert it to a DOUBLE PRECISION (underflow) when it meets a float column.
+MIN_DECIMAL_MAGNITUDE = Fraction(1, 10**300)
+#: The characters ``LIKE ... ESCAPE`` accepts: one printable ASCII character that is not a letter.
+#: DuckDB wants a one-byte escape and SQLite a non-empty one (each fails only when a row reaches
+#: the predicate), and a letter's case is folded by ILIKE differently on each engine.
+ESCAPE_CHARACTERS = frozenset(chr(c) for c in range(0x20, 0x7F) if not chr(c).isalpha())
 
 _NONDETERMINISTIC = frozenset(
     {
@@ -104,12 +125,14 @@ _WHY = {
 }
 _DATE_PARTS = {"YEAR", "MONTH", "DAY"}
 _TIME_PARTS = {"HOUR", "MINUTE", "SECOND"}
-_NUMERAL = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+#: A plain decimal numeral, ASCII digits only (``\d`` alone also matches ``"٣"``, which no engine reads).
+_NUMERAL = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$", re.ASCII)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?$")
 _TIME = re.compile(r"^\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
 _TEMPORAL = frozenset({"date", "timestamp"})
-_NUMBER_LIMIT = 2**63
+#: Integer literals lie in the signed 64-bit range [-2^63, 2^63 - 1] that every engine reads.
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
 
 @dataclass(eq=False)
@@ -172,6 +195,41 @@ def check_selection(node: exp.Expr, family_of: Callable[[exp.Column], str]) -> e
     node = node.copy()
     _Checker(family_of).predicate(node)
     return node
+
+
+#: Allowed constructs an engine's dialect cannot run at all (a failure whatever the data, but
+#: after the charge if it is not refused here): SQLite has no EXTRACT and no YEAR()/HOUR()/...
+_UNRUNNABLE_ON: dict[str, tuple[type[exp.Expr], ...]] = {
+    "sqlite": (exp.Extract, exp.Year, exp.Month, exp.Day, exp.Hour, exp.Minute, exp.Second),
+}
+
+
+def check_runs_on(query: CountQuery, dialect: str) -> None:
+    """Refuse, before anything is charged, an admitted query that the engine of ``dialect`` cannot run.
+
+    The allow-list is shared by every engine; a few of its constructs do not exist in some
+    dialects (date parts on SQLite). Their failure does not depend on the data, but it would come
+    after the charge, so the release path asks here first.
+
+    >>> from pimento.sql.ir import Count, CountQuery, Relation, Selection
+    >>> q = CountQuery((Relation("t", "t"),), (), (Selection("t", "YEAR(t.d) = 2020"),), Count())
+    >>> check_runs_on(q, "duckdb")
+    >>> check_runs_on(q, "sqlite")
+    Traceback (most recent call last):
+    ...
+    pimento.errors.UnsupportedQuery: date part YEAR(t.d) is not supported on a sqlite database
+    """
+    kinds = _UNRUNNABLE_ON.get(dialect)
+    if not kinds:
+        return
+    for selection in query.selections:
+        found = selection.expression().find(*kinds)
+        if found is not None:
+            raise UnsupportedQuery(
+                "function",
+                f"date part {found.sql()} is not supported on a {dialect} database",
+                hint="compare the date column with date literals instead (d >= '2020-01-01' AND d < '2021-01-01')",
+            )
 
 
 def check_query(query: CountQuery, catalog: Catalog) -> CountQuery:
@@ -261,8 +319,8 @@ class _Checker:
             escape = node.expression
             if not isinstance(like, (exp.Like, exp.ILike)):
                 raise Refusal("expression", node, "ESCAPE outside LIKE")
-            if not (isinstance(escape, exp.Literal) and escape.is_string and len(escape.this) == 1):
-                raise Refusal("like_pattern", escape, "ESCAPE takes one character")
+            if not (isinstance(escape, exp.Literal) and escape.is_string and escape.this in ESCAPE_CHARACTERS):
+                raise Refusal("like_pattern", escape, "ESCAPE takes one printable ASCII character other than a letter")
             return self.like(like, escape.this)
         if isinstance(node, (exp.Like, exp.ILike)):
             return self.like(node, None)
@@ -284,6 +342,7 @@ class _Checker:
         if not (isinstance(pattern, exp.Literal) and pattern.is_string):
             raise Refusal("like_pattern", pattern, "the pattern must be a string literal")
         text = pattern.this
+        _check_string(pattern, text)
         if len(text) > MAX_PATTERN_CHARS:
             raise Refusal("like_pattern", pattern, f"longer than {MAX_PATTERN_CHARS} characters")
         if escape is None:
@@ -313,6 +372,7 @@ class _Checker:
             return _Value("boolean")
         if isinstance(node, exp.Literal):
             if node.is_string:
+                _check_string(node, node.this)
                 return _Value("string", node)
             _check_number(node, node.this)
             _as_double(node, integers=False)
@@ -443,18 +503,47 @@ def _valid_time(text: str) -> bool:
     return True
 
 
+def unrunnable_character(text: str) -> str | None:
+    """Why no engine runs a statement holding ``text`` (in a string or a quoted name), or None.
+
+    A NUL character: DuckDB and PostgreSQL end the text there and refuse the statement, SQLite
+    refuses it. A lone surrogate: the statement cannot be encoded in UTF-8.
+
+    >>> unrunnable_character("Ω 😀"), unrunnable_character("a\\x00b")
+    (None, 'a NUL character, which no engine accepts')
+    """
+    if "\x00" in text:
+        return "a NUL character, which no engine accepts"
+    if any("\ud800" <= char <= "\udfff" for char in text):
+        return "a lone surrogate, which is not UTF-8"
+    return None
+
+
+def _check_string(node: exp.Expr, text: str) -> None:
+    """Refuse a string literal that no engine accepts in a statement (:func:`unrunnable_character`)."""
+    reason = unrunnable_character(text)
+    if reason is not None:
+        raise Refusal("literal", node, f"a string holds {reason}")
+
+
 def _check_number(node: exp.Expr, text: str) -> None:
+    """Refuse a numeral (``text``, its sign included) that an engine may fail to read or convert."""
     stripped = text.lstrip("+-")
-    if stripped.isdigit():
-        if abs(int(text)) >= _NUMBER_LIMIT:
-            raise Refusal("literal", node, "integer literals must fit in 64 bits")
+    if stripped.isascii() and stripped.isdigit() and len(text) - len(stripped) <= 1:
+        if not _INT_MIN <= int(text) <= _INT_MAX:
+            raise Refusal("literal", node, "integer literals must lie in the signed 64-bit range [-2^63, 2^63 - 1]")
         return
+    if not _NUMERAL.match(text):
+        raise Refusal("literal", node, "not a plain decimal numeral")
     try:
         value = float(text)
-    except ValueError:
+        exact = Decimal(text)
+    except (ValueError, InvalidOperation):
         raise Refusal("literal", node, "not a number") from None
-    if value != value or value in (float("inf"), float("-inf")) or len(text.removesuffix("e0")) > MAX_NUMBER_CHARS:
+    if not exact.is_finite() or value in (float("inf"), float("-inf")) or len(text.removesuffix("e0")) > MAX_NUMBER_CHARS:
         raise Refusal("literal", node, f"numbers must be finite and at most {MAX_NUMBER_CHARS} characters")
+    if exact != 0 and Fraction(abs(exact)) < MIN_DECIMAL_MAGNITUDE:
+        raise Refusal("literal", node, "a non-zero number must be at least 1e-300 in magnitude")
 
 
 def _number_literal(text: str) -> exp.Expr:

@@ -36,7 +36,7 @@ from sqlglot.errors import ParseError, TokenError
 from pimento.config import MAX_SQL_CHARS
 from pimento.errors import CatalogError, Highlight, SqlError, UnsupportedQuery
 from pimento.schema import Catalog
-from pimento.sql.allowlist import SELECTION_REASONS, Refusal, check_selection, column_family
+from pimento.sql.allowlist import SELECTION_REASONS, Refusal, check_selection, column_family, unrunnable_character
 from pimento.sql.ir import Attribute, Count, CountQuery, JoinCondition, Relation, Selection, quoted_if_needed
 from pimento.sql.join_types import JOIN_TYPES_CONSTRUCT, check_join_types
 
@@ -320,6 +320,9 @@ class _Parser:
         except CatalogError as exc:
             raise CatalogError(exc.message, hint=exc.hint) from None
         alias = source.alias or table.name
+        unrunnable = unrunnable_character(alias)
+        if unrunnable is not None:  # the counted SQL names the alias: no engine would run it
+            raise SqlError(f"the alias of {table.name} holds {unrunnable}", highlight=self._highlight(source))
         for existing in self.scope.relations.values():
             if existing.table.lower() == table.name.lower():
                 raise self._reject("self_join", source, detail=f"table {table.name} appears twice")

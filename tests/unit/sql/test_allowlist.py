@@ -65,6 +65,12 @@ ALLOWED = [
     "d < ts", "ts >= '2020-01-01 10:00:00'", "ts < '2020-01-01T10:00'", "ts = TIMESTAMP '2020-02-29 12:34:56'",
     "b", "NOT b", "b IS TRUE", "b = FALSE", "b IS NOT FALSE", "1 = 1", "i = NULL",
     "(i > 1 OR s = 'x') AND NOT b", "NOT (s LIKE 'a%' OR s IS NULL)",
+    # issue 23: the signed 64-bit range, both ends; escapes every engine reads alike
+    "i = -9223372036854775808", "i IN (-9223372036854775808, 9223372036854775807)", "n = -9223372036854775808",
+    "m > -9223372036854775808", "r = -9223372036854775808", "i = '-9223372036854775808'", "r > 1e-300",
+    "s LIKE '100%%' ESCAPE '%'", "s LIKE 'a__' ESCAPE '_'", "s ILIKE 'a!_' ESCAPE '!'", "s NOT LIKE '!%' ESCAPE '!'",
+    "s NOT ILIKE '\\_%' ESCAPE '\\'", "s LIKE '%Ω!%' ESCAPE '!'", "s ILIKE '!Ω_' ESCAPE '!'", "s LIKE '''%' ESCAPE ''''",
+    "s ILIKE 'ÜNÏ%' ESCAPE '0'", "s LIKE '😀%' ESCAPE ' '", "s = 'Ω\u0301 😀 ünïcödé'",
 ]
 #: Date parts: DuckDB and PostgreSQL evaluate them; SQLite has no such function (refused at prepare
 #: time, whatever the data).
@@ -122,6 +128,22 @@ REFUSED = [
     ("i IN (1, n)", "expression"),
     ("EXTRACT(HOUR FROM d) = 1", "function"),
     ("YEAR(s) = 2020", "type_mismatch"),
+    # issue 23, finding 1: DuckDB wants a one-byte escape and SQLite a non-empty one, and refuse
+    # the others only when a row reaches the predicate (after the charge)
+    ("s LIKE 'x' ESCAPE 'é'", "like_pattern"),
+    ("s ILIKE 'x' ESCAPE 'é'", "like_pattern"),
+    ("s NOT LIKE 'x' ESCAPE 'é'", "like_pattern"),
+    ("s NOT ILIKE 'x' ESCAPE '😀'", "like_pattern"),
+    ("s LIKE 'x' ESCAPE ''", "like_pattern"),
+    ("s ILIKE 'aX' ESCAPE 'x'", "like_pattern"),          # DuckDB lowercases the pattern: 'ax' ends with its escape
+    ("s LIKE 'a%' ESCAPE '%'", "like_pattern"),           # a dangling escape, also when it is a wildcard
+    # issue 23: integers beyond the signed 64-bit range, decimals PostgreSQL cannot make a double
+    ("i = 9223372036854775808", "literal"),
+    ("i = -9223372036854775809", "literal"),
+    ("i IN (1, 9223372036854775808)", "literal"),
+    ("i = '9223372036854775808'", "literal"),
+    ("r = 1e-400", "literal"),                            # PostgreSQL: out of range for type double precision
+    ("i = '٣'", "type_mismatch"),                         # a Unicode digit: no engine reads it as a number
 ]
 
 
@@ -490,3 +512,145 @@ def test_wide_decimals_compare_without_failing_on_postgres():
             for predicate in AMOUNT_ALLOWED:
                 query = parse_count_query(f"SELECT COUNT(*) FROM amount WHERE {predicate}", catalog)
                 assert isinstance(engine.execute(query.to_sql("postgres")).scalar(), int), predicate
+
+
+# ----------------------------------------------------------------------------- issue 23: literals and ESCAPE
+
+
+def test_the_escape_oracle_is_refused(duck):
+    # Finding 1: DuckDB refuses a multi-byte escape only when a row reaches the predicate, so the
+    # release answered or failed according to the data, after the charge.
+    engine, catalog = duck
+    gate = "s LIKE 'x' ESCAPE 'é'"
+    assert engine.execute(_sql(f"id = -1 AND {gate}")).scalar() == 0
+    with pytest.raises(EngineError, match="escape"):
+        engine.execute(_sql(f"id = 1 AND {gate}"))
+    for op in ("LIKE", "ILIKE", "NOT LIKE", "NOT ILIKE"):
+        with pytest.raises(UnsupportedQuery) as info:
+            parse_count_query(_sql(f"id = 1 AND s {op} 'x' ESCAPE 'é'"), catalog)
+        assert info.value.construct == "like_pattern"
+        assert "ESCAPE" in info.value.message
+
+
+_ESCAPE_PATTERNS = ("x", "{e}{e}", "a{e}%", "{e}%{e}_", "%{e}Ω", "{e}😀%", "A{e}a%")
+
+
+def _escape_cases():
+    """Every printable ASCII escape in a few patterns, under the four LIKE operators."""
+    for code in range(0x20, 0x7F):
+        escape = chr(code)
+        quoted = escape.replace("'", "''")
+        for pattern in _ESCAPE_PATTERNS:
+            text = pattern.format(e=escape).replace("'", "''")
+            for op in ("LIKE", "ILIKE", "NOT LIKE", "NOT ILIKE"):
+                yield f"s {op} '{text}' ESCAPE '{quoted}'"
+
+
+def _escapes_never_raise(engine, catalog):
+    admitted = 0
+    for predicate in _escape_cases():
+        try:
+            query = parse_count_query(_sql(predicate), catalog)
+        except UnsupportedQuery as exc:
+            assert exc.construct == "like_pattern", predicate
+            continue
+        admitted += 1
+        assert isinstance(engine.execute(query.to_sql(engine.dialect)).scalar(), int), predicate
+    assert admitted > 1000
+
+
+def test_every_admitted_escape_runs_on_duckdb(duck):
+    _escapes_never_raise(*duck)
+
+
+def test_every_admitted_escape_runs_on_sqlite(lite):
+    _escapes_never_raise(*lite)
+
+
+@pytest.mark.postgres
+def test_every_admitted_escape_runs_on_postgres(pg):
+    _escapes_never_raise(*pg)
+
+
+def test_escapes_are_printable_ascii_other_than_letters(duck):
+    from pimento.sql.allowlist import ESCAPE_CHARACTERS
+
+    _, catalog = duck
+    letters = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    assert ESCAPE_CHARACTERS == {chr(c) for c in range(0x20, 0x7F)} - letters
+    for escape in ["a", "Z", "é", "😀", "\t", "\x7f", "\x00", "ab", "!!"]:
+        with pytest.raises(UnsupportedQuery) as info:
+            parse_count_query(_sql(f"s LIKE 'x' ESCAPE '{escape}'"), catalog)
+        assert info.value.construct in ("like_pattern", "literal"), escape
+
+
+@pytest.mark.parametrize("literal", ["a\x00b", "\x00", "\ud800", "x\udfff"], ids=["nul", "only-nul", "high-surrogate", "low-surrogate"])
+def test_strings_no_engine_accepts_are_refused(duck, literal):
+    # Finding 12: a NUL passed the allow-list and failed after the charge (DuckDB and PostgreSQL end
+    # the string there, SQLite refuses the statement); a lone surrogate cannot even be encoded.
+    engine, catalog = duck
+    with pytest.raises((EngineError, UnicodeEncodeError)):
+        engine.execute(_sql(f"s = '{literal}'"))
+    for predicate in [f"s = '{literal}'", f"s IN ('a', '{literal}')", f"s LIKE '%{literal}%'",
+                      f"s LIKE '{literal}' ESCAPE '!'", f"s > '{literal}'", f"LOWER(s) = '{literal}'"]:
+        with pytest.raises(UnsupportedQuery) as info:
+            parse_count_query(_sql(predicate), catalog)
+        assert info.value.construct == "literal", ascii(predicate)
+        assert "NUL" in info.value.message or "surrogate" in info.value.message
+
+
+def test_control_characters_and_long_strings_are_accepted_and_run(duck, lite):
+    # Everything else a string may hold runs on every engine: control characters, non-characters,
+    # the last code point, and a string nearly as long as the SQL text may be.
+    long = "é" * 90_000
+    for engine, catalog in (duck, lite):
+        for predicate in ["s = '\x01\x1f\x7f'", "s = '\ufffe\U0010ffff'", f"s = '{long}'", "s LIKE '%\x01%' ESCAPE '!'"]:
+            query = parse_count_query(_sql(predicate), catalog)
+            assert engine.execute(query.to_sql(engine.dialect)).scalar() == 0
+
+
+#: (predicate, rows it counts on every engine's adversarial data)
+_BOUNDS = [("i = 9223372036854775807", 1), ("i = -9223372036854775808", 1), ("i = '-9223372036854775808'", 1),
+           ("i IN (-9223372036854775808, 9223372036854775807)", 2), ("i BETWEEN -9223372036854775808 AND -1", 1)]
+_BEYOND = ["i = 9223372036854775808", "i = -9223372036854775809", "i < '9223372036854775808'",
+           "i BETWEEN -9223372036854775809 AND 0", "n IN (-9223372036854775809)", "m = 9223372036854775808"]
+
+
+def _integer_bounds(engine, catalog):
+    # Mutant "a literal of 2^63 accepted": both ends of the signed 64-bit range are admitted and
+    # find the rows holding them; one beyond either end is refused.
+    for predicate, expected in _BOUNDS:
+        query = parse_count_query(_sql(predicate), catalog)
+        assert engine.execute(query.to_sql(engine.dialect)).scalar() == expected, predicate
+    for predicate in _BEYOND:
+        with pytest.raises(UnsupportedQuery) as info:
+            parse_count_query(_sql(predicate), catalog)
+        assert info.value.construct == "literal", predicate
+        assert "[-2^63, 2^63 - 1]" in info.value.message
+
+
+def test_integer_literals_are_signed_64_bit_on_duckdb(duck):
+    _integer_bounds(*duck)
+
+
+def test_integer_literals_are_signed_64_bit_on_sqlite(lite):
+    _integer_bounds(*lite)
+
+
+@pytest.mark.postgres
+def test_integer_literals_are_signed_64_bit_on_postgres(pg):
+    _integer_bounds(*pg)
+
+
+def test_an_alias_no_engine_accepts_is_refused(duck):
+    # The counted SQL names each relation by its alias: a NUL or a lone surrogate there would make
+    # every engine refuse the statement after the charge (whatever the data, but still a failure).
+    engine, catalog = duck
+    for alias in ["a\x00", "\ud800"]:
+        sql = f'SELECT COUNT(*) FROM person AS "{alias}" WHERE s = \'x\''
+        with pytest.raises((EngineError, UnicodeEncodeError)):
+            engine.execute(sql)
+        with pytest.raises(SqlError, match="NUL|surrogate"):
+            parse_count_query(sql, catalog)
+    query = parse_count_query('SELECT COUNT(*) FROM person AS "é😀" WHERE s = \'x\'', catalog)
+    assert engine.execute(query.to_sql("duckdb")).scalar() == 0
