@@ -20,9 +20,10 @@ The harness is engine-agnostic and path-agnostic: a test gives it
 
 Each database is written at the SAME path in a fresh directory, so its ledger (kept beside it)
 is fresh and paths that appear in messages are identical. The noise source is a
-``random.Random(seed)`` passed in as ``rng`` (``Session(rng=...)``); for the CLI, whose commands
-build their own Session, :func:`fixed_noise` pins every ``default_rng`` of ``pimento`` to a seeded
-generator.
+``random.Random(seed)`` passed in as ``rng``, which a Session run sets with
+``pimento.mechanisms.samplers.fixed_noise_for_tests(rng)`` (no release path takes a noise source);
+for the CLI and the service, :func:`fixed_noise` makes every release draw from a fresh generator
+seeded with ``seed``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ import json
 import random
 import re
 import shutil
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -393,24 +393,11 @@ def outcome(call: Callable[[], Any]) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def fixed_noise(seed: int) -> Iterator[None]:
-    """Every ``default_rng()`` under ``pimento`` returns ``random.Random(seed)`` (for CLI runs)."""
-    from pimento.mechanisms import samplers
+    """Every release in this process draws from a fresh ``random.Random(seed)`` (for CLI and service runs)."""
+    from pimento.mechanisms.samplers import fixed_noise_for_tests
 
-    original = samplers.default_rng
-
-    def seeded() -> random.Random:
-        return random.Random(seed)
-
-    patched = []
-    for name, module in list(sys.modules.items()):
-        if (name == "pimento" or name.startswith("pimento.")) and getattr(module, "default_rng", None) is original:
-            patched.append(module)
-            module.default_rng = seeded  # type: ignore[attr-defined]
-    try:
+    with fixed_noise_for_tests(lambda: random.Random(seed)):
         yield
-    finally:
-        for module in patched:
-            module.default_rng = original  # type: ignore[attr-defined]
 
 
 def _invoke(args: list[str], seed: int) -> Any:

@@ -9,15 +9,16 @@ error is printed with a request to report it and exits with status 70.
     ├── UserError
     │   ├── ConfigError             pimento.toml missing keys, typos, bad values
     │   ├── DataSourceError         missing file, unreadable database, bad DSN
-    │   │   └── EngineError         the engine refused a statement
-    │   │       └── QueryTimeout    the statement ran past its timeout / was cancelled
+    │   │   ├── EngineError         the engine refused a statement
+    │   │   │   └── QueryTimeout    the statement ran past its timeout / was cancelled
+    │   │   └── DatabaseChangedError the database file was replaced or changed under a running service
     │   ├── CatalogError            unknown table or column, inconsistent declarations
     │   │   └── ConstraintViolation a declared key/FK/FD does not hold in the data
     │   ├── SqlError                SQL that does not parse
     │   │   └── UnsupportedQuery    valid SQL outside the DP-compatible class
     │   ├── PrivacyParameterError   eps <= 0, delta outside (0, 1), NaN, beta <= 0
     │   ├── BudgetError             a spend the ledger refuses (nothing was spent)
-    │   ├── ReleaseFailedError      a charged release failed; the charge stands, details in the audit log
+    │   ├── DeploymentHaltedError   releases are halted (a release failed after its charge) until the custodian resumes
     │   ├── PolicyError             a policy clause that cannot be compiled or grounded
     │   ├── LLMError                unreachable endpoint, timeout, unusable output
     │   └── SearchError             no DP-compatible formulation was found
@@ -34,6 +35,8 @@ __all__ = [
     "ConfigError",
     "ConstraintViolation",
     "DataSourceError",
+    "DatabaseChangedError",
+    "DeploymentHaltedError",
     "EngineError",
     "Highlight",
     "InternalError",
@@ -42,7 +45,6 @@ __all__ = [
     "PolicyError",
     "PrivacyParameterError",
     "QueryTimeout",
-    "ReleaseFailedError",
     "SearchError",
     "SqlError",
     "UnsupportedQuery",
@@ -92,6 +94,11 @@ class EngineError(DataSourceError):
 
 class QueryTimeout(EngineError):
     """A statement ran past its timeout or was cancelled."""
+
+
+class DatabaseChangedError(DataSourceError):
+    """The database file was replaced or changed since the service opened it: nothing is answered
+    from it until the service is restarted (an answer could come from the old data)."""
 
 
 class CatalogError(UserError):
@@ -179,20 +186,23 @@ class BudgetError(UserError):
     """The ledger refuses a spend: cap exhausted, unknown analyst. Nothing was spent."""
 
 
-class ReleaseFailedError(UserError):
-    """A release failed after its charge: the charge stands, the custodian's audit log has the reason.
+class DeploymentHaltedError(UserError):
+    """Releases on this deployment are halted: a release failed after its charge, and the custodian
+    has not resumed the deployment since (``pimento audit resume``).
 
-    Its message is fixed: it carries no engine text and nothing computed from the data.
+    Its message is fixed and the same for the request whose failure halted the deployment and for
+    every later release request of every analyst while it is halted: it carries no engine text and
+    nothing computed from the data. The reason is in the custodian's audit log.
     """
 
     MESSAGE = (
-        "the release failed after its budget was charged: the budget stays spent and no answer is given; "
-        "the custodian's audit log records the reason"
+        "releases on this deployment are halted until its custodian resumes them: no answer is given; "
+        "budget already charged stays spent, and nothing is charged while releases are halted"
     )
+    HINT = "ask the custodian: `pimento audit show` says why, `pimento audit resume --db DB` resumes"
 
-    def __init__(self, *, charge_id: int | None = None) -> None:
-        super().__init__(self.MESSAGE, hint="ask the custodian to check `pimento audit`")
-        self.charge_id = charge_id
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE, hint=self.HINT)
 
 
 class PolicyError(UserError):

@@ -58,6 +58,7 @@ def main() -> None:
     ledger_file, db, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     prefix = sys.argv[4] if len(sys.argv) > 4 else "i"
     ledger = Ledger(ledger_file, LedgerSettings(epsilon_cap="1000000"))
+    mechanism_for("0.01").privacy_cost()  # warm up (imports, the mechanism's admission): the kills land in releases
     print(json.dumps({"ready": True}), flush=True)
     for i in range(n):
         answer = guarded_release(ledger, mechanism_for("0.01"), analyst="ann", database=db, sql=f"SELECT COUNT(*) FROM t WHERE {prefix} = {i}", true_value=i, rs=1)

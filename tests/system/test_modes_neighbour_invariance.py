@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from neighbours import VALUE_FIELDS, Clinic, assert_neighbour_invariant, cli_json, clinics, neighbours, outcome, few_examples
 
 from policy_config import configure_policy
+from pimento.mechanisms.samplers import fixed_noise_for_tests
 from pimento.release.session import Session
 
 EPS, DELTA = "1", "1e-6"
@@ -116,7 +117,7 @@ def _run(sql: str, mode: str):
 
     def run(path: Path, rng) -> dict:
         configure_policy(path, policy)  # the custodian's step: the deployment's policy
-        with Session(path, analyst="ann", rng=rng) as session:
+        with fixed_noise_for_tests(rng), Session(path, analyst="ann") as session:
             if mode == "ci":
                 answer = outcome(lambda: session.release_sql(sql, mode="ci", context=CTX))
             else:

@@ -30,6 +30,7 @@ from neighbours import (
     run_pair,
 )
 
+from pimento.mechanisms.samplers import fixed_noise_for_tests
 from pimento.release.session import Session
 
 #: Fields that may differ between neighbours: the noisy value, the interval derived from it and
@@ -95,7 +96,7 @@ SLOW = few_examples(12)
 
 def _session_sql(sql: str, *, epsilon: str = EPS, delta: str | None = DELTA):
     def run(path: Path, rng) -> dict:
-        with Session(path, analyst="ann", rng=rng) as session:
+        with fixed_noise_for_tests(rng), Session(path, analyst="ann") as session:
             answer = outcome(lambda: session.release_sql(sql, epsilon, delta))
         return {**answer, "budget": cli_json(["budget", "--db", str(path)], 0)}
 
@@ -284,7 +285,7 @@ ASK_SEEDS = ("SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id
 
 def _session_ask(synthetic: Path):
     def run(path: Path, rng) -> dict:
-        with Session(path, analyst="ann", rng=rng) as session:
+        with fixed_noise_for_tests(rng), Session(path, analyst="ann") as session:
             _charge_copy(session)
             answer = outcome(
                 lambda: session.ask("", synthetic=synthetic, epsilon=EPS, delta=DELTA, seed_sql=ASK_SEEDS)

@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check the ledger and its audit log; exit 1 if anything was edited, deleted, reordered or truncated.
 
-        First closes (with an audit row "aborted, nothing released") every pending charge whose
+        A ledger file that is damaged (a malformed page, bytes that are not SQLite) is an error
+        (exit 2, LedgerIntegrityError) before anything else is read. Then it closes (with an audit row "aborted, nothing released") every pending charge whose
         process is gone; then recomputes the audit chain and the chain over the charges, checks
         that every charge has exactly one audit row (or is still pending) with its budget, and
         compares both heads with the witness file beside the ledger.
@@ -39,6 +40,7 @@ def register(app: typer.Typer) -> None:
 
         ledger, _path, _existed, _location = ledger_for(db, config, create=False)
         try:
+            ledger.check_file()
             closed = ledger.close_abandoned() if ledger.verify_audit().ok else 0
             report = ledger.verify_audit(expect_head=expect_head)
         finally:
@@ -59,6 +61,47 @@ def register(app: typer.Typer) -> None:
                 err_console.print(f"  row {p.seq if p.seq is not None else '-'}: {p.kind}: {p.detail}", highlight=False)
         if not report.ok:
             raise typer.Exit(1)
+
+    @audit.command("resume")
+    @handle_errors
+    def resume_cmd(
+        db: str = db_option(),
+        config: str = config_option(),
+        note: str = typer.Option(None, "--note", help="Why the releases may go on (kept in the audit row of the resume)."),
+        json_out: bool = json_option(),
+    ) -> None:
+        """Resume the releases on a halted deployment; prints what halted it.
+
+        A release that failed after its charge halts the deployment: every release request of every
+        analyst is then refused with one fixed message until this command (an audited custodian
+        action) lifts the halt. Look at the failure first (the rows printed here, `pimento audit
+        show`): each resume lets a failure that depends on the data be observed once more.
+        """
+        from pimento.cli._ledger_common import ledger_for
+
+        ledger, _path, existed, location = ledger_for(db, config, create=False)
+        try:
+            lifted = ledger.resume(location, note) if existed else []
+        finally:
+            ledger.close()
+        if json_out:
+            emit_json({"resumed": bool(lifted), "halts": lifted})
+            return
+        if not lifted:
+            console.print("not halted: the releases on this deployment go on; nothing was written", highlight=False)
+            return
+        err_console.print(
+            "[bold yellow]warning[/]: the halts below hold private data (engine text), for the custodian only", highlight=False, soft_wrap=True
+        )
+        for row in lifted:
+            details = row.get("details") or {}
+            what = details.get("error") or row.get("detail") or "-"
+            console.print(
+                f"halted at audit row {row.get('seq', '-')} ({row.get('time', '-')}): charge {row.get('failed_charge') or '-'}, "
+                f"analyst {details.get('analyst') or '-'}, sql {details.get('sql') or '-'}: {what}",
+                highlight=False, soft_wrap=True, markup=False,
+            )
+        console.print(f"resumed: releases on {location} go on" + (f" (note: {note})" if note else ""), highlight=False, markup=False)
 
     @audit.command("show")
     @handle_errors
@@ -134,6 +177,12 @@ def audit_table(rows: list[dict]) -> Table:
         kind = r.get("kind") or "release"
         if kind == "custodian":
             what = f"custodian tool [bold]{escape(str(r.get('tool')))}[/]: " + escape(json.dumps(r.get("details"), default=str)[:300])
+        elif kind == "halt":
+            found = r.get("details")
+            details: dict = found if isinstance(found, dict) else {}
+            what = f"[yellow]halted[/] after charge {escape(str(r.get('failed_charge') or '-'))}: " + escape(str(details.get("error") or "")[:300])
+            if details.get("sql"):
+                what += f"\n[dim]{escape(str(details['sql']))}[/]"
         elif kind == "synthetic":
             what = escape(f"synthetic copy {r.get('copy_id')} ({r.get('note') or ''})")
         else:

@@ -19,6 +19,7 @@ never passes it, so its settings are always the custodian's.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,12 +28,12 @@ from typing import Any
 
 from pimento.config import CONFIG_FILE_NAME, Settings, find_settings_file, load_settings
 from pimento.engines.base import Engine, open_engine
-from pimento.errors import ConfigError, ConstraintViolation
+from pimento.errors import ConfigError, ConstraintViolation, DatabaseChangedError
 from pimento.schema import Catalog, ForeignKey, FunctionalDependency
 from pimento.schema.merge import declared_constraints, merge_catalog
 from pimento.sql.quote import quote_identifier
 
-__all__ = ["Database", "Violation", "load_database", "validate_constraints"]
+__all__ = ["Database", "FileIdentity", "Violation", "file_identity", "load_database", "validate_constraints"]
 
 #: How many offending values a violation reports.
 MAX_EXAMPLES = 3
@@ -173,6 +174,44 @@ def load_database(
         opened.close()
         raise
     return Database(opened, catalog, settings, opened.location)
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What identifies the contents of a database file: device, inode, size and modification time.
+
+    A file replaced (renamed over, copied anew) or written in place differs in one of them. A
+    process that holds the database open (``pimento serve``) records it at start and compares it
+    before each release (:meth:`check`): DuckDB keeps answering from the instance it opened first,
+    i.e. from the old data, after the file was replaced.
+    """
+
+    location: str
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+
+    def check(self) -> None:
+        """Raise :class:`DatabaseChangedError` if the file is no longer the one this identity names."""
+        now = file_identity(self.location)
+        if now != self:
+            what = "is gone" if now is None else "was replaced or changed"
+            raise DatabaseChangedError(
+                f"the database file {self.location} {what} since it was opened: nothing is answered from it; nothing was spent",
+                hint="the custodian restarts `pimento serve` to serve the file as it is now",
+            )
+
+
+def file_identity(location: str) -> FileIdentity | None:
+    """The :class:`FileIdentity` of a database file; None for a server database, ``:memory:``, or a file that does not exist."""
+    if _is_dsn(location) or location in ("", ":memory:"):
+        return None
+    try:
+        st = os.stat(location)
+    except OSError:
+        return None
+    return FileIdentity(location, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def validate_constraints(db: Database) -> list[Violation]:

@@ -83,7 +83,7 @@ class AuditProblem:
     #: audit chain: "edited", "broken_link", "gap", "reordered", "head_mismatch", "unreadable";
     #: ledger (see Ledger.verify_audit): "charge_edited", "charge_gap", "charge_head_mismatch",
     #: "charge_unaudited", "charge_audited_twice", "audit_without_charge", "charge_mismatch",
-    #: "witness_mismatch", "answer_unaudited"
+    #: "witness_mismatch", "answer_unaudited", "halt_mismatch"
     kind: str
     detail: str
 

@@ -12,11 +12,17 @@
 4. the answer is stored in the cache with its audit row (one transaction);
 5. the answer is returned.
 
-Any failure after the charge (a statement timeout, an overflow, an engine error, a bug)
-records a failure row in the custodian's audit log with the real error text
-(:meth:`Ledger.record_failure`), keeps the charge, and raises :class:`ReleaseFailedError`,
-whose message is fixed: an analyst learns that the release failed, which the charge paid for,
-and nothing else.
+Any failure after the charge, anywhere in steps 2 to 5 (a statement timeout, a memory limit,
+an engine error, an overflow, a ledger that cannot store the answer, a bug) halts the
+deployment (:meth:`Ledger.halt`): in one transaction the pending charge is closed with a failure
+row in the custodian's audit log holding the real error text (the charge stays), a ``halt`` row
+is appended, and the database is marked halted in the ledger. Then
+:class:`DeploymentHaltedError` is raised, whose message is fixed and is what every later release
+request of every analyst reads, before anything is charged, until the custodian resumes the
+deployment (``pimento audit resume``). A failure that depends on the private data is an exact bit
+that no charge pays for (on D the release fails with probability 1, on a neighbour it answers);
+halting turns it into at most one bit per custodian resume, seen by every analyst alike, and no
+identical retry waits for a stranded pending charge or pays twice.
 
 What the analyst receives (the stored answer, :class:`GuardedAnswer`) is built from
 :class:`Release` only; the exact RS, scale and the other private quantities of
@@ -39,10 +45,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from pimento.errors import InternalError, ReleaseFailedError
+from pimento.errors import DeploymentHaltedError, InternalError
 from pimento.mechanisms.budget import Budget, format_number
-from pimento.mechanisms.ledger import Charge, Ledger, database_key, request_key
-from pimento.mechanisms.samplers import RandomSource
+from pimento.mechanisms.ledger import Charge, Ledger, request_key
 from pimento.mechanisms.smooth import Mechanism, Release
 
 __all__ = ["GuardedAnswer", "Measured", "STAGES", "guarded_release", "pause"]
@@ -111,7 +116,6 @@ def guarded_release(
     rs: Any = None,
     mode: str = "dp",
     question: str | None = None,
-    rng: RandomSource | None = None,
 ) -> GuardedAnswer:
     """Release through ``mechanism``, charging ``ledger`` first (see module docs).
 
@@ -131,39 +135,34 @@ def guarded_release(
     if not isinstance(charged, Charge):
         return GuardedAnswer(Release.from_dict(charged), True, charged.get("charge_id"), key, ledger.remaining(database, analyst))
     charge = charged
-    pause("after_charge")
-    base = {
-        "time": _now(),
-        "analyst": analyst,
-        "database": database_key(database),
-        "question": question,
-        "sql": sql,
-        "mode": mode,
-        "epsilon": format_number(cost.epsilon),
-        "delta": format_number(cost.delta),
-        "noise": mechanism.noise,
-    }
-    try:
+    base: dict[str, Any] = {"analyst": analyst, "database": charge.database, "question": question, "sql": sql, "mode": mode}
+    try:  # from here on, whatever fails halts the deployment (module docs)
+        pause("after_charge")
+        base = {
+            "time": _now(),
+            **base,
+            "epsilon": format_number(cost.epsilon),
+            "delta": format_number(cost.delta),
+            "noise": mechanism.noise,
+        }
         measured = measure()
-        release, private = mechanism.release(measured.true_value, measured.rs, rng=rng)
-    except Exception as exc:  # noqa: BLE001 - every failure after the charge is recorded, then one fixed message
-        ledger.record_failure(
-            key, charge, {**base, "scale": None, "value": None, "error": f"{type(exc).__name__}: {exc}"}
+        release, private = mechanism.release(measured.true_value, measured.rs)  # noise: the mechanism's own source
+        pause("after_noise")
+        answer = {**release.to_dict(), "charge_id": charge.id}
+        audit_row = {
+            **base,
+            "mechanism": release.mechanism,
+            "epsilon_rs_bound": format_number(release.epsilon_rs_bound),
+            "scale": format_number(private.scale),
+            "value": format_number(release.value),
+            "interval": [format_number(release.interval[0]), format_number(release.interval[1])],
+            "private": {**private.to_dict(), **dict(measured.custodian)},
+        }
+        stored = ledger.record_release(key, charge, answer, audit_row)
+        pause("after_store")
+        return GuardedAnswer(
+            Release.from_dict(stored), stored.get("charge_id") != charge.id, stored.get("charge_id"), key, ledger.remaining(database, analyst)
         )
-        raise ReleaseFailedError(charge_id=charge.id) from None
-    pause("after_noise")
-    answer = {**release.to_dict(), "charge_id": charge.id}
-    audit_row = {
-        **base,
-        "mechanism": release.mechanism,
-        "epsilon_rs_bound": format_number(release.epsilon_rs_bound),
-        "scale": format_number(private.scale),
-        "value": format_number(release.value),
-        "interval": [format_number(release.interval[0]), format_number(release.interval[1])],
-        "private": {**private.to_dict(), **dict(measured.custodian)},
-    }
-    stored = ledger.record_release(key, charge, answer, audit_row)
-    pause("after_store")
-    return GuardedAnswer(
-        Release.from_dict(stored), stored.get("charge_id") != charge.id, stored.get("charge_id"), key, ledger.remaining(database, analyst)
-    )
+    except Exception as exc:  # noqa: BLE001 - every failure after the charge halts the deployment, then one fixed message
+        ledger.halt(database, {**base, "scale": None, "value": None, "error": f"{type(exc).__name__}: {exc}"}, charge=charge)
+        raise DeploymentHaltedError() from None

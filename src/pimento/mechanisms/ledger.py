@@ -9,8 +9,12 @@ as Fractions. Caps come from ``[ledger]`` in pimento.toml
 The release protocol (:func:`pimento.mechanisms.guarded.guarded_release`) is:
 :meth:`Ledger.charge_release` (cache look-up and charge, one commit) -> draw the noise ->
 :meth:`Ledger.record_release` (the answer in the cache and its audit row, one commit) ->
-return; or :meth:`Ledger.record_failure` after the charge. Invariants, checked by
-:meth:`Ledger.verify_audit` (``pimento audit verify``):
+return; or, after any failure after the charge, :meth:`Ledger.halt`: the pending charge closed
+with its ``failed`` audit row, a ``halt`` row, and the database marked halted (a
+``halted:<database key>`` row of ``meta``), one commit. While a database is halted every
+:meth:`Ledger.charge_release` on it raises :class:`pimento.errors.DeploymentHaltedError` before
+charging, until the custodian's :meth:`Ledger.resume` (``pimento audit resume``). Invariants,
+checked by :meth:`Ledger.verify_audit` (``pimento audit verify``):
 
 - one charge per released value: a charge leaves a ``pending`` entry for its request key;
   an identical request that arrives meanwhile waits for that answer instead of paying again;
@@ -35,7 +39,10 @@ A database is identified in the ledger by the id of its deployment, stored with 
 deployment keeps its id, its ledger and its spend. Charges made under the path key before the id
 existed (format 2 ledgers) count through the ``aliases`` of that file.
 
-A crash can lose an answer that was paid for, never return one that was not.
+A crash can lose an answer that was paid for, never return one that was not. A damaged file
+(a malformed page, bytes that are not SQLite) raises :class:`LedgerIntegrityError` wherever the
+damage is read; :meth:`Ledger.check_file` reads every page (``serve`` at start, ``audit verify``).
+The ledger file, the witness and the deployment file are created with mode 0600.
 
 Tables: ``charges``, ``charges_head``, ``pending``, ``answers`` (the answer cache),
 ``audit`` and ``audit_head`` (see :mod:`.audit`), ``meta`` (format).
@@ -58,13 +65,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pimento.config import LedgerSettings, Settings
-from pimento.errors import BudgetError, ConfigError, DataSourceError, InternalError
+from pimento.errors import BudgetError, ConfigError, DataSourceError, DeploymentHaltedError, InternalError
 from pimento.mechanisms import audit as _audit
 from pimento.mechanisms import ledger_postgres as _pg
 from pimento.mechanisms.budget import Budget, format_number, parse_number
 from pimento.mechanisms.ledger_schema import ledger_tables, sqlite_append_only
-
-
 
 __all__ = [
     "DATABASE_SCOPE",
@@ -96,10 +101,110 @@ _SCHEMA = ledger_tables("sqlite") + sqlite_append_only("charges", "charges are")
 
 _CHARGE_FIELDS = ("id", "time", "database", "analyst", "kind", "epsilon", "delta", "request_key", "note")
 
+#: Prefix of the ``meta`` row that marks a database's releases halted (``halted:<database key>``);
+#: its value names the audit row of the halt. ``halted:*`` halts every database of the ledger.
+_HALT_KEY = "halted:"
+#: Halts this process could not write to its ledger (the ledger was unwritable): (ledger, database key)
+#: -> (database, details, charge). Every release there is refused in this process meanwhile, and
+#: the halt is written at the next release attempt (:meth:`Ledger.halt`).
+_UNRECORDED_HALTS: dict[tuple[str, str], tuple[str, dict[str, Any], Charge | None]] = {}
+
 
 class LedgerIntegrityError(BudgetError):
     """The ledger failed an integrity check (or is missing while its witness says budget was spent):
     no release is made until the custodian has looked."""
+
+
+def _damaged(name: str, exc: object) -> LedgerIntegrityError:
+    return LedgerIntegrityError(
+        f"the budget ledger {name} is damaged or is not a ledger file ({exc}): releases are refused; nothing was spent",
+        hint=f"restore {name} from a backup, then check it with `pimento audit verify --db DB`",
+    )
+
+
+def _is_damage(exc: BaseException) -> bool:
+    """A damaged SQLite file: sqlite3 raises plain DatabaseError (none of its subclasses) for
+    SQLITE_CORRUPT ("database disk image is malformed") and SQLITE_NOTADB ("file is not a database")."""
+    return type(exc) is sqlite3.DatabaseError
+
+
+class _Cursor:
+    """A sqlite3 cursor whose damaged-file errors, raised while rows are fetched, are LedgerIntegrityError."""
+
+    def __init__(self, cursor: sqlite3.Cursor, name: str) -> None:
+        self._cursor = cursor
+        self._name = name
+
+    def _guard(self, fetch: Callable[[], _T]) -> _T:
+        try:
+            return fetch()
+        except sqlite3.DatabaseError as exc:
+            if _is_damage(exc):
+                raise _damaged(self._name, exc) from None
+            raise
+
+    def fetchone(self) -> Any:
+        return self._guard(self._cursor.fetchone)
+
+    def fetchall(self) -> list[Any]:
+        return self._guard(self._cursor.fetchall)
+
+    def __iter__(self) -> Any:
+        while True:
+            row = self._guard(self._cursor.fetchone)
+            if row is None:
+                return
+            yield row
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
+class _SqliteConnection:
+    """The ledger's sqlite3 connection: a damaged file (a malformed page, bytes that are not SQLite)
+    raises :class:`LedgerIntegrityError` wherever it shows, in a statement or while its rows are
+    read, instead of a bare sqlite3.DatabaseError (a 500 in the service, "a bug" in the CLI)."""
+
+    def __init__(self, conn: sqlite3.Connection, name: str) -> None:
+        self._conn = conn
+        self._name = name
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._conn.in_transaction
+
+    def execute(self, sql: str, params: Any = (), /) -> _Cursor:
+        try:
+            return _Cursor(self._conn.execute(sql, params), self._name)
+        except sqlite3.DatabaseError as exc:
+            if _is_damage(exc):
+                raise _damaged(self._name, exc) from None
+            raise
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def _create_private(path: Path) -> None:
+    """Create ``path`` empty with mode 0600 (owner only) unless it exists: the ledger (whose -wal and
+    -shm files SQLite creates with the database file's mode), the witness and the deployment file
+    hold the custodian's audit rows and exact private quantities."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` into the new file ``path`` (mode 0600, fsynced); it must not exist."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 class ReleaseAbortedError(BudgetError):
@@ -297,10 +402,7 @@ def deployment_id(database: str, *, create: bool = True) -> str | None:
     data = {"id": uuid.uuid4().hex, "created": _now(), "aliases": [str(resolved)]}
     tmp = file.with_name(f"{file.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, sort_keys=True, indent=1))
-            fh.flush()
-            os.fsync(fh.fileno())
+        _write_private(tmp, json.dumps(data, sort_keys=True, indent=1))
         try:
             os.link(tmp, file)  # never replaces an id another process wrote meanwhile
         except FileExistsError:
@@ -456,6 +558,8 @@ class Ledger:
         self._db_cap = Budget.of(self.settings.epsilon_cap, self.settings.delta_cap)
         self._analyst_cap = Budget.of(self.settings.analyst_epsilon_cap or self.settings.epsilon_cap, self.settings.delta_cap)
         self._memory = str(path) == ":memory:"
+        #: Names this ledger in the process's unrecorded halts (:data:`_UNRECORDED_HALTS`).
+        self._ledger_id = f":memory:{id(self)}" if self._memory else self.name if self.postgres else str(self.path.resolve())
         self.witness = None if self._memory or self.postgres else witness_path(self.path)
         if self.witness is not None:
             check_witness(self.path)
@@ -474,13 +578,18 @@ class Ledger:
         try:
             if not self._memory:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s, isolation_level=None)
+                _create_private(self.path)
+            self._conn = _SqliteConnection(sqlite3.connect(str(self.path), timeout=busy_timeout_s, isolation_level=None), self.name)
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             self._init_schema()
         except sqlite3.Error as exc:
+            if _is_damage(exc):
+                raise _damaged(self.name, exc) from None
             raise DataSourceError(f"cannot open the budget ledger {self.name}: {exc}") from None
+        except OSError as exc:
+            raise DataSourceError(f"cannot open the budget ledger {self.name}: {exc.strerror or exc}") from None
         if self.witness is not None:
             witness = _load_witness(self.path)
             if witness and int(witness.get("charges", 0)) > 0:
@@ -797,7 +906,13 @@ class Ledger:
         self._check_analyst(analyst)
         budget.as_spend()
         key, *aliases = database_keys(database)
-        return self._write(lambda: self._charge_in_txn(self._fast_check(), analyst, key, budget, request_key, kind, note, aliases=tuple(aliases)))
+
+        def body() -> Charge:
+            state = self._fast_check()
+            self._refuse_if_halted(key)
+            return self._charge_in_txn(state, analyst, key, budget, request_key, kind, note, aliases=tuple(aliases))
+
+        return self._write(body)
 
     def charge_synthetic(self, database: str, budget: Budget, *, copy_id: str | None = None, note: str | None = None) -> Charge:
         """Charge the generation of a synthetic copy of ``database`` against the database cap.
@@ -924,10 +1039,7 @@ class Ledger:
             return
         tmp = self.witness.with_name(f"{self.witness.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(state, sort_keys=True, indent=1))
-                fh.flush()
-                os.fsync(fh.fileno())
+            _write_private(tmp, json.dumps(state, sort_keys=True, indent=1))
             os.replace(tmp, self.witness)
             _legacy_witness_path(self.path).unlink(missing_ok=True)  # the witness has moved beside the database
         except OSError:
@@ -998,8 +1110,8 @@ class Ledger:
     def charge_release(self, analyst: str, database: str, budget: Budget, request_key: str) -> Charge | dict[str, Any]:
         """Charge one release, or return the answer an identical earlier request stored (free).
 
-        In one transaction: the fast integrity check (refusal: :class:`LedgerIntegrityError`),
-        abandoned pending charges closed, the answer cache looked up, and -- when an identical
+        In one transaction: the fast integrity check (refusal: :class:`LedgerIntegrityError`), the
+        halt (refusal: :class:`DeploymentHaltedError`, also for a cached answer), abandoned pending charges closed, the answer cache looked up, and -- when an identical
         request is pending -- nothing: this call then waits (polling) for that answer, so that
         identical requests are charged once. Otherwise the caps are checked and the charge is
         made, pending under ``request_key``; the caller must end with :meth:`record_release` or
@@ -1009,9 +1121,11 @@ class Ledger:
         budget.as_spend()
         key, *aliases = database_keys(database)
         wait = 0.02
+        self._write_unrecorded_halts()
 
         def body() -> Charge | dict[str, Any] | None:
             state = self._fast_check()
+            self._refuse_if_halted(key)
             if self._reap(state):
                 state = self._scan()
             if self.answer_cache:
@@ -1086,6 +1200,146 @@ class Ledger:
         row = {"time": _now(), "kind": "custodian", "tool": tool, "database": database_key(database), "details": _jsonable(details)}
         self._write(lambda: _audit.append(self._conn, row))
 
+    # ------------------------------------------------------------------ halting
+
+    def halt(self, database: str, details: dict[str, Any], *, charge: Charge | None = None) -> bool:
+        """Halt the releases on ``database`` after a failure that followed a charge; the caller then
+        raises :class:`DeploymentHaltedError` (whatever this returns).
+
+        In one transaction: the pending entry of ``charge`` (when given and still open) is closed
+        with its audit row ``failed`` holding ``details`` (the custodian's: engine text and all), an
+        audit row of kind ``halt`` is appended, and the database is marked halted in the ledger. From
+        then on every :meth:`charge_release` on the database, of every analyst and every process,
+        raises :class:`DeploymentHaltedError` before charging anything, until :meth:`resume`.
+
+        Never raises: when the ledger cannot be written (full disk, locked, damaged), the halt holds
+        in this process (its releases on the database are refused) and is written, closing the
+        pending entry of ``charge``, at the next release attempt. Returns whether it is on disk.
+        """
+        try:
+            key = charge.database if charge is not None else database_key(database)
+        except Exception:  # noqa: BLE001 - the database cannot be named: halt every database of this ledger
+            key = "*"
+        slot = (self._ledger_id, key)
+        _UNRECORDED_HALTS[slot] = (database, details, charge)
+        try:
+            self._write(lambda: self._halt_in_txn(key, details, charge))
+        except Exception:  # noqa: BLE001 - the halt holds in this process until it can be written
+            return False
+        _UNRECORDED_HALTS.pop(slot, None)
+        return True
+
+    def _halt_in_txn(self, key: str, details: dict[str, Any], charge: Charge | None) -> None:
+        row = _jsonable(details)
+        if charge is not None and self._close_pending(charge):
+            self._append_audit({**row, "outcome": "failed", "detail": "failed after its charge: releases on the deployment are halted"}, charge)
+        seq, _ = _audit.append(
+            self._conn, {"time": _now(), "kind": "halt", "database": key, "failed_charge": charge.id if charge else None, "details": row}
+        )
+        self._conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+            (_HALT_KEY + key, _audit.canonical_json({"seq": seq, "time": _now()})),
+        )
+
+    def _write_unrecorded_halts(self) -> None:
+        """Try again to write the halts this process could not write to this ledger."""
+        for (ledger_id, _key), (database, details, charge) in list(_UNRECORDED_HALTS.items()):
+            if ledger_id == self._ledger_id:
+                self.halt(database, details, charge=charge)
+
+    def _refuse_if_halted(self, key: str) -> None:
+        """Raise :class:`DeploymentHaltedError` when the releases on ``key`` are halted (in the ledger or in this process)."""
+        if (self._ledger_id, key) in _UNRECORDED_HALTS or (self._ledger_id, "*") in _UNRECORDED_HALTS:
+            raise DeploymentHaltedError()
+        if self._conn.execute("SELECT 1 FROM meta WHERE key IN (?, ?)", (_HALT_KEY + key, _HALT_KEY + "*")).fetchone() is not None:
+            raise DeploymentHaltedError()
+
+    def _halt_marks(self) -> dict[str, int]:
+        """The halted database keys in the ledger, each with the audit row of its halt (0 if unreadable)."""
+        marks = {}
+        for name, value in self._conn.execute("SELECT key, value FROM meta WHERE key LIKE ?", (_HALT_KEY + "%",)).fetchall():
+            try:
+                seq = int(json.loads(value).get("seq", 0))
+            except (TypeError, ValueError, AttributeError):
+                seq = 0
+            marks[str(name)[len(_HALT_KEY):]] = seq
+        return marks
+
+    def halts(self, database: str) -> list[dict[str, Any]]:
+        """The audit rows of the halts in force on ``database``, oldest first; empty when its releases are not halted."""
+        key = database_key(database)
+        marks = {k: v for k, v in self._halt_marks().items() if k in (key, "*")}
+        if not marks:
+            return []
+        since = min(marks.values())
+        rows = []
+        for text, digest in self._conn.execute("SELECT row, hash FROM audit WHERE seq >= ? ORDER BY seq", (since,)).fetchall():
+            try:
+                row = {**json.loads(text), "hash": digest}
+            except (TypeError, ValueError):
+                continue
+            if row.get("kind") == "halt" and row.get("database") in marks:
+                rows.append(row)
+        return rows or [{"kind": "halt", "database": key, "detail": "marked halted; its halt row was not found in the audit log"}]
+
+    def resume(self, database: str, note: str | None = None) -> list[dict[str, Any]]:
+        """Custodian: lift the halt of ``database``, with an audit row (kind ``custodian``, tool
+        ``resume``, the ``note`` and the halts lifted). Returns the audit rows of the halts it lifted;
+        empty (and nothing written) when the releases on ``database`` were not halted."""
+        key = database_key(database)
+
+        def body() -> list[dict[str, Any]]:
+            lifted = self.halts(database)
+            marks = [k for k in self._halt_marks() if k in (key, "*")]
+            if not marks:
+                return []
+            for mark in marks:
+                self._conn.execute("DELETE FROM meta WHERE key = ?", (_HALT_KEY + mark,))
+            details = {"note": note, "databases": marks, "halts": [r.get("seq") for r in lifted]}
+            _audit.append(self._conn, {"time": _now(), "kind": "custodian", "tool": "resume", "database": key, "details": details})
+            return lifted
+
+        lifted = self._write(body)
+        for slot in [s for s in _UNRECORDED_HALTS if s[0] == self._ledger_id and s[1] in (key, "*")]:
+            _UNRECORDED_HALTS.pop(slot, None)
+        return lifted
+
+    def _halt_problems(self) -> list[_audit.AuditProblem]:
+        """The halts the audit log leaves in force must be the ones the ledger marks (verify)."""
+        in_force: dict[str, int] = {}
+        for seq, text in self._conn.execute("SELECT seq, row FROM audit ORDER BY seq").fetchall():
+            try:
+                data = json.loads(text)
+            except (TypeError, ValueError):
+                continue
+            if data.get("kind") == "halt":
+                in_force.setdefault(str(data.get("database")), seq)
+            elif data.get("kind") == "custodian" and data.get("tool") == "resume":
+                lifted = (data.get("details") or {}).get("databases") or [data.get("database")]
+                for name in lifted:
+                    in_force.pop(str(name), None)
+        marks = self._halt_marks()
+        problems = [
+            _audit.AuditProblem(seq, "halt_mismatch", f"the audit log halts the releases on {name} (row {seq}) and no resume follows, but the ledger's halt mark is gone")
+            for name, seq in in_force.items()
+            if name not in marks
+        ]
+        problems += [
+            _audit.AuditProblem(None, "halt_mismatch", f"the ledger marks the releases on {name} halted, but the audit log holds no halt of them in force")
+            for name in marks
+            if name not in in_force
+        ]
+        return problems
+
+    def check_file(self) -> None:
+        """Read every page of the SQLite ledger file (``PRAGMA quick_check``); raise LedgerIntegrityError
+        if it is damaged. Run where a full read is affordable: ``pimento serve`` at start, ``audit verify``."""
+        if self.postgres:
+            return
+        found = [str(r[0]) for r in self._conn.execute("PRAGMA quick_check(5)").fetchall()]
+        if found != ["ok"]:
+            raise _damaged(self.name, "; ".join(found))
+
     def charges(self, database: str | None = None) -> list[Charge]:
         sql = "SELECT id, time, database, analyst, kind, epsilon, delta, request_key FROM charges"
         params: tuple[Any, ...] = ()
@@ -1152,6 +1406,7 @@ class Ledger:
         for cid in pending - set(state.rows):
             problems.append(_audit.AuditProblem(None, "audit_without_charge", f"a pending entry names charge {cid}, which the ledger does not hold"))
         problems += self._witness_problems(state)
+        problems += self._halt_problems()
         notes: list[str] = []
         if self.witness is not None and not self.witness.exists() and state.count:
             notes.append(f"no witness file {self.witness.name} (it is written at the next charge)")

@@ -11,14 +11,16 @@ mechanism's output rounded to a fixed grid, which is post-processing of that mec
 (see ``PROOF.md``). The noise is symmetric, so ``E[m] = 0``: an integer count released with
 ``grid = 1`` is an integer and unbiased.
 
-The random source is any object with ``getrandbits(k)`` and ``randrange(n)``;
-the default is :class:`secrets.SystemRandom` (the OS CSPRNG). Tests pass a seeded
-:class:`random.Random` for reproducibility; never do that for a real release.
+The random source is any object with ``getrandbits(k)`` and ``randrange(n)``. Every release
+draws from :func:`default_rng`, the OS CSPRNG; no release path chooses it (tests that need
+reproducible noise use :func:`fixed_noise_for_tests`, at the end of this module).
 """
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Protocol
 
@@ -29,6 +31,7 @@ __all__ = [
     "bernoulli_exp",
     "bernoulli_fraction",
     "default_rng",
+    "fixed_noise_for_tests",
     "geometric_exp",
     "rounded_laplace",
     "rounded_quartic",
@@ -45,8 +48,8 @@ class RandomSource(Protocol):
 
 
 def default_rng() -> RandomSource:
-    """The operating system's CSPRNG."""
-    return secrets.SystemRandom()
+    """The noise source of every release: the OS CSPRNG (in tests only, :func:`fixed_noise_for_tests`'s)."""
+    return secrets.SystemRandom() if _TEST_NOISE is None else _TEST_NOISE()
 
 
 # --------------------------------------------------------------------------------------
@@ -222,3 +225,35 @@ def _cell(tail: bool, u: _LazyUniform, rn: int, rd: int) -> int | None:
         k_lo = (2 * rn * lo + rd * n_u) // (2 * rd * n_u)
         k_hi = (2 * rn * hi + rd * n_u) // (2 * rd * n_u)
     return k_lo if k_lo == k_hi else None
+
+
+# --------------------------------------------------------------------------------------
+# Tests only: a fixed noise source
+# --------------------------------------------------------------------------------------
+
+#: Set only inside :func:`fixed_noise_for_tests`: what :func:`default_rng` returns instead of the CSPRNG.
+_TEST_NOISE: Callable[[], RandomSource] | None = None
+
+
+@contextlib.contextmanager
+def fixed_noise_for_tests(source: RandomSource | Callable[[], RandomSource]) -> Iterator[None]:
+    """FOR TESTS ONLY: while inside, :func:`default_rng` returns ``source`` instead of the CSPRNG.
+
+    ``source`` is a random source (every release draws from it in turn) or a function of no
+    argument returning one (each release draws from a fresh one: ``lambda: random.Random(0)``).
+    The setting is a module global of this process: it holds in every thread (a test client's
+    service threads included) and in no other process, and it is restored on exit (nesting
+    allowed). No release path (``Session``, the CLI, the service) takes or sets a noise source:
+    a source that draws 0 would release exact counts, so this hook is for reproducible tests.
+    """
+    global _TEST_NOISE
+    previous = _TEST_NOISE
+    if callable(source):
+        _TEST_NOISE = source
+    else:
+        fixed = source
+        _TEST_NOISE = lambda: fixed  # noqa: E731
+    try:
+        yield
+    finally:
+        _TEST_NOISE = previous

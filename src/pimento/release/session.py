@@ -16,9 +16,12 @@ before the charge depends on the private data:
 3. SQL -> CountQuery, on the public schema only (SqlError / UnsupportedQuery);
 4. :func:`pimento.mechanisms.guarded.guarded_release`: cache look-up and charge in one
    transaction (a refusal depends on the budget only) -> true count and residual sensitivity
-   on the private data -> noise -> cache + audit -> return. A failure after the charge keeps
-   the charge and raises :class:`pimento.errors.ReleaseFailedError` (one fixed message; the
-   reason goes to the custodian's audit log).
+   on the private data -> noise -> cache + audit -> return. A failure after the charge halts
+   the deployment (:meth:`pimento.mechanisms.ledger.Ledger.halt`; the reason goes to the
+   custodian's audit log) and raises :class:`pimento.errors.DeploymentHaltedError`, the one
+   fixed message every release request of every analyst then reads until the custodian resumes.
+
+The noise is the mechanism's (the OS CSPRNG): no argument of a Session chooses it.
 
 :meth:`Session.ask` searches the synthetic copy for the formulation to release (it never reads
 the private database), then releases it through the same step 4.
@@ -37,7 +40,6 @@ from pimento.errors import InternalError, UserError
 from pimento.mechanisms import GlobalLaplace, GuardedAnswer, Ledger, guarded_release, mechanism_for
 from pimento.mechanisms.budget import Budget, NumberLike, format_number
 from pimento.mechanisms.guarded import Measured
-from pimento.mechanisms.samplers import RandomSource
 from pimento.mechanisms.smooth import Mechanism, Release
 from pimento.release import ask as _ask
 from pimento.release.ask import SearchOutcome
@@ -253,7 +255,12 @@ class Session:
             decides the ledger, the caps, the private relations and ``[release]``.
         private: relations to treat as private in addition to the custodian's (never fewer).
         analyst: who is asking (charged in the ledger).
-        rng: the noise source (tests only; default: the OS CSPRNG).
+
+    No argument chooses the noise: every release draws it from the OS CSPRNG
+    (:func:`pimento.mechanisms.samplers.default_rng`; tests fix it with
+    :func:`pimento.mechanisms.samplers.fixed_noise_for_tests`, which no release path reaches).
+    A Session is a custodian-side tool: its ``analyst`` and ``context`` are the caller's word
+    (trusted input); the service binds them to the analyst's key.
     """
 
     def __init__(
@@ -262,7 +269,6 @@ class Session:
         *,
         private: list[str] | None = None,
         analyst: str = DEFAULT_ANALYST,
-        rng: RandomSource | None = None,
     ) -> None:
         from pimento.engines.database import load_database
 
@@ -270,7 +276,6 @@ class Session:
         self.location = str(self.database.location)
         self.ledger = Ledger.for_database(self.location, self.database.settings)
         self.analyst = analyst
-        self._rng = rng
 
     def close(self) -> None:
         self.ledger.close()
@@ -420,8 +425,11 @@ class Session:
         """Charge, then count and RS (CRS in contextual mode) on the private data, then noise (guarded_release)."""
         from pimento import sensitivity
 
+        from pimento.sql.allowlist import check_runs_on
+
         engine = self.database.engine
         catalog = self.database.catalog
+        check_runs_on(query, engine.dialect)  # a construct this engine cannot run: refused before the charge
         # A single-relation count has global sensitivity 1 (structure, not data): plain Laplace.
         mechanism = mechanism.for_relations(len(query.relations))
         counted_sql = query.to_sql(engine.dialect)
@@ -441,6 +449,8 @@ class Session:
             assert enforcer is not None and context is not None  # called in split and contextual modes only
             return authorization_view(enforcer, context, query)
 
+        measured_exact: list[int] = []  # split mode: the authorized part measure() computed, if it ran
+
         def measure() -> Measured:
             true_value = _as_int(engine.execute(counted_sql).scalar())
             custodian: dict[str, Any] = {}
@@ -448,6 +458,7 @@ class Session:
                 from pimento.release.modes import authorized_part
 
                 exact = authorized_part(engine, query, catalog, view())
+                measured_exact.append(exact)
                 custodian["authorized_part"] = exact
                 true_value -= exact
             if isinstance(mechanism, GlobalLaplace):
@@ -474,29 +485,32 @@ class Session:
             measure=measure,
             mode=key_mode,
             question=question,
-            rng=self._rng,
         )
         exact = None
         if mode == "split":
-            exact = self._authorized_part(query, view, answer)
+            # the remainder was released as the count minus this part: the same number, never recomputed
+            exact = measured_exact[0] if measured_exact else self._authorized_part(query, view, answer, analyst)
         return SqlAnswer(answer, counted_sql, analyst, mode, spec, exact, neighbours)
 
-    def _authorized_part(self, query: CountQuery, view: Callable[[], AuthorizationView], answer: GuardedAnswer) -> int:
-        """Split mode, after the charge: the authorized part (authorized cells only: a CI release).
+    def _authorized_part(self, query: CountQuery, view: Callable[[], AuthorizationView], answer: GuardedAnswer, analyst: str) -> int:
+        """Split mode, a cached DP part: the authorized part (authorized cells only: a CI release), read again.
 
-        A failure here reads one fixed message (its reason goes to the custodian's audit log);
-        the DP part stays charged and cached, so asking again returns it and retries this part.
+        It follows a charge, so a failure here halts the deployment like any failure after a charge
+        (:meth:`Ledger.halt`, the reason in the custodian's audit log) and raises
+        :class:`DeploymentHaltedError`, the fixed message every later release request reads until
+        the custodian resumes.
         """
-        from pimento.errors import ReleaseFailedError
+        from pimento.errors import DeploymentHaltedError
         from pimento.release.modes import authorized_part
 
         try:
             return authorized_part(self.database.engine, query, self.database.catalog, view())
         except Exception as exc:  # noqa: BLE001 - engine text may carry private values
-            self.ledger.record_custodian_action(
-                self.location, "split_authorized_part_failed", {"sql": query.to_sql(), "error": f"{type(exc).__name__}: {exc}"}
-            )
-            raise ReleaseFailedError(charge_id=answer.charge_id) from None
+            self.ledger.halt(self.location, {
+                "analyst": analyst, "sql": query.to_sql(), "mode": "split", "step": "authorized part of a cached answer",
+                "charge_id": answer.charge_id, "error": f"{type(exc).__name__}: {exc}",
+            })
+            raise DeploymentHaltedError() from None
 
     def ask(
         self,

@@ -21,17 +21,18 @@ from pimento.errors import (
     CatalogError,
     ConfigError,
     DataSourceError,
+    DeploymentHaltedError,
     InternalError,
     LLMError,
     PolicyError,
     PrivacyParameterError,
-    ReleaseFailedError,
     SearchError,
     SqlError,
     UserError,
 )
 from pimento.mechanisms.ledger import LedgerIntegrityError, ReleaseAbortedError
 from pimento.release.modes import ModeError
+from pimento.service.keys import ContextNotAllowedError
 
 __all__ = ["ServiceError", "envelope", "install_error_handlers", "status_for"]
 
@@ -73,12 +74,14 @@ def envelope(type_: str, message: str, hint: str | None = None) -> dict[str, Any
 
 
 def status_for(exc: UserError) -> int:
-    if isinstance(exc, ReleaseFailedError | ReleaseAbortedError):
+    if isinstance(exc, ReleaseAbortedError):
         return 500
-    if isinstance(exc, LedgerIntegrityError):
+    if isinstance(exc, LedgerIntegrityError | DeploymentHaltedError):
         return 503
     if isinstance(exc, BudgetError):
         return 409
+    if isinstance(exc, ContextNotAllowedError):
+        return 403
     if isinstance(exc, PrivacyParameterError | SqlError | SearchError | CatalogError | ModeError | PolicyError):
         return 422
     if isinstance(exc, DataSourceError | ConfigError):
@@ -92,11 +95,11 @@ def user_error_body(exc: UserError) -> tuple[int, dict[str, Any]]:
     """Status and envelope for a Pimento user error, with custodian-only texts replaced."""
     status = status_for(exc)
     name = type(exc).__name__
-    if isinstance(exc, ReleaseFailedError):
-        return status, envelope(name, ReleaseFailedError.MESSAGE, exc.hint)
+    if isinstance(exc, DeploymentHaltedError):
+        return status, envelope(name, DeploymentHaltedError.MESSAGE, DeploymentHaltedError.HINT)
     if isinstance(exc, ReleaseAbortedError):
         log.warning("release aborted: %s", exc.message)
-        return status, envelope("ReleaseFailedError", ABORTED, ASK_CUSTODIAN)
+        return status, envelope(name, ABORTED, ASK_CUSTODIAN)
     if isinstance(exc, LedgerIntegrityError):
         log.error("ledger refused: %s", exc.one_line())
         return status, envelope(name, LEDGER_REFUSED, ASK_CUSTODIAN)
@@ -110,7 +113,10 @@ def _validation_message(exc: RequestValidationError) -> str:
     """Where the request was malformed and how, without echoing the input back."""
     parts = []
     for error in exc.errors()[:5]:
-        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        loc = [str(p) for p in error.get("loc", ()) if p != "body"]
+        if error.get("type") == "extra_forbidden" and loc:
+            loc[-1] = "(a field the request schema does not have)"  # its name is the caller's input: not echoed
+        where = ".".join(loc) or "body"
         parts.append(f"{where}: {error.get('msg', 'invalid')}")
     return "invalid request: " + "; ".join(parts)
 

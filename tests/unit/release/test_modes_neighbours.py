@@ -25,6 +25,7 @@ from neighbours import ADD_REMOVE, CHANGE, VALUE_FIELDS, Clinic, assert_neighbou
 
 from pimento.errors import UserError
 from pimento.release.modes import NEIGHBOURS, ModeError, check_neighbours, guarantee_kind, neighbourhood_of, resolve_neighbours
+from pimento.mechanisms.samplers import fixed_noise_for_tests
 from pimento.release.session import Session
 from policy_config import configure_policy
 
@@ -107,7 +108,7 @@ def _set_custodian(path: Path, neighbours: str) -> None:
 
 
 def test_the_answer_states_its_neighbourhood_and_the_bound_is_computed_for_it(clinic_db):
-    with Session(clinic_db, rng=random.Random(1)) as s:
+    with fixed_noise_for_tests(random.Random(1)), Session(clinic_db) as s:
         default = s.release_sql(JOIN, EPS, DELTA, mode="contextual", context=CTX).to_dict()
         both = s.release_sql(JOIN, EPS, DELTA, mode="contextual", context=CTX, neighbours="both").to_dict()
         dp = s.release_sql(JOIN, EPS, DELTA).to_dict()
@@ -123,7 +124,7 @@ def test_the_answer_states_its_neighbourhood_and_the_bound_is_computed_for_it(cl
 
 def test_custodian_change_applies_by_default_and_blocks_what_cannot_give_it(clinic_db):
     _set_custodian(clinic_db, "change")
-    with Session(clinic_db, rng=random.Random(2)) as s:
+    with fixed_noise_for_tests(random.Random(2)), Session(clinic_db) as s:
         answer = s.release_sql(JOIN, EPS, DELTA, mode="contextual", context=CTX).to_dict()
         assert answer["neighbours"] == "change" and "changed in place" in answer["guarantee_kind"]
         spent = len(s.ledger.charges(s.location))
@@ -228,7 +229,7 @@ def _run(sql: str, neighbours_: str | None):
 
     def run(path: Path, rng) -> dict:
         configure_policy(path, policy)
-        with Session(path, analyst="ann", rng=rng) as session:
+        with fixed_noise_for_tests(rng), Session(path, analyst="ann") as session:
             answer = outcome(lambda: session.release_sql(sql, EPS, DELTA, mode="contextual", context=CTX, neighbours=neighbours_))
         return {**answer, "budget": cli_json(["budget", "--db", str(path)], 0)}
 

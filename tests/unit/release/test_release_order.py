@@ -1,4 +1,5 @@
-"""The release order: charge (committed) -> private data -> noise; failures after the charge keep it.
+"""The release order: charge (committed) -> private data -> noise; a failure after the charge keeps
+it and halts the deployment (one fixed message, now and for every later request, until resumed).
 
 A spy random source records, at its first draw, whether the ledger's charge row is already
 committed, looking through a SEPARATE SQLite connection (an uncommitted row is invisible there);
@@ -19,9 +20,10 @@ from typer.testing import CliRunner
 
 import pimento.sensitivity
 from pimento.config import LedgerSettings
-from pimento.errors import BudgetError, EngineError, QueryTimeout, ReleaseFailedError
+from pimento.errors import BudgetError, DeploymentHaltedError, EngineError, QueryTimeout
 from pimento.mechanisms import Budget, Ledger, guarded_release, mechanism_for
 from pimento.mechanisms.guarded import Measured
+from pimento.mechanisms.samplers import fixed_noise_for_tests
 from pimento.release.session import Session
 
 SECRET = "Could not convert string 'Ana Baker' to INT32"
@@ -68,7 +70,8 @@ def ledger(tmp_path):
 @pytest.mark.parametrize("delta", ["1e-6", None], ids=["laplace", "quartic"])
 def test_noise_is_drawn_only_after_the_charge_committed(ledger, tmp_path, delta):
     spy = SpyRandom(tmp_path / "l.sqlite")
-    guarded_release(ledger, mechanism_for("0.5", delta), analyst="ann", database="db", sql="SELECT COUNT(*) FROM t", true_value=10, rs=2, rng=spy)
+    with fixed_noise_for_tests(spy):
+        guarded_release(ledger, mechanism_for("0.5", delta), analyst="ann", database="db", sql="SELECT COUNT(*) FROM t", true_value=10, rs=2)
     assert spy.draws > 0
     assert spy.charges_at_first_draw == 1
 
@@ -82,8 +85,8 @@ def test_a_refused_request_draws_nothing_and_reads_nothing(ledger, tmp_path):
         measured.append("read")
         return Measured(1, 1)
 
-    with pytest.raises(BudgetError, match="nothing was spent"):
-        guarded_release(ledger, mechanism_for("0.5"), analyst="ann", database="db", sql="SELECT COUNT(*) FROM b", measure=measure, rng=spy)
+    with fixed_noise_for_tests(spy), pytest.raises(BudgetError, match="nothing was spent"):
+        guarded_release(ledger, mechanism_for("0.5"), analyst="ann", database="db", sql="SELECT COUNT(*) FROM b", measure=measure)
     assert spy.draws == 0 and measured == []
 
 
@@ -103,13 +106,19 @@ def test_a_failure_after_the_charge_keeps_it_and_says_one_fixed_thing(ledger, er
     def measure() -> Measured:
         raise error
 
-    with pytest.raises(ReleaseFailedError) as caught:
+    with pytest.raises(DeploymentHaltedError) as caught:
         guarded_release(ledger, mechanism_for("0.5", "1e-6"), analyst="ann", database="db", sql="q", measure=measure)
-    assert caught.value.message == ReleaseFailedError.MESSAGE
+    assert caught.value.message == DeploymentHaltedError.MESSAGE
     assert "Ana" not in caught.value.one_line() and caught.value.__cause__ is None
     assert ledger.spent("db") == Budget.of("0.5", "1e-6")  # the charge stands
     failed = [r for r in ledger.audit_rows() if r.get("outcome") == "failed"]
     assert len(failed) == 1 and SECRET in failed[0]["error"]  # the custodian sees the real reason
+    # Halted: every later request, of any analyst, reads the same text and spends nothing.
+    for analyst, sql in (("ann", "q"), ("bob", "SELECT COUNT(*) FROM other")):
+        with pytest.raises(DeploymentHaltedError) as later:
+            guarded_release(ledger, mechanism_for("0.1"), analyst=analyst, database="db", sql=sql, true_value=1, rs=1)
+        assert later.value.one_line() == caught.value.one_line()
+    assert ledger.spent("db") == Budget.of("0.5", "1e-6") and ledger.pending() == []
 
 
 # ----------------------------------------------------------------------------- Session
@@ -127,9 +136,8 @@ JOIN = "SELECT COUNT(*) FROM orders o JOIN customers c ON o.cid = c.id"
 
 def test_session_counts_and_draws_only_after_the_charge(shop):
     ledger_file = Path(f"{shop}.ledger.sqlite")
-    with Session(shop, analyst="ann") as s:
-        spy = SpyRandom(ledger_file)
-        s._rng = spy
+    spy = SpyRandom(ledger_file)
+    with fixed_noise_for_tests(spy), Session(shop, analyst="ann") as s:
         reads: list[int] = []
         real = s.database.engine.execute
 
@@ -149,7 +157,7 @@ def test_session_failure_after_the_charge_is_one_fixed_message(shop, monkeypatch
 
     monkeypatch.setattr(pimento.sensitivity, "residual_sensitivity", boom)
     with Session(shop, analyst="ann") as s:
-        with pytest.raises(ReleaseFailedError) as caught:
+        with pytest.raises(DeploymentHaltedError) as caught:
             s.release_sql(JOIN, epsilon="1", delta="1e-6")
         assert "Ana" not in caught.value.one_line()
         assert s.ledger.spent(s.location).epsilon == 1
@@ -164,8 +172,10 @@ def test_session_failure_after_the_charge_is_one_fixed_message(shop, monkeypatch
     cmd_sql.register(app)
     result = CliRunner().invoke(app, ["sql", "--db", str(shop), "--sql", JOIN.replace("COUNT(*)", "COUNT( * )"), "--epsilon", "0.5", "--delta", "1e-6", "--json"])
     assert result.exit_code == 2
-    assert ReleaseFailedError.MESSAGE in " ".join(result.output.split())
+    assert DeploymentHaltedError.MESSAGE in " ".join(result.output.split())  # halted: refused before any charge
     assert "Ana" not in result.output and "timed out" not in result.output and "Traceback" not in result.output
+    with Session(shop, analyst="ann") as s:
+        assert s.ledger.spent(s.location).epsilon == 1
 
 
 def test_cached_answers_carry_no_private_field(shop):

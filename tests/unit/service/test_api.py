@@ -43,7 +43,10 @@ def test_no_key_or_a_wrong_key_is_refused_with_the_envelope(client_for):
 def test_the_key_fixes_the_analyst_and_the_principal(client_for, analyst_key, served):
     entry, key, headers = analyst_key
     client = client_for()
-    assert client.get("/v1/me", headers=headers).json() == {"analyst": entry.analyst, "principal": "employee:17", "key_id": entry.id, "modes": ["dp"], "purposes": []}
+    assert client.get("/v1/me", headers=headers).json() == {
+        "analyst": entry.analyst, "principal": "employee:17", "key_id": entry.id, "modes": ["dp"], "senders": [], "purposes": [],
+        "context": {"recipient": "employee:17", "senders": [], "purposes": []},
+    }
     # A request cannot name another analyst: unknown fields are refused before anything is spent.
     r = client.post("/v1/sql", headers=headers, json={"sql": COUNT, "epsilon": "0.1", "analyst": "bob"})
     assert r.status_code == 422 and r.json()["error"]["type"] == "ValidationError"
@@ -125,20 +128,33 @@ def test_history_holds_only_my_released_answers_and_only_safe_fields(client_for,
 
 
 def test_a_failure_after_the_charge_reads_the_fixed_message_without_engine_text(client_for, analyst_key, served, monkeypatch):
+    """It halts the deployment: a 503 with one fixed body, for this request and every later one, until resumed."""
     from pimento import sensitivity
+    from pimento.errors import DeploymentHaltedError
 
-    _entry, _key, headers = analyst_key
+    entry, _key, headers = analyst_key
+    other, other_key = served.add_key(entry.analyst + "-later")
     secret = "engine said: 4711 rows in Visit"
 
     def boom(*args, **kwargs):
         raise RuntimeError(secret)
 
-    monkeypatch.setattr(sensitivity, "residual_sensitivity", boom)
-    r = client_for().post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.1", "delta": "1e-6"})
-    assert r.status_code == 500
-    body = r.json()
-    assert body["error"]["type"] == "ReleaseFailedError" and "4711" not in r.text
-    assert body["error"]["message"].startswith("the release failed after its budget was charged")
+    client = client_for()
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(sensitivity, "residual_sensitivity", boom)
+            r = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.1", "delta": "1e-6"})
+        assert r.status_code == 503 and "4711" not in r.text
+        body = r.json()
+        assert body["error"] == {"type": "DeploymentHaltedError", "message": DeploymentHaltedError.MESSAGE, "hint": DeploymentHaltedError.HINT}
+        later = client.post("/v1/sql", headers={"Authorization": f"Bearer {other_key}"}, json={"sql": COUNT, "epsilon": "0.1"})
+        assert later.status_code == 503 and later.json() == body and _charges(served, other.analyst) == []
+        assert client.get("/v1/budget", headers=headers).status_code == 200  # read-only queries still work
+        assert client.get("/v1/history", headers=headers).status_code == 200
+    finally:
+        with served.ledger() as ledger:
+            ledger.resume(served.location, "test over")
+    assert client.post("/v1/sql", headers={"Authorization": f"Bearer {other_key}"}, json={"sql": COUNT, "epsilon": "0.1"}).status_code == 200
 
 
 def test_an_unexpected_error_is_a_500_with_a_fixed_message(client_for, analyst_key, served, monkeypatch):
