@@ -95,8 +95,16 @@ def hospital_reference(policy: Any, catalog: Any) -> ReferencePolicy:
 
     cache: dict[str, Any] = {}
 
-    def note_where(row: dict[str, Any]) -> bool:
+    def hiv_visit(row: dict[str, Any]) -> bool:
         return row["diagnosis"] in cache["hiv"] or "hiv" in (row["note"] or "").lower()
+
+    def hiv_order(row: dict[str, Any]) -> bool:
+        return row["medication"] in ANTIRETROVIRALS or row["visit_id"] in cache["hiv_visits"]
+
+    def prepare(db: Any) -> None:
+        cache["hiv"] = hiv_codes(db)
+        cache["hiv_visits"] = {v["visit_id"] for v in db["Visit"] if hiv_visit(v)}
+        cache["hiv_orders"] = {o["order_id"] for o in db["MedicationOrders"] if hiv_order(o)}
 
     def on_care_team(db: Any) -> list[dict[str, Any]]:
         members: dict[Any, list[Any]] = {}
@@ -124,12 +132,15 @@ def hospital_reference(policy: Any, catalog: Any) -> ReferencePolicy:
         + cols("Prescription", ["prescription_id", "order_id", "pat_id", "medication", "issued"]),
         "demographics": cols("Patient", ["pat_id", "birth_year", "sex", "zip3"]),
         "patient_name": [pat("Patient", "name")],
-        "hiv_status": [
-            RefLocation("DxCategory", "hivstatus", lambda r: r["hivstatus"] != "unknown"),
-            pat("Visit", "note", note_where),
-            pat("MedicationOrders", "medication", lambda r: r["medication"] in ANTIRETROVIRALS),
-            pat("Prescription", "medication", lambda r: r["medication"] in ANTIRETROVIRALS),
-        ],
+        # every column of a row that reveals HIV status, one filter per relation (issue 23, finding 5)
+        "hiv_status": [RefLocation("DxCategory", a, lambda r: r["hivstatus"] != "unknown")
+                       for a in ("diagnosis", "category", "hivstatus")]
+        + [pat("Visit", a, hiv_visit) for a in ("visit_id", "pat_id", "attending_id", "visit_date", "diagnosis", "note")]
+        + [pat("Discharge", a, lambda r: r["finaldiagnosis"] in cache["hiv"] or r["visit_id"] in cache["hiv_visits"])
+           for a in ("discharge_id", "visit_id", "pat_id", "finaldiagnosis", "discharge_date")]
+        + [pat("MedicationOrders", a, hiv_order) for a in ("order_id", "visit_id", "pat_id", "medication", "dose_mg")]
+        + [pat("Prescription", a, lambda r: r["medication"] in ANTIRETROVIRALS or r["order_id"] in cache["hiv_orders"])
+           for a in ("prescription_id", "order_id", "pat_id", "medication", "issued")],
         "diagnosis_catalog": [RefLocation("DxCategory", a) for a in ("diagnosis", "category", "hivstatus")],
     }
     ref = ReferencePolicy(
@@ -168,7 +179,7 @@ def hospital_reference(policy: Any, catalog: Any) -> ReferencePolicy:
         foreign_keys=[(fk.table, fk.columns[0], fk.ref_table, fk.ref_columns[0]) for fk in catalog.foreign_keys
                       if len(fk.columns) == 1],
     )
-    ref._prepare = lambda db: cache.__setitem__("hiv", hiv_codes(db))  # type: ignore[attr-defined]
+    ref._prepare = prepare  # type: ignore[attr-defined]
     return ref
 
 

@@ -208,19 +208,23 @@ def register(app: typer.Typer) -> None:
     def show_cmd(
         compiled_path: str = typer.Argument(..., help="A compiled policy (JSON from `pimento policy compile`)."),
         norm: str = typer.Option(None, "--norm", help="Show the SQL views of this clause only."),
+        config: str = typer.Option(None, "--config", help="pimento.toml whose [policy] acknowledge_observable_denials "
+                                                          "marks the observable denials acknowledged."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Show the norms, views and check results of a compiled policy."""
+        """Show the norms, views and check results of a compiled policy, and its observable denials
+        (acknowledged or not, with --config; `pimento serve` refuses one that is not)."""
         from pimento.policy import load_compiled_policy
 
         compiled = load_compiled_policy(compiled_path)
         if norm is not None:
             compiled.norm(norm)
+        denials = _observable(compiled, config, norm)
         if json_out:
             data = compiled.to_dict()
             if norm is not None:
                 data = {"norm": compiled.norm(norm).to_dict(), "views": data["views"][norm]}
-            emit_json(data)
+            emit_json({**data, "observable_denials": denials})
             return
         table = Table(title=f"Policy {compiled.name}", show_lines=True)
         for heading in ("clause", "sign", "sender -> recipient", "subject", "data", "purpose", "condition"):
@@ -232,10 +236,34 @@ def register(app: typer.Typer) -> None:
             cond = json.dumps(d["condition"]) + ("" if d["when"] is True else f" when {json.dumps(d['when'])}")
             table.add_row(n.id, n.sign, f"{n.sender} -> {n.recipient}", n.subject, ", ".join(n.data), n.purpose, cond)
         console.print(table)
+        _show_observable(denials)
         if norm is not None:
             for name, sql in compiled.views(norm).items():
                 console.print(f"[bold]{name}[/]", highlight=False)
                 console.print(sql, highlight=False, markup=False)
+
+
+def _observable(compiled, config: str | None, norm: str | None) -> list[dict]:
+    """The policy's observable denials (of ``norm`` only, if given); ``acknowledged`` per the pimento.toml
+    ``config`` names, None without one."""
+    from pimento.config import load_settings
+    from pimento.policy.observable import observable_denials, with_acknowledgement
+
+    denials = [d for d in observable_denials(compiled) if norm is None or d["norm"] == norm]
+    if config is None:
+        return [{**d, "acknowledged": None} for d in denials]
+    return with_acknowledgement(denials, load_settings(config).policy.acknowledge_observable_denials)
+
+
+def _show_observable(denials: list[dict]) -> None:
+    if not denials:
+        console.print("[green]observable denials[/]: none (every filtered denial withholds its whole row)")
+    for d in denials:
+        state = {True: "acknowledged", False: "[red]not acknowledged[/]: `pimento serve` refuses the policy",
+                 None: "acknowledgement not checked (pass --config)"}[d["acknowledged"]]
+        console.print(f"[yellow]observable denial[/] {escape(d['id'])}: withheld on the rows passing its filter while "
+                      f"{escape(', '.join(d['visible_through']))} leave {escape(', '.join(d['columns']))} visible; {state}",
+                      highlight=False)
 
 
 def _audit(database, tool: str, details: dict) -> None:
@@ -277,9 +305,10 @@ def _show_checks(name: str, compiled, report: dict, out: str | None) -> None:
     for c in sat["contradictions"]:
         console.print(f"[red]contradiction[/]: {c['reason']}", highlight=False)
     for o in report.get("observable_denials", []):
-        console.print(f"[yellow]observable denial[/]: {o['norm']} withholds {o['location']} on the rows passing its "
-                      f"filter; where {', '.join(o['visible_through'])} make such a row visible through another "
-                      "column, the withheld cell shows that the row passes the filter", highlight=False)
+        console.print(f"[yellow]observable denial[/] {o['id']}: {o['norm']} withholds {o['location']} on the rows "
+                      f"passing its filter; where {', '.join(o['visible_through'])} make such a row visible through "
+                      f"{', '.join(o['columns'])}, the withheld cell shows that the row passes the filter (`pimento serve` "
+                      "refuses the policy unless [policy] acknowledge_observable_denials lists it)", highlight=False)
     for u in report.get("unresolved_subjects", []):
         count = "every cell" if u["cells"] is None else f"{u['cells']} cell(s)"
         console.print(f"[yellow]fail closed[/]: {u['norm']} ({u['sign']}) cannot be evaluated on {count} of "

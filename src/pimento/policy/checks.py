@@ -19,9 +19,10 @@ satisfiability, information implication.
 * **Unresolved subjects** (reported): for each norm that tests the data subject, the
   locations whose cells have no resolvable subject, where the norm cannot be evaluated and
   fails closed (a deny prohibits, a permit does not permit).
-* **Observable denials** (reported): deny norms with a row filter on a relation whose other
-  columns a permit norm governs: there a withheld cell in a visible row shows that the row
-  passes the filter.
+* **Observable denials** (reported; :mod:`pimento.policy.observable`): deny norms with a row
+  filter on a relation whose other columns a permit norm governs and the norm does not withhold
+  on the same rows: there a withheld cell in a visible row shows that the row passes the filter.
+  ``pimento serve`` refuses such a policy unless the custodian acknowledges each one.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pimento.policy.compiler import NO_SUBJECT, CompiledPolicy
 from pimento.policy.formula import subject_resolved_sql
 from pimento.policy.implication import apply_implications, policy_dependencies
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Not, Policy, RoleIs
+from pimento.policy.observable import observable_denials
 from pimento.policy.redundancy import canonical_sql, redundancy as _redundancy
 from pimento.policy.satisfiability import satisfiability as _satisfiability
 from pimento.schema import Catalog
@@ -93,38 +95,6 @@ def _unresolved_subjects(compiled: CompiledPolicy, engine: Engine | None) -> lis
     return out
 
 
-# --------------------------------------------------------------------------- observable denials
-
-
-def _observable_denials(compiled: CompiledPolicy) -> list[dict[str, Any]]:
-    """Denials whose *fact* an analyst can see (reported, not changed).
-
-    A deny norm whose location has a row filter (``hivstatus <> 'unknown'``, or the filter
-    implication derived from one) withholds the cells of the rows that pass it. Where a
-    permit norm governs another column of the same relation, such a row can be visible with
-    that cell NULL, and the NULL tells the analyst that the row passes the filter (the
-    policy's meaning, not an enforcement error; see docs/contextual-integrity.md). One entry
-    per (deny norm, location) with the permit norms that can make those rows visible.
-    """
-    out: list[dict[str, Any]] = []
-    for norm in compiled.norms:
-        if norm.positive:
-            continue
-        for loc_id in compiled.norm_locations[norm.id]:
-            loc = compiled.locations[loc_id]
-            if loc.where_sql == "TRUE":
-                continue
-            visible = sorted({
-                other.id for other in compiled.norms if other.positive and any(
-                    compiled.locations[i].relation == loc.relation and compiled.locations[i].attribute != loc.attribute
-                    for i in compiled.norm_locations[other.id])
-            })
-            if visible:
-                out.append({"norm": norm.id, "location": f"{loc.relation}.{loc.attribute}", "filter": loc.where_sql,
-                            "visible_through": visible})
-    return out
-
-
 # --------------------------------------------------------------------------- all checks
 
 
@@ -162,7 +132,7 @@ def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Engine | None
         "redundancy": redundancy,
         "satisfiability": satisfiability,
         "unresolved_subjects": unresolved,
-        "observable_denials": _observable_denials(compiled),
+        "observable_denials": observable_denials(compiled),
     }
     compiled.checks = report
     if require_satisfiable:

@@ -120,6 +120,22 @@ def test_failures_are_counted_apart_never_as_leak_free(answers, reason):
     assert s["leakage_rate_answered"] == 1.0 and s["leakage_rate_all_pairs"] == 0.5
 
 
+#: Pairs whose prompts the recorded run does not hold, per domain: the baselines' data rows are chosen
+#: with the reference's authorized cells, and the hospital's reference follows the shipped policy,
+#: which withholds HIV visits whole since issue 23 (finding 5); one hospital pair's rows changed. Its
+#: answers cannot be replayed without recording the model again; they count as failed (llm error).
+NOT_RECORDED = {"hospital": 1}
+
+
+def _replayable(summary: dict, missing: int) -> dict:
+    """The recorded summary of a baseline with ``missing`` of its answered pairs failed instead."""
+    if not missing:
+        return summary
+    return {**summary, "failed": summary["failed"] + missing, "answered": summary["answered"] - missing,
+            "failed_by_reason": {**summary["failed_by_reason"], "llm error": missing},
+            "answers_repeating_the_prompt": summary["answers_repeating_the_prompt"] - missing}
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not (FIXTURES / "results.json").is_file(), reason="no recorded run")
 def test_recorded_run_replays_to_the_recorded_figures(tmp_path):
@@ -134,7 +150,7 @@ def test_recorded_run_replays_to_the_recorded_figures(tmp_path):
     for domain, summary in recorded["per_domain"].items():
         got = out["domains"][domain]["summary"]
         for baseline in ("no_policy", "policy_prompt", "airgap"):  # the recorded model's answers, rescored
-            assert got[baseline] == summary[baseline], (domain, baseline)
+            assert got[baseline] == _replayable(summary[baseline], NOT_RECORDED.get(domain, 0)), (domain, baseline)
         # Pimento runs live (its figures may improve); the hand-translated policy leaks nothing here
         assert got["pimento_sql"]["answered"] + got["pimento_sql"]["failed"] == args["pairs"]
         assert got["pimento_sql"]["leaking"] == 0

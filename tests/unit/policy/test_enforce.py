@@ -77,7 +77,9 @@ def test_aggregates_count_authorized_data_only(enforcer, n1) -> None:
     rows = enforcer.authorize(n1, "SELECT visit_id, diagnosis FROM Visit").rows
     count = enforcer.authorize(n1, "SELECT COUNT(*), COUNT(visit_id), COUNT(diagnosis) FROM Visit").rows[0]
     assert count == (len(rows), len(rows), sum(1 for _, d in rows if d is not None))
-    assert count[2] < count[0], "the witness resident has HIV visits on the care team in this database"
+    # the witness resident has HIV visits on the care team (fixture n1): they are absent, not
+    # visible with a NULL diagnosis (N4 withholds the whole row, issue 23 finding 5)
+    assert count[2] == count[0]
     only_dx = enforcer.authorize(n1, "SELECT COUNT(*), COUNT(diagnosis) FROM Visit").rows[0]
     assert only_dx == (count[2], count[2])
 
