@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from pimento.errors import InternalError, PimentoError, UserError
 
-__all__ = ["ProgressLines", "config_option", "console", "db_option", "err_console", "emit_json", "error_payload", "handle_errors", "json_option",
+__all__ = ["TRUSTED_CONTEXT", "ProgressLines", "config_option", "console", "db_option", "err_console", "emit_json", "error_payload", "handle_errors", "json_option",
            "open_custodian_database", "open_database", "print_authorized_rows", "split_names"]
 
 console = Console()
@@ -25,6 +25,14 @@ err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_USER_ERROR = 2
+
+#: What the release commands (``sql``, ``ask``, ``authorize``) say of the identities they are given:
+#: on the command line they are the caller's word, so these are custodian-side tools; an analyst's
+#: identity and context are bound to their key by ``pimento serve`` (docs/serve.md, docs/keys.md).
+TRUSTED_CONTEXT = (
+    "Custodian-side: the analyst name and the context given here are trusted input, taken as written. "
+    "Analysts use `pimento serve`, where their key fixes who they are and their context."
+)
 EXIT_INTERNAL_ERROR = 70
 
 

@@ -1,15 +1,18 @@
 """``pimento authorize``: CI mode, an analyst query answered over the authorized data of a context.
 
-Analyst-facing: the output holds the public inputs (context, policy name, SQL) and the
-query's result on the authorized data, nothing else. Which norms decided and how many cells
-they withheld is private; the custodian sees it with ``pimento policy explain``.
+A custodian-side tool: the context (``--sender``, ``--recipient``, ``--purpose``) is the caller's
+word (:data:`TRUSTED_CONTEXT`); analysts reach CI mode through ``pimento serve``, whose keys bind it.
+The output holds the public inputs (context, policy name, SQL) and the query's result on the
+authorized data, nothing else. Which norms decided and how many cells they withheld is private;
+the custodian sees it with ``pimento policy explain``. The context goes through the one context
+grammar (:func:`pimento.release.modes.parse_context`), as in ``pimento sql`` and the service.
 """
 
 from __future__ import annotations
 
 import typer
 
-from pimento.cli._common import emit_json, handle_errors, json_option, print_authorized_rows
+from pimento.cli._common import TRUSTED_CONTEXT, emit_json, handle_errors, json_option, print_authorized_rows
 
 __all__ = ["configured_policy_path", "register"]
 
@@ -32,9 +35,9 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def authorize_cmd(
         db: str = typer.Option(..., "--db", help="Database (the one the policy was compiled against)."),
-        sender: str = typer.Option(..., "--sender", help="Sender identity, KIND:ID (e.g. employee:10)."),
+        sender: str = typer.Option(..., "--sender", help="Sender identity, KIND:ID (e.g. employee:10). " + TRUSTED_CONTEXT),
         recipient: str = typer.Option(..., "--recipient", help="Recipient (querier) identity, KIND:ID."),
-        purpose: str = typer.Option(..., "--purpose", help="Declared purpose (a value listed in the policy)."),
+        purpose: str = typer.Option(..., "--purpose", help="Declared purpose (a value listed in the policy), verbatim."),
         sql: str = typer.Option(..., "--sql", help="The analyst query (any single SELECT the engine runs)."),
         json_out: bool = json_option(),
     ) -> None:
@@ -43,15 +46,20 @@ def register(app: typer.Typer) -> None:
         Prints the authorized result only; unauthorized cells read NULL, rows without an
         authorized cell are absent. The policy is the custodian's ([policy] compiled in the
         pimento.toml beside the database). Diagnostics are a custodian tool: `pimento policy explain`.
+        Custodian-side tool: the context is trusted input; analysts use `pimento serve`, where the key
+        fixes the context.
         """
         from pimento.engines.database import load_database
         from pimento.policy import Enforcer, load_compiled_policy
+        from pimento.release.modes import parse_context
 
+        spec = parse_context({"sender": sender, "recipient": recipient, "purpose": purpose})  # the one context grammar
+        assert spec is not None  # a dict parses to a context or raises
         database = load_database(db)
         try:
             compiled = load_compiled_policy(configured_policy_path(database.settings))
             enforcer = Enforcer(compiled, database.engine, database.catalog)
-            context = enforcer.context(sender, recipient, purpose)
+            context = enforcer.context(spec.sender, spec.recipient, spec.purpose)
             payload = enforcer.authorize(context, sql).to_dict()
         finally:
             database.close()

@@ -6,7 +6,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from pimento.cli._common import console, emit_json, err_console, handle_errors
+from pimento.cli._common import TRUSTED_CONTEXT, console, emit_json, err_console, handle_errors
 from pimento.search.mcts import VARIANTS
 
 __all__ = ["register"]
@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
             None, "--synthetic", help="The synthetic database (from `pimento synth`); default: [synth] path, else DB.synthetic.duckdb."
         ),
         mode: str = typer.Option("dp", "--mode", help="Release mode: ci | dp | split | contextual (docs/modes.md)."),
-        context: str = typer.Option(None, "--context", help="sender=KIND:ID,recipient=KIND:ID,purpose=NAME (modes ci, split, contextual)."),
+        context: str = typer.Option(None, "--context", help="sender=KIND:ID,recipient=KIND:ID,purpose=NAME (modes ci, split, contextual). " + TRUSTED_CONTEXT),
         neighbours: str = typer.Option(
             None, "--neighbours",
             help="Neighbourhood of the guarantee: add-remove | change | both (default: the custodian's [release] neighbours; "
@@ -97,7 +97,7 @@ def register(app: typer.Typer) -> None:
         ),
         epsilon: str = typer.Option(..., "--epsilon", help="Epsilon spent on the release."),
         delta: str = typer.Option(None, "--delta", help="Delta spent on the release (omit for pure epsilon-DP)."),
-        analyst: str = typer.Option(None, "--analyst", help="Who is asking (charged in the ledger)."),
+        analyst: str = typer.Option(None, "--analyst", help="Who is asking (charged in the ledger; trusted input, as --context)."),
         seed_sql: list[str] = typer.Option([], "--seed-sql", help="An analyst-supplied warm-start query (repeatable)."),
         rollouts: int = typer.Option(10, "--rollouts", min=0, help="MCTS rollouts."),
         k: int = typer.Option(10, "--k", min=1, help="Warm-start candidates."),
@@ -114,6 +114,9 @@ def register(app: typer.Typer) -> None:
         Two steps: the interpretation (chosen SQL, its reading, alternatives, accuracy estimate) is
         found on the synthetic copy and shown first, for free; the budget is spent only once it is
         confirmed (interactively, or with --yes, or with --confirm-sql SQL).
+
+        Custodian-side tool: --analyst and --context are trusted input; analysts use
+        `pimento serve`, where the key fixes the analyst and the context.
         """
         from pimento.cli.cmd_sql import describe_release, print_ci
         from pimento.release.session import AskAnswer, Session

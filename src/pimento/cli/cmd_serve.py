@@ -5,11 +5,15 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from pimento.cli._common import err_console, handle_errors
 from pimento.errors import ConfigError, UserError
+
+if TYPE_CHECKING:
+    from pimento.service.deployment import Deployment
 
 __all__ = ["CUSTODIAN_TOKEN_ENV", "is_loopback", "register"]
 
@@ -48,6 +52,19 @@ def custodian_token(token_file: str | None) -> str | None:
     return token
 
 
+def refuse_halted(deployment: Deployment) -> None:
+    """Refuse to start while the deployment's releases are halted (a release failed after its charge)."""
+    with deployment.ledger() as ledger:
+        halts = ledger.halts(deployment.location)
+    if halts:
+        first = halts[0]
+        raise UserError(
+            f"the releases on {deployment.location} are halted since {first.get('time', '?')} (a release failed after its charge "
+            f"{first.get('failed_charge') or '-'}; {len(halts)} halt(s) in force): refusing to serve",
+            hint="the custodian looks at `pimento audit show --db DB`, then resumes with `pimento audit resume --db DB`",
+        )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("serve")
     @handle_errors
@@ -79,7 +96,8 @@ def register(app: typer.Typer) -> None:
         from pimento.service.deployment import Deployment, SearchSettings
 
         token = custodian_token(custodian_token_file)
-        deployment = Deployment(db, search=SearchSettings(rollouts=rollouts, synthetic=synthetic))
+        deployment = Deployment(db, search=SearchSettings(rollouts=rollouts, synthetic=synthetic))  # refuses a damaged ledger
+        refuse_halted(deployment)
         deployment.hold_open()
         options = ServiceOptions(
             custodian_token_sha256=token_digest(token) if token else None,

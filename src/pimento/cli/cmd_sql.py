@@ -1,10 +1,14 @@
-"""``pimento sql``: answer SQL in one of the four release modes (ci, dp, split, contextual)."""
+"""``pimento sql``: answer SQL in one of the four release modes (ci, dp, split, contextual).
+
+A custodian-side tool: ``--analyst`` and ``--context`` are the caller's word (:data:`TRUSTED_CONTEXT`);
+analysts reach Pimento through ``pimento serve``, whose keys bind both.
+"""
 
 from __future__ import annotations
 
 import typer
 
-from pimento.cli._common import console, db_option, emit_json, handle_errors, json_option, print_authorized_rows
+from pimento.cli._common import TRUSTED_CONTEXT, console, db_option, emit_json, handle_errors, json_option, print_authorized_rows
 
 __all__ = ["describe_release", "print_ci", "register"]
 
@@ -48,10 +52,11 @@ def register(app: typer.Typer) -> None:
         sql: str = typer.Option(..., "--sql", help="One counting query: SELECT COUNT(*) FROM ... [JOIN ...] [WHERE ...] (--mode ci: any SELECT)."),
         epsilon: str = typer.Option(None, "--epsilon", help="Privacy budget of this release, e.g. 0.5 (exact decimal or 1/3); not for --mode ci."),
         delta: str = typer.Option(None, "--delta", help="(eps, delta)-DP with Laplace noise; omit for pure eps-DP."),
-        analyst: str = typer.Option("default", "--analyst", help="Who is asking; charged in the ledger."),
+        analyst: str = typer.Option("default", "--analyst", help="Who is asking; charged in the ledger (trusted input, as --context)."),
         private: str = typer.Option(None, "--private", help="Comma-separated relations to treat as private in addition to pimento.toml's."),
         mode: str = typer.Option("dp", "--mode", help="Release mode: ci | dp | split | contextual (docs/modes.md)."),
-        context: str = typer.Option(None, "--context", help="sender=KIND:ID,recipient=KIND:ID,purpose=NAME (modes ci, split, contextual)."),
+        context: str = typer.Option(None, "--context", help="sender=KIND:ID,recipient=KIND:ID,purpose=NAME (modes ci, split, contextual); "
+                                    "values verbatim, no blanks around them. " + TRUSTED_CONTEXT),
         neighbours: str = typer.Option(
             None, "--neighbours",
             help="Neighbourhood of the guarantee: add-remove | change | both (default: the custodian's [release] neighbours; "
@@ -62,6 +67,8 @@ def register(app: typer.Typer) -> None:
         """Answer a counting query with noise calibrated to its residual sensitivity; the ledger is charged first.
 
         Runs under the custodian's pimento.toml beside the database (ledger, caps, private relations).
+        Custodian-side tool: --analyst and --context are trusted input; analysts use `pimento serve`,
+        where the key fixes the analyst and the context.
         """
         from pimento.release.session import Session
 

@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
     from pimento.sensitivity.contextual import AuthorizationView
     from pimento.sql import CountQuery
 
-__all__ = ["MODES", "NEIGHBOURS", "CIAnswer", "ContextSpec", "ModeError", "check_neighbours", "neighbourhood_of",
-           "parse_context", "resolve_neighbours"]
+__all__ = ["CONTEXT_FIELDS", "MODES", "NEIGHBOURS", "CIAnswer", "ContextSpec", "ModeError", "check_neighbours", "context_value",
+           "neighbourhood_of", "parse_context", "resolve_neighbours"]
 
 MODES = ("ci", "dp", "split", "contextual")
 
@@ -75,7 +76,7 @@ class ModeError(UserError):
 
 @dataclass(frozen=True)
 class ContextSpec:
-    """A context as the analyst wrote it: sender, recipient, purpose (identities ``KIND:ID``)."""
+    """A context: sender, recipient, purpose (identities ``KIND:ID``), as :func:`parse_context` accepted it."""
 
     sender: str
     recipient: str
@@ -88,12 +89,40 @@ class ContextSpec:
         return f"{self.sender}|{self.recipient}|{self.purpose}"
 
 
+#: The fields of a context, in the order they are written.
+CONTEXT_FIELDS = ("sender", "recipient", "purpose")
+CONTEXT_FORMAT = "sender=KIND:ID,recipient=KIND:ID,purpose=NAME"
+
+
+def context_value(field: str, value: object) -> str:
+    """``value`` of the context field ``field`` if it obeys the one rule every path applies
+    (``pimento sql``/``ask``/``authorize``, :class:`~pimento.release.session.Session`, the service,
+    ``pimento keys add``): a non-empty string taken verbatim, never trimmed, with no blank around it,
+    no control or format character and no ``,`` or ``=`` in it (so every value a dict can hold can be
+    written as text, and the reverse). Anything else is a :class:`ModeError` that does not repeat the
+    value (the service returns it to the caller)."""
+    if not isinstance(value, str) or not value:
+        raise ModeError(f"the context's {field} is missing or not text", hint=f"write {CONTEXT_FORMAT}")
+    if value != value.strip() or any(unicodedata.category(c).startswith("C") or c in ",=" for c in value):
+        raise ModeError(
+            f"the context's {field} has blanks around it or a control character, ',' or '=' in it",
+            hint=f"write it exactly as the policy names it, nothing trimmed: {CONTEXT_FORMAT}",
+        )
+    return value
+
+
 def parse_context(text: str | ContextSpec | dict | None) -> ContextSpec | None:
-    """``sender=KIND:ID,recipient=KIND:ID,purpose=NAME`` (or a dict / ContextSpec) -> ContextSpec."""
+    """``sender=KIND:ID,recipient=KIND:ID,purpose=NAME`` (or a dict / ContextSpec) -> ContextSpec.
+
+    The one grammar of a context: parts separated by ``,`` (empty parts ignored), each
+    ``NAME=VALUE`` with NAME one of :data:`CONTEXT_FIELDS` (case and blanks around it ignored) and
+    VALUE checked by :func:`context_value`, verbatim: ``purpose=marketing\t`` is refused, not read as
+    ``marketing``. A dict goes through the same check.
+    """
     if text is None or isinstance(text, ContextSpec):
         return text
     if isinstance(text, dict):
-        items = dict(text)
+        items = {str(k): v for k, v in text.items()}
     else:
         items = {}
         for part in str(text).split(","):
@@ -101,18 +130,20 @@ def parse_context(text: str | ContextSpec | dict | None) -> ContextSpec | None:
                 continue
             name, sep, value = part.partition("=")
             if not sep:
-                raise ModeError(f"--context part {part.strip()!r} is not NAME=VALUE",
-                                hint="write sender=KIND:ID,recipient=KIND:ID,purpose=NAME")
-            items[name.strip().lower()] = value.strip()
-    unknown = set(items) - {"sender", "recipient", "purpose"}
+                raise ModeError("a part of the context is not NAME=VALUE", hint=f"write {CONTEXT_FORMAT}")
+            name = name.strip().lower()
+            if name in items:
+                raise ModeError(f"the context names its {name} twice", hint=f"write {CONTEXT_FORMAT}")
+            items[name] = value
+    unknown = set(items) - set(CONTEXT_FIELDS)
     if unknown:
-        raise ModeError(f"unknown context field(s) {', '.join(sorted(unknown))}",
+        raise ModeError(f"unknown context field(s) {', '.join(sorted(repr(u) for u in unknown))}",
                         hint="the context has sender, recipient and purpose")
-    missing = [k for k in ("sender", "recipient", "purpose") if not items.get(k)]
+    missing = [k for k in CONTEXT_FIELDS if items.get(k) in (None, "")]
     if missing:
-        raise ModeError(f"the context lacks {', '.join(missing)}",
-                        hint="write sender=KIND:ID,recipient=KIND:ID,purpose=NAME")
-    return ContextSpec(items["sender"], items["recipient"], items["purpose"])
+        raise ModeError(f"the context lacks {', '.join(missing)}", hint=f"write {CONTEXT_FORMAT}")
+    sender, recipient, purpose = (context_value(k, items[k]) for k in CONTEXT_FIELDS)
+    return ContextSpec(sender, recipient, purpose)
 
 
 def _neighbours_name(value: str, what: str) -> str:

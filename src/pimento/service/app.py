@@ -1,7 +1,10 @@
 """The FastAPI application: the analyst's API (``/v1/...``), the custodian's API and the web page.
 
 Authentication: ``Authorization: Bearer <key>``. An analyst key (``pimento keys add``) fixes the
-analyst, their budget and their principal; no request names an analyst. The custodian token
+analyst, their budget, their principal and the context they may use (senders, purposes); no request
+names an analyst or a recipient, and a request picks a sender or purpose only among the key's.
+Failed sign-ins are counted per client address: past ``auth_burst`` (refilled at ``auth_rate``)
+they are answered 429 instead of 401. The custodian token
 (``PIMENTO_CUSTODIAN_TOKEN`` or ``--custodian-token-file``, kept only as its SHA-256 here) opens
 the custodian endpoints; without one they are off. See docs/service-api.md.
 """
@@ -11,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import Annotated, Any, Literal, overload
 
 from fastapi import Depends, FastAPI, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,13 +51,18 @@ class ServiceOptions:
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request body: no unknown field, and strict types (``"epsilon": true`` or ``[1]`` is a 422, never
+    coerced to 1; a number is never read as text nor text as a number) -- refused before anything is charged."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class _Mode(_Body):
     mode: Literal["dp", "ci", "split", "contextual"] = Field("dp", description="release mode (ci, split, contextual need the deployment's policy)")
-    sender: str | None = Field(None, max_length=200, description="ci/split/contextual: the sender of the context, KIND:ID")
-    purpose: str | None = Field(None, max_length=200, description="ci/split/contextual: the purpose, one the policy lists")
+    sender: str | None = Field(None, max_length=200, description="ci/split/contextual: one of the senders your key is bound to "
+                               "(GET /v1/me); may be left out when the key has one")
+    purpose: str | None = Field(None, max_length=200, description="ci/split/contextual: one of the purposes your key is bound to "
+                                "(GET /v1/me); may be left out when the key has one")
 
 
 class SqlRequest(_Mode):
@@ -77,7 +85,11 @@ class PreviewRequest(_Body):
 
 class KeyRequest(_Body):
     analyst: str = Field(..., min_length=1, max_length=64)
-    principal: str | None = Field(None, max_length=200, description="the policy principal this analyst is, e.g. employee:17")
+    principal: str | None = Field(None, max_length=200, description="the policy principal this analyst is (the recipient), e.g. employee:17")
+    senders: list[Annotated[str, Field(max_length=200)]] = Field(
+        default_factory=list, max_length=100, description="the senders the key may use in modes ci/split/contextual, KIND:ID each")
+    purposes: list[Annotated[str, Field(max_length=200)]] = Field(
+        default_factory=list, max_length=100, description="the purposes the key may declare, each one the policy lists")
 
 
 class SynthRequest(_Body):
@@ -134,10 +146,15 @@ class Guard:
         return request.client.host if request.client else "?"
 
     def refuse_sign_in(self, request: Request) -> None:
-        """Count a failed sign-in for the client; too many -> 429."""
+        """Count a failed sign-in for the client; too many -> 429 (instead of 401), until the allowance refills.
+
+        A valid key is never refused here: every client of a loopback service (or behind a proxy) has
+        the same address, and a lockout would let any of them lock the analysts out. Keys hold 32
+        random bytes, so the limit is about load and noise, not about guessing."""
         wait = self.failed.take(self._client(request))
         if wait:
-            raise ServiceError(429, "too many failed sign-ins from this address", hint=f"retry in {wait:.0f} s", headers={"Retry-After": str(max(1, round(wait)))})
+            raise ServiceError(429, "too many failed sign-ins from this address", hint=f"retry in {wait:.0f} s",
+                               headers={"Retry-After": str(max(1, round(wait)))})
 
     def analyst(self, token: str | None, request: Request) -> ApiKey:
         key = self.deployment.keys.verify(token)
@@ -207,9 +224,10 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
 
     @app.get("/v1/me", tags=["analyst"], responses=_ERRORS)
     def me(key: ApiKey = Depends(analyst)) -> dict[str, Any]:
-        """Who the key says you are: the analyst charged and the principal you stand for."""
+        """Who the key says you are: the analyst charged, the principal you stand for (the recipient) and
+        the context the custodian bound the key to (the senders and purposes a request may pick among)."""
         return {"analyst": key.analyst, "principal": key.principal, "key_id": key.id, "modes": list(deployment.modes),
-                "purposes": deployment.purposes}
+                "senders": list(key.senders), "purposes": list(key.purposes), "context": key.context()}
 
     @app.post("/v1/sql", tags=["analyst"], responses=_ERRORS)
     def sql(body: SqlRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
@@ -258,7 +276,7 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
     @app.post("/v1/keys", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
     def add_key(body: KeyRequest) -> dict[str, Any]:
         """Custodian: issue a key; the key is in this response only."""
-        entry, secret = deployment.add_key(body.analyst, body.principal)
+        entry, secret = deployment.add_key(body.analyst, body.principal, body.senders, body.purposes)
         return {**entry.to_dict(), "key": secret}
 
     @app.delete("/v1/keys/{key_id}", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
@@ -268,8 +286,12 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
 
     @app.get("/v1/policy", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
     def policy() -> dict[str, Any]:
-        """Custodian: the compiled policy this deployment enforces (principals, purposes, norms)."""
-        return deployment.policy_summary()
+        """Custodian: the compiled policy this deployment enforces (principals, purposes, norms), and its
+        observable denials (acknowledged in [policy] acknowledge_observable_denials, or the start refused)."""
+        summary = deployment.policy_summary()
+        if summary.get("policy") is not None:
+            summary["observable_denials"] = deployment.observable_denials
+        return summary
 
     @app.get("/v1/synth", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
     def synth_status() -> dict[str, Any]:

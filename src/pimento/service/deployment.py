@@ -11,6 +11,7 @@ that the service exposes to the custodian token only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -81,14 +82,24 @@ class Deployment:
         self.search = search or SearchSettings()
         # The policy is the custodian's, from the pimento.toml beside the database ([policy] compiled).
         self.policy = self.settings.resolve(self.settings.policy.compiled) if self.settings.policy.compiled else None
+        #: The policy's observable denials, each marked acknowledged (GET /v1/policy lists them).
+        self.observable_denials: list[dict[str, Any]] = []
         if self.policy:
+            from pimento.policy.observable import require_acknowledged
             from pimento.release.modes import load_compiled_policy
 
-            load_compiled_policy(self.policy)  # a policy that cannot be read stops the start
+            # a policy that cannot be read, or whose denials an analyst could see and the custodian
+            # has not acknowledged ([policy] acknowledge_observable_denials), stops the start
+            self.observable_denials = require_acknowledged(
+                load_compiled_policy(self.policy), self.settings.policy.acknowledge_observable_denials)
         self.ledger_file = ledger_path(self.location, self.settings)
         self.keys = KeyStore(keys_path(self.ledger_file))
-        with self.ledger():  # a ledger that fails its checks (emptied, missing with a witness) stops the start
-            pass
+        with self.ledger() as ledger:  # a ledger that fails its checks (emptied, missing with a witness, damaged) stops the start
+            ledger.check_file()
+        from pimento.engines.database import file_identity
+
+        #: The database file as the service opened it: a release is refused once it changed (:meth:`session`).
+        self.identity = file_identity(self.location)
         self._held: list[Database] = []
         self._held_copy: Engine | None = None
         from pimento.service.synth_jobs import SynthJobs
@@ -144,6 +155,8 @@ class Deployment:
     def session(self, analyst: str) -> Session:
         from pimento.release.session import Session
 
+        if self.identity is not None:
+            self.identity.check()  # never answer from a database file replaced under the running service
         return Session(self.db, analyst=analyst)
 
     # ------------------------------------------------------------------ analyst
@@ -154,12 +167,18 @@ class Deployment:
         return ("dp", "ci", "split", "contextual") if self.policy else ("dp",)
 
     def mode_arguments(self, key: ApiKey, mode: str, sender: str | None, purpose: str | None) -> dict[str, Any]:
-        """``mode``, ``context`` and ``policy`` for :mod:`pimento.release`: the recipient is the key's
-        principal, never the request's; the policy is the custodian's."""
-        from pimento.release.modes import MODES, ModeError
+        """``mode`` and ``context`` for :mod:`pimento.release`, decided from the key before anything is read
+        or charged: the recipient is the key's principal, the sender and purpose among those the custodian
+        bound the key to (``pimento keys add --sender --purpose``; the request may pick one, never name
+        another, :meth:`ApiKey.choose`); the policy is the custodian's. Values obey the one context
+        grammar (:func:`pimento.release.modes.context_value`)."""
+        from pimento.release.modes import MODES, ModeError, context_value, parse_context
 
         if mode not in MODES:
-            raise ModeError(f"unknown mode {mode!r}", hint=f"one of {', '.join(MODES)}")
+            raise ModeError("unknown mode", hint=f"one of {', '.join(MODES)}")
+        for field, value in (("sender", sender), ("purpose", purpose)):
+            if value is not None:
+                context_value(field, value)
         if mode == "dp":
             if sender or purpose:
                 raise ModeError("sender and purpose are for the modes ci, split and contextual", hint="leave them out in mode dp")
@@ -168,10 +187,10 @@ class Deployment:
             raise ModeError(f"mode {mode} is not served here: this deployment has no policy", hint="ask the custodian ([policy] compiled in the deployment's pimento.toml)")
         if key.principal is None:
             raise ModeError(f"mode {mode} needs a principal, and this key stands for none",
-                            hint="ask the custodian for a key issued with --principal KIND:ID")
-        if not sender or not purpose:
-            raise ModeError(f"mode {mode} needs sender and purpose", hint=f"the recipient is your key's principal, {key.principal}")
-        return {"mode": mode, "context": {"sender": sender, "recipient": key.principal, "purpose": purpose}}
+                            hint="ask the custodian for a key issued with --principal KIND:ID --sender KIND:ID --purpose NAME")
+        spec = parse_context({"sender": key.choose("sender", sender), "recipient": key.principal, "purpose": key.choose("purpose", purpose)})
+        assert spec is not None  # a dict always parses to a context or raises
+        return {"mode": mode, "context": spec.to_dict()}
 
     def sql(self, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = "dp",
             sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
@@ -289,15 +308,6 @@ class Deployment:
         with self.ledger() as ledger:
             return ledger.audit_rows(limit=limit or None)
 
-    @property
-    def purposes(self) -> list[str]:
-        """The purposes an analyst may declare (the policy's; none without a policy): public configuration."""
-        if self.policy is None:
-            return []
-        from pimento.release.modes import load_compiled_policy
-
-        return sorted(load_compiled_policy(self.policy).purposes)
-
     def policy_summary(self) -> dict[str, Any]:
         """Custodian: the compiled policy this deployment enforces (principals, purposes, norms), or none."""
         if self.policy is None:
@@ -336,10 +346,40 @@ class Deployment:
         with self.ledger() as ledger:
             return ledger.summary(self.location)
 
-    def add_key(self, analyst: str, principal: str | None = None) -> tuple[ApiKey, str]:
+    def add_key(self, analyst: str, principal: str | None = None, senders: Sequence[str] = (), purposes: Sequence[str] = ()) -> tuple[ApiKey, str]:
+        """Custodian: issue a key for ``analyst`` standing for ``principal``, bound to ``senders`` and
+        ``purposes`` (the context of modes ci, split, contextual). With a policy configured, each
+        principal must be of a kind it names and exist, each purpose must be one it lists."""
         with self.ledger() as ledger:
             ledger.analyst_cap(analyst)  # [ledger] analysts, when set, must list the analyst
-        return self.keys.add(analyst, principal)
+        KeyStore.check_form(analyst, principal, senders, purposes)
+        if self.policy is not None:
+            self._check_against_policy(principal, senders, purposes)
+        return self.keys.add(analyst, principal, senders, purposes)
+
+    def _check_against_policy(self, principal: str | None, senders: Sequence[str], purposes: Sequence[str]) -> None:
+        """A principal or sender the policy does not know (``employe:172``, ``employee:99999``), or an
+        unknown purpose, is a :class:`~pimento.errors.PolicyError` naming it (custodian tool: reads the data)."""
+        from pimento.engines.database import load_database
+        from pimento.errors import PolicyError
+        from pimento.policy import Enforcer
+        from pimento.release.modes import load_compiled_policy
+
+        assert self.policy is not None
+        compiled = load_compiled_policy(self.policy)
+        for purpose in purposes:
+            if not compiled.purpose_names(purpose):
+                known = sorted({v for values in compiled.purposes.values() for v in values})
+                raise PolicyError(f"unknown purpose {purpose!r}", hint=f"purposes of the policy: {', '.join(known)}")
+        database = load_database(self.db, read_only=True)
+        try:
+            enforcer = Enforcer(compiled, database.engine, database.catalog)
+            if principal is not None:
+                enforcer.identity(principal, what="principal", verify=True)
+            for sender in senders:
+                enforcer.identity(sender, what="sender", verify=True)
+        finally:
+            database.close()
 
     def revoke_key(self, key_id: str) -> ApiKey:
         return self.keys.revoke(key_id)

@@ -3,15 +3,18 @@
 A key is ``pmk_<id>_<secret>``: ``id`` (8 hex digits) names the key in listings and revocations,
 ``secret`` is 32 random bytes (``secrets.token_urlsafe``). The file ``<ledger>.keys.json`` holds,
 per key, its id, the analyst it speaks for, the principal of the policy it stands for (the
-recipient in contextual-integrity mode, e.g. ``employee:17``), when it was made and revoked, and
-the SHA-256 of the whole key; never the key itself. The file is written atomically with mode 0600
+recipient in contextual-integrity mode, e.g. ``employee:17``), the senders and purposes the
+custodian bound it to (the rest of the context of modes ci, split and contextual), when it was made
+and revoked, and the SHA-256 of the whole key; never the key itself. The file is written atomically with mode 0600
 under an advisory lock (``<keys file>.lock``), and a running service re-reads it when it changes,
 so ``pimento keys revoke`` takes effect on the next request.
 
 :meth:`KeyStore.verify` hashes the presented key and compares it with every active key's hash
 with :func:`hmac.compare_digest`, without stopping at the first match: how long it takes does not
 depend on which key (if any) matched. The key fixes who the analyst is; no request can name
-another analyst.
+another analyst. It fixes the context too: the recipient is its principal, and a request may only
+pick among its senders and purposes (:meth:`ApiKey.choose`), never name others. Entries written
+before keys carried senders and purposes still load, bound to none: such a key serves mode dp only.
 """
 
 from __future__ import annotations
@@ -24,14 +27,16 @@ import os
 import re
 import secrets
 import threading
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from pimento.errors import ConfigError, UserError
+from pimento.release.modes import ModeError, context_value
 
-__all__ = ["ApiKey", "KeyStoreError", "KeyStore", "keys_path", "PRINCIPAL_PATTERN"]
+__all__ = ["ApiKey", "ContextNotAllowedError", "KeyStoreError", "KeyStore", "keys_path", "PRINCIPAL_PATTERN"]
 
 KEY_PREFIX = "pmk_"
 FORMAT = 1
@@ -42,6 +47,15 @@ _ANALYST_PATTERN = re.compile(r"^[A-Za-z0-9_.@\-]{1,64}$")
 
 class KeyStoreError(UserError):
     """A key operation the custodian asked for cannot be done (unknown id, bad analyst name...)."""
+
+
+class ContextNotAllowedError(ModeError):
+    """A request that names a sender or purpose its key is not bound to, or a context mode on a key
+    bound to none (the service answers 403, before anything is read or charged)."""
+
+
+REISSUE = ("ask the custodian to re-issue your key bound to a context: "
+           "`pimento keys add --principal KIND:ID --sender KIND:ID --purpose NAME`")
 
 
 def keys_path(ledger_file: str | Path) -> Path:
@@ -57,6 +71,20 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def _names(value: Any) -> tuple[str, ...]:
+    """A stored list of senders or purposes (absent in entries written before keys carried them)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError("not a list of names")
+    return tuple(value)
+
+
+def _unique(values: Iterable[str] | None) -> tuple[str, ...]:
+    """``values`` without repeats, in the order given."""
+    return tuple(dict.fromkeys(values or ()))
+
+
 @dataclass(frozen=True)
 class ApiKey:
     """One issued key as stored (without the key): who it speaks for."""
@@ -67,14 +95,45 @@ class ApiKey:
     created: str
     revoked: str | None
     sha256: str
+    #: the senders the custodian bound the key to (``KIND:ID``); empty on keys issued without them
+    senders: tuple[str, ...] = ()
+    #: the purposes the analyst may declare with this key; empty on keys issued without them
+    purposes: tuple[str, ...] = ()
 
     @property
     def active(self) -> bool:
         return self.revoked is None
 
+    @property
+    def bound(self) -> bool:
+        """Whether the key carries a whole context (principal, senders, purposes): modes ci, split, contextual."""
+        return self.principal is not None and bool(self.senders) and bool(self.purposes)
+
+    def context(self) -> dict[str, Any]:
+        """The context the custodian bound the key to (what ``/v1/me`` shows)."""
+        return {"recipient": self.principal, "senders": list(self.senders), "purposes": list(self.purposes)}
+
+    def choose(self, field: str, asked: str | None) -> str:
+        """The ``field`` (``sender`` or ``purpose``) of a request's context: ``asked`` if the key is bound
+        to it, the key's only one if ``asked`` is None; anything else is refused without echoing ``asked``."""
+        allowed = self.senders if field == "sender" else self.purposes
+        if not self.bound:
+            raise ContextNotAllowedError("this key is bound to no context (sender and purpose), so it serves mode dp only", hint=REISSUE)
+        if asked is None:
+            if len(allowed) == 1:
+                return allowed[0]
+            raise ModeError(f"this key is bound to several {field}s: name one", hint=f"{field}: one of {', '.join(allowed)}")
+        if asked not in allowed:
+            raise ContextNotAllowedError(
+                f"the {field} named is not one this key is bound to",
+                hint=f"your key's {field}s: {', '.join(allowed)}; for another, ask the custodian for a key bound to it",
+            )
+        return asked
+
     def to_dict(self) -> dict[str, Any]:
         """The listing a custodian sees (no hash)."""
-        return {"id": self.id, "analyst": self.analyst, "principal": self.principal, "created": self.created, "revoked": self.revoked}
+        return {"id": self.id, "analyst": self.analyst, "principal": self.principal, "senders": list(self.senders),
+                "purposes": list(self.purposes), "created": self.created, "revoked": self.revoked}
 
 
 class KeyStore:
@@ -107,8 +166,9 @@ class KeyStore:
         out = []
         for item in data["keys"]:
             try:
-                out.append(ApiKey(str(item["id"]), str(item["analyst"]), item.get("principal"), str(item["created"]), item.get("revoked"), str(item["sha256"])))
-            except (KeyError, TypeError):
+                out.append(ApiKey(str(item["id"]), str(item["analyst"]), item.get("principal"), str(item["created"]), item.get("revoked"),
+                                  str(item["sha256"]), _names(item.get("senders")), _names(item.get("purposes"))))
+            except (KeyError, TypeError, AttributeError):
                 raise ConfigError(f"the key file {self.path} has a malformed entry") from None
         return out
 
@@ -161,14 +221,32 @@ class KeyStore:
             self._stamp = None
         return result
 
-    def add(self, analyst: str, principal: str | None = None) -> tuple[ApiKey, str]:
-        """Issue a key for ``analyst`` (standing for ``principal``): the stored entry and the key, shown once."""
+    @staticmethod
+    def check_form(analyst: str, principal: str | None, senders: Iterable[str] = (), purposes: Iterable[str] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The form of a key's names (not whether the policy knows them): the senders and purposes without repeats."""
         if not _ANALYST_PATTERN.match(analyst or ""):
             raise KeyStoreError(
                 f"invalid analyst name {analyst!r}", hint="1 to 64 letters, digits or . _ - @ (the name charged in the ledger)"
             )
-        if principal is not None and not PRINCIPAL_PATTERN.match(principal):
-            raise KeyStoreError(f"invalid principal {principal!r}", hint="KIND:ID as the policy names principals, e.g. employee:17")
+        bound_senders, bound_purposes = _unique(senders), _unique(purposes)
+        for value in (principal, *bound_senders):
+            if value is not None and not PRINCIPAL_PATTERN.match(value):
+                raise KeyStoreError(f"invalid principal {value!r}", hint="KIND:ID as the policy names principals, e.g. employee:17")
+        for value in bound_purposes:
+            try:
+                context_value("purpose", value)
+            except ModeError:
+                raise KeyStoreError(f"invalid purpose {value!r}", hint="a purpose as the policy names it, e.g. treatment") from None
+        if (bound_senders or bound_purposes) and not (principal and bound_senders and bound_purposes):
+            raise KeyStoreError("a key bound to a context needs its principal, at least one sender and at least one purpose",
+                                hint="give --principal KIND:ID --sender KIND:ID --purpose NAME together (or no sender and purpose for a dp-only key)")
+        return bound_senders, bound_purposes
+
+    def add(self, analyst: str, principal: str | None = None, senders: Iterable[str] = (), purposes: Iterable[str] = ()) -> tuple[ApiKey, str]:
+        """Issue a key for ``analyst`` (standing for ``principal``, bound to ``senders`` and ``purposes``):
+        the stored entry and the key, shown once. The custodian checks the names against the policy
+        first (:meth:`pimento.service.deployment.Deployment.add_key`); here only their form (:meth:`check_form`)."""
+        bound_senders, bound_purposes = self.check_form(analyst, principal, senders, purposes)
 
         def change(keys: list[ApiKey]):
             taken = {k.id for k in keys}
@@ -176,7 +254,7 @@ class KeyStore:
             while key_id in taken:
                 key_id = secrets.token_hex(4)
             secret = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
-            entry = ApiKey(key_id, analyst, principal, _now(), None, _digest(secret))
+            entry = ApiKey(key_id, analyst, principal, _now(), None, _digest(secret), bound_senders, bound_purposes)
             return [*keys, entry], (entry, secret)
 
         return self._update(change)
@@ -190,7 +268,7 @@ class KeyStore:
                 if k.id == key_id:
                     if not k.active:
                         raise KeyStoreError(f"key {key_id} was already revoked on {k.revoked}")
-                    k = ApiKey(k.id, k.analyst, k.principal, k.created, _now(), k.sha256)
+                    k = replace(k, revoked=_now())
                     hit = k
                 out.append(k)
             if hit is None:

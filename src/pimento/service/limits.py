@@ -29,7 +29,8 @@ class TokenBucket:
         self._lock = threading.Lock()
 
     def take(self) -> float:
-        """0.0 if a token was taken, else the seconds until one is available."""
+        """0.0 if a token was taken, else the seconds until one is available. What accrued while the
+        bucket idled is banked up to ``burst``, never more, however long the idle."""
         with self._lock:
             now = time.monotonic()
             self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
@@ -49,6 +50,7 @@ class RateLimiter:
         self._lock = threading.Lock()
 
     def take(self, name: str) -> float:
+        """Take a token from ``name``'s bucket: 0.0, or the seconds until one is available."""
         with self._lock:
             bucket = self._buckets.get(name)
             if bucket is None:

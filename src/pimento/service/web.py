@@ -16,6 +16,7 @@ custodian: ``/custodian`` (caps, keys, issue and revoke) and ``/custodian/audit`
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 import threading
 import time
@@ -103,6 +104,12 @@ def _meter(budget: dict[str, Any]) -> dict[str, Any]:
     share = float(left / cap) if cap > 0 else 0.0
     return {"left": _fmt(budget["left"]["epsilon"]), "cap": _fmt(budget["cap"]["epsilon"]), "spent": _fmt(budget["spent"]["epsilon"]),
             "delta_left": _fmt(budget["left"]["delta"]), "percent": max(0, min(100, round(100 * share)))}
+
+
+def _names(text: str) -> list[str]:
+    """The custodian's list of senders or purposes in a form field: names separated by commas or blanks
+    (neither can be part of a name, :func:`pimento.release.modes.context_value`)."""
+    return [name for name in re.split(r"[,\s]+", text) if name]
 
 
 def install_web(app: FastAPI, deployment, guard, options) -> None:
@@ -228,9 +235,11 @@ def install_web(app: FastAPI, deployment, guard, options) -> None:
         return session, key, data
 
     def _request_form(data: dict[str, str]) -> dict[str, str]:
+        """The ask form as posted. Sender and purpose are taken verbatim (the page offers the key's own as
+        choices; anything else is refused by :meth:`Deployment.mode_arguments`, as on the API)."""
         return {
             "question": data.get("question", "")[:2000], "epsilon": data.get("epsilon", "").strip(), "delta": data.get("delta", "").strip(),
-            "mode": data.get("mode", "dp").strip() or "dp", "sender": data.get("sender", "").strip()[:200], "purpose": data.get("purpose", "").strip()[:200],
+            "mode": data.get("mode", "dp").strip() or "dp", "sender": data.get("sender", ""), "purpose": data.get("purpose", ""),
         }
 
     @app.post("/ask/preview", include_in_schema=False)
@@ -301,7 +310,10 @@ def install_web(app: FastAPI, deployment, guard, options) -> None:
         data = await form(request)
         check_csrf(session, data)
         try:
-            entry, secret = await run_in_threadpool(deployment.add_key, data.get("analyst", "").strip(), data.get("principal", "").strip() or None)
+            entry, secret = await run_in_threadpool(
+                deployment.add_key, data.get("analyst", "").strip(), data.get("principal", "").strip() or None,
+                _names(data.get("senders", "")), _names(data.get("purposes", "")),
+            )
         except UserError as exc:
             status, err = error_text(exc)
             return await custodian_page(session, status=status, error=err)

@@ -88,3 +88,23 @@ def test_keys_only_for_known_analysts_when_the_custodian_lists_them(tmp_path):
     with pytest.raises(BudgetError, match="unknown analyst"):
         deployment.add_key("bob")
     assert deployment.keys.path.parent == deployment.ledger_file.parent
+
+
+def test_a_key_carries_its_context_and_old_entries_still_load(tmp_path):
+    store = KeyStore(tmp_path / "k.json")
+    entry, key = store.add("ann", "employee:13", ["employee:56", "employee:56", "employee:57"], ["treatment"])
+    assert entry.senders == ("employee:56", "employee:57") and entry.purposes == ("treatment",) and entry.bound
+    assert KeyStore(store.path).verify(key) == entry  # stored and read back
+    assert entry.choose("sender", "employee:57") == "employee:57" and entry.choose("purpose", None) == "treatment"
+    data = json.loads(store.path.read_text())
+    for item in data["keys"]:  # as the key file was written before keys carried a context
+        del item["senders"], item["purposes"]
+    store.path.write_text(json.dumps(data))
+    old = KeyStore(store.path).verify(key)
+    assert old is not None and old.senders == () and old.purposes == () and not old.bound
+    with pytest.raises(UserError, match="bound to no context"):
+        old.choose("sender", "employee:56")
+    data["keys"][0]["senders"] = "employee:56"  # not a list: a malformed entry, not a key bound to 11 characters
+    store.path.write_text(json.dumps(data))
+    with pytest.raises(UserError, match="malformed entry"):
+        KeyStore(store.path).keys()
