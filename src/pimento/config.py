@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import difflib
 import tomllib
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pimento.errors import ConfigError
+from pimento.errors import ConfigError, PrivacyParameterError
+from pimento.numbers import parse_number, shown
 
 __all__ = [
     "ConstraintsSettings",
@@ -66,6 +68,37 @@ MAX_SQL_CHARS = 100_000
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def _number_error(message: str) -> ValueError:
+    """A setting's value error: :func:`_explain` writes its text after the file and the key."""
+    return ValueError(message)
+
+
+def _exact_setting(value: object) -> tuple[str, Fraction]:
+    """A number setting as its text and its exact value: a TOML integer or float (a float through its
+    shortest text, so ``0.1`` is ``1/10``) or a string like ``"10"``, ``"1e-5"`` or ``"1/3"``, read by
+    the one number grammar of Pimento (:func:`pimento.numbers.parse_number`).
+
+    Raises:
+        ValueError: anything else (booleans, NaN, infinities, words, too many digits);
+            :func:`settings_from_dict` turns it into a ConfigError naming the file and the key.
+    """
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise _number_error(f'must be a number like 10, 0.5, "1e-5" or "1/3", got {shown(value)}')
+    try:
+        exact = parse_number(value, name="_")
+    except PrivacyParameterError as exc:
+        raise _number_error(exc.message.removeprefix("_ ")) from None
+    return str(value).strip(), exact
+
+
+def _number_in(value: object, *, low: Fraction, high: Fraction | None, open_low: bool, what: str) -> str:
+    """The text of a number setting whose value lies in the range ``what`` describes."""
+    text, exact = _exact_setting(value)
+    if exact < low or (open_low and exact == low) or (high is not None and exact >= high):
+        raise _number_error(f"must be {what}, got {text}")
+    return text
 
 
 class DatabaseSettings(_Section):
@@ -129,11 +162,21 @@ class LedgerSettings(_Section):
         description="postgresql://... ledger shared by several processes or machines (replaces path); "
         "may name ${ENV} variables for credentials",
     )
-    epsilon_cap: str = Field("10", description="total epsilon per database (exact decimal string)")
-    delta_cap: str = Field("1e-5", description="total delta per database (exact decimal string)")
-    analyst_epsilon_cap: str | None = Field(None, description="epsilon per analyst; default: database cap")
+    epsilon_cap: str = Field("10", description="total epsilon per database: a number (10, 2.5) or its exact text (\"10\", \"1/3\")")
+    delta_cap: str = Field("1e-5", description="total delta per database, in [0, 1): a number (1e-5) or its exact text (\"1e-5\")")
+    analyst_epsilon_cap: str | None = Field(None, description="epsilon per analyst, a number or its text; default: database cap")
     analysts: list[str] = Field(default_factory=list, description="known analysts; empty: any name")
     answer_cache: bool = Field(True, description="identical request returns the same answer at no cost")
+
+    @field_validator("epsilon_cap", "analyst_epsilon_cap", mode="before")
+    @classmethod
+    def _epsilon(cls, value: object) -> str | None:
+        return None if value is None else _number_in(value, low=Fraction(0), high=None, open_low=False, what=">= 0")
+
+    @field_validator("delta_cap", mode="before")
+    @classmethod
+    def _delta(cls, value: object) -> str:
+        return _number_in(value, low=Fraction(0), high=Fraction(1), open_low=False, what="in [0, 1)")
 
 
 class LLMSettings(_Section):
@@ -173,6 +216,11 @@ class PolicySettings(_Section):
         None,
         description="compiled policy (JSON from `pimento policy compile`) that CI answers enforce (relative to this file)",
     )
+    acknowledge_observable_denials: list[str] = Field(
+        default_factory=list,
+        description='observable denials of the compiled policy the custodian accepts, each "NORM:Relation.attribute" as '
+        "`pimento policy compile` reports it; `pimento serve` refuses a policy with any other (docs/policy.md)",
+    )
 
 
 class ReleaseSettings(_Section):
@@ -187,6 +235,11 @@ class ReleaseSettings(_Section):
         description='the neighbourhood every noisy release\'s guarantee holds for: "add-remove" (a tuple inserted or deleted), '
         '"change" (a tuple changed) or "both"; an analyst may only ask for "both" instead (docs/contextual-dp.md)',
     )
+
+    @field_validator("rs_bound_share", mode="before")
+    @classmethod
+    def _share(cls, value: object) -> str:
+        return _number_in(value, low=Fraction(0), high=Fraction(1), open_low=True, what="strictly between 0 and 1")
 
 
 class ProvenanceSettings(_Section):
@@ -272,4 +325,18 @@ def _explain(exc: ValidationError, source: str) -> str:
         close = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(known)}"
         return f"{source}: unknown key {where!r}{hint}"
-    return f"{source}: {where}: {error['msg']}"
+    message = error["msg"]
+    if error["type"] == "value_error" and isinstance(error.get("ctx", {}).get("error"), ValueError):
+        message = str(error["ctx"]["error"])  # our validators' own words, without pydantic's "Value error, "
+    return f"{source}: {_key_name(error['loc'])}: {message}"
+
+
+def _key_name(loc: tuple[int | str, ...]) -> str:
+    """A key as pimento.toml writes it: ``[ledger] epsilon_cap``, ``[constraints] foreign_keys[0].from``."""
+    parts = [str(p) for p in loc if not (isinstance(p, str) and "[" in p)]  # drop pydantic's union tags
+    if len(parts) < 2 or parts[0] not in Settings.model_fields:
+        return ".".join(parts)
+    rest = ""
+    for part in parts[1:]:
+        rest += f"[{part}]" if part.isdigit() else (f".{part}" if rest else part)
+    return f"[{parts[0]}] {rest}"

@@ -123,7 +123,9 @@ class _progress:
 def _show(report, show_rejected: int) -> None:
     console.print(
         f"[bold]{report.out}[/]: {report.new_documents} new document(s), {report.skipped_documents} already ingested, "
-        f"{len(report.failed_documents)} failed ({report.extractor} extractor, {report.seconds:.1f} s)",
+        f"{len(report.failed_documents)} failed"
+        + (f", {len(report.empty_documents)} with no row" if report.empty_documents else "")
+        + f" ({report.extractor} extractor, {report.seconds:.1f} s)",
         highlight=False,
     )
     table = Table(title="Rows")

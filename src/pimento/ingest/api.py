@@ -49,6 +49,8 @@ class IngestReport:
     unlocated_values: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: New documents the extractor read but found no row in: not recorded, so a re-run reads them again.
+    empty_documents: list[str] = field(default_factory=list)
 
     def rejected_by_table(self) -> dict[str, int]:
         return dict(Counter(r.table for r in self.rejected))
@@ -61,6 +63,7 @@ class IngestReport:
             "new_documents": self.new_documents,
             "skipped_documents": self.skipped_documents,
             "failed_documents": [{"doc_id": d, "reason": r} for d, r in self.failed_documents],
+            "empty_documents": list(self.empty_documents),
             "mentions": self.mentions,
             "rows": dict(self.rows),
             "rows_added": dict(self.rows_added),
@@ -129,10 +132,12 @@ def ingest(
 ) -> IngestReport:
     """Extract rows from the documents of ``corpus`` into a new (or grown) DuckDB database ``out``.
 
-    A re-run into the same ``out`` extracts only documents it has not seen; a document whose id it
-    has seen but whose text changed is an error (nothing is written). The previous rows, and the
-    rows it rejected, are resolved again together with the new mentions, so a row rejected for a
-    missing referenced row is accepted once a later document states that row.
+    A re-run into the same ``out`` extracts only documents it has not recorded; a document in which
+    the extractor found no row is not recorded (nor is one it failed on), so a re-run with a
+    corrected spec reads it again. A document whose id it has seen but whose text changed is an
+    error (nothing is written). The previous rows, and the rows it rejected, are resolved again
+    together with the new mentions, so a row rejected for a missing referenced row is accepted once
+    a later document states that row.
 
     ``extractor`` is a name of :data:`EXTRACTOR_NAMES` or an :class:`~pimento.ingest.extract.Extractor`
     built by the caller for this schema.
@@ -140,7 +145,8 @@ def ingest(
     Raises:
         DataSourceError: missing corpus folder or schema, unreadable files.
         CatalogError: the DDL does not run, or the pattern spec names unknown tables or columns.
-        UserError: unknown extractor, changed documents, an ``out`` not written by ingest.
+        UserError: unknown extractor, changed documents, an ``out`` not written by ingest, or new
+            documents none of which gave a row (nothing is written then, and none is recorded).
     """
     started = time.perf_counter()
     out_path = Path(out)
@@ -155,14 +161,14 @@ def ingest(
     previous = read_previous(out_path, target)
     changed = [d.id for d in documents if d.id in previous.documents and previous.documents[d.id].sha256 != d.sha256]
     if changed:
-        shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
         raise UserError(
-            f"{len(changed)} document(s) changed since they were ingested into {out_path}: {shown}",
+            f"{len(changed)} document(s) changed since they were ingested into {out_path}: {_shown(changed)}",
             hint="an ingested document is immutable: give the new text a new id, or rebuild into a new --out",
         )
     new = [d for d in documents if d.id not in previous.documents]
     mentions: list[Mention] = []
     failed: list[tuple[str, str]] = []
+    empty: list[str] = []
     ingested = list(previous.documents.values())
     for index, document in enumerate(new):
         if progress is not None and index == 0:
@@ -173,9 +179,14 @@ def ingest(
             failed.append((document.id, exc.one_line()))
         else:
             mentions.extend(found)
-            ingested.append(IngestedDocument(document.id, document.sha256, len(document.text), chosen.name))
+            if found:
+                ingested.append(IngestedDocument(document.id, document.sha256, len(document.text), chosen.name))
+            else:  # not recorded: a re-run with a corrected spec (or a better model) reads it again
+                empty.append(document.id)
         if progress is not None:
             progress("extract", index + 1, len(new))
+    if new and not mentions:
+        raise _nothing_extracted(len(new), failed, chosen.name, derived=isinstance(extractor, str) and patterns is None)
     match_on: Mapping[str, tuple[str, ...]] = chosen.spec.match_on() if isinstance(chosen, OfflineExtractor) else {}
     resolution = resolve(
         target.catalog, [*previous.row_mentions, *previous.rejected_mentions, *mentions], match_on=match_on
@@ -195,7 +206,7 @@ def ingest(
         out=out_path,
         extractor=chosen.name,
         documents=len(documents),
-        new_documents=len(new) - len(failed),
+        new_documents=len(new) - len(failed) - len(empty),
         skipped_documents=len(documents) - len(new),
         failed_documents=failed,
         mentions=len(mentions),
@@ -205,6 +216,7 @@ def ingest(
         provenance_spans=spans,
         unlocated_values=sum(1 for m in mentions for c in m.cells.values() if not c.spans),
         seconds=time.perf_counter() - started,
+        empty_documents=empty,
     )
     if report.unlocated_values:
         report.notes.append(
@@ -213,4 +225,35 @@ def ingest(
         )
     if failed:
         report.notes.append(f"{len(failed)} document(s) failed and were not recorded: a re-run tries them again")
+    if empty:
+        report.notes.append(
+            f"{len(empty)} document(s) stated no row the extractor could read ({_shown(empty)}) and were not "
+            "recorded: a re-run (with a corrected pattern spec) reads them again"
+        )
     return report
+
+
+def _nothing_extracted(new: int, failed: list[tuple[str, str]], extractor: str, *, derived: bool) -> UserError:
+    """The error of a run whose ``new`` documents gave no row at all (``failed`` of them could not be read).
+
+    Nothing is written and no document is recorded, so the corrected re-run reads them all.
+    """
+    message = f"nothing extracted: the {extractor} extractor found no row in any of the {new} new document(s)"
+    if failed:
+        message += f" ({len(failed)} failed: {failed[0][1]})"
+    message += "; nothing was written and no document is marked ingested"
+    if extractor == "offline" and derived:
+        hint = (
+            "without --patterns only forms derived from the schema are read (a line naming the table, then "
+            "`column: value` lines): pass the corpus's pattern spec with --patterns SPEC.yaml"
+        )
+    elif extractor == "offline":
+        hint = "the pattern spec matches none of the documents: check its regexes (and `when`) against their text"
+    else:
+        hint = "check the endpoint and the model (--llm), or use the offline extractor with --patterns"
+    return UserError(message, hint=hint)
+
+
+def _shown(ids: list[str]) -> str:
+    """The first three of ``ids``, and how many more."""
+    return ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")

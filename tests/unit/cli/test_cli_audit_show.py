@@ -24,6 +24,7 @@ def _render(rows, width=80) -> str:
 
 def _rows(tmp_path):
     db = str(tmp_path / "shop.duckdb")
+    (tmp_path / "shop.duckdb").touch()  # the database exists: a ledger of a missing one is not shown
     with Ledger(ledger_path(db), LedgerSettings(epsilon_cap="3")) as ledger:
         guarded_release(
             ledger, mechanism_for("1/3"), analyst="ann", database=db, question="How many [2023] orders?",

@@ -30,6 +30,7 @@ def app() -> typer.Typer:
 @pytest.fixture
 def db(tmp_path):
     db = tmp_path / "shop.duckdb"
+    db.touch()  # the database exists: a ledger of a missing one is not shown
     (tmp_path / "pimento.toml").write_text('[ledger]\nepsilon_cap = "3"\nanalysts = ["ann", "bob"]\n')
     ledger = Ledger(ledger_path(str(db)), LedgerSettings(epsilon_cap="3", analysts=["ann", "bob"]))
     for i in range(3):
@@ -49,6 +50,7 @@ def test_budget_json_shows_caps_spent_left(app, db):
 
 def test_budget_of_a_fresh_database_creates_no_file(app, tmp_path):
     db = tmp_path / "new.duckdb"
+    db.touch()
     result = CliRunner().invoke(app, ["budget", "--db", str(db)])
     assert result.exit_code == 0, result.output
     assert "no spend yet" in result.stdout

@@ -52,9 +52,10 @@ def test_the_failed_document_is_retried_by_the_next_run(corpus, tmp_path) -> Non
     out = tmp_path / "out.duckdb"
     ingest(corpus, FIXTURES / "schema.sql", out, extractor="llm", backend=ReplayBackend(FIXTURES))
     backend = ReplayBackend(FIXTURES)
-    again = ingest(corpus, FIXTURES / "schema.sql", out, extractor="llm", backend=backend)
-    assert again.skipped_documents == 2 and [d for d, _ in again.failed_documents] == ["n3"]
-    assert all("Phone call" in r.messages[1].content for r in backend.requests)
+    # n3 is its only new document, and it fails again: a run that extracts nothing is an error.
+    with pytest.raises(UserError, match=r"in any of the 1 new document\(s\) \(1 failed: the LLM's answer is unusable"):
+        ingest(corpus, FIXTURES / "schema.sql", out, extractor="llm", backend=backend)
+    assert backend.requests and all("Phone call" in r.messages[1].content for r in backend.requests)
 
 
 def test_the_prompt_holds_the_schema_and_the_document(corpus) -> None:
