@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -45,3 +46,15 @@ def demo_with_copy(folder: Path, standin_synthetic, *, patients: int = 300, ledg
     made = standin_synthetic(folder / "made" / "hospital.duckdb", patients=patients, seed=6, for_database=db)
     made.rename(folder / "hospital.synthetic.duckdb")
     return db
+
+
+def overwrite_root_page(path: Path, table: str) -> None:
+    """Overwrite the root page of ``table`` in the closed SQLite file ``path`` with garbage (a damaged ledger)."""
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size = con.execute("PRAGMA page_size").fetchone()[0]
+    (root,) = con.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    con.close()
+    with open(path, "r+b") as fh:
+        fh.seek((root - 1) * page_size)
+        fh.write(b"\xa5" * page_size)

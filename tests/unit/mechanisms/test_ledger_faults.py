@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from db_support import SHOP, duckdb_file
+from db_support import SHOP, duckdb_file, overwrite_root_page
 from typer.testing import CliRunner
 
 from pimento.cli.app import app
@@ -70,18 +70,6 @@ def _filled(db: str, n: int = 40) -> Path:
     return ledger_path(db)
 
 
-def _overwrite_page_of(path: Path, table: str) -> None:
-    """Overwrite the root page of ``table`` in the closed SQLite file ``path`` with garbage."""
-    con = sqlite3.connect(path)
-    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page_size = con.execute("PRAGMA page_size").fetchone()[0]
-    (root,) = con.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
-    con.close()
-    with open(path, "r+b") as fh:
-        fh.seek((root - 1) * page_size)
-        fh.write(b"\xa5" * page_size)
-
-
 def test_a_file_that_is_not_a_ledger_is_refused_at_open(db):
     path = _filled(db, 3)
     with open(path, "r+b") as fh:
@@ -109,7 +97,7 @@ def test_bytes_overwritten_in_the_middle_are_reported_by_check_file_verify_and_t
 
 def test_a_damaged_charges_page_refuses_the_charge_with_an_integrity_error(db):
     path = _filled(db)
-    _overwrite_page_of(path, "charges")
+    overwrite_root_page(path, "charges")
     with pytest.raises(LedgerIntegrityError, match="damaged"):
         with make(db) as ledger:
             release(ledger, db, 999)

@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from db_support import SHOP, duckdb_file
+from db_support import SHOP, duckdb_file, overwrite_root_page
 from service_support import TESTCLIENT_WARNING
 from typer.testing import CliRunner
 
@@ -62,22 +62,11 @@ def _charges(db: Path) -> int:
         con.close()
 
 
-def _overwrite_root_page(path: Path, table: str) -> None:
-    con = sqlite3.connect(path)
-    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page_size = con.execute("PRAGMA page_size").fetchone()[0]
-    (root,) = con.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
-    con.close()
-    with open(path, "r+b") as fh:
-        fh.seek((root - 1) * page_size)
-        fh.write(b"\xa5" * page_size)
-
-
 def test_a_damaged_ledger_is_a_503_with_the_fixed_body(shop):
     deployment, client, headers = serve(shop)
     try:
         assert client.post("/v1/sql", headers=headers, json={"sql": COUNT, "epsilon": "0.5"}).status_code == 200
-        _overwrite_root_page(ledger_path(str(shop)), "charges")
+        overwrite_root_page(ledger_path(str(shop)), "charges")
         r = client.post("/v1/sql", headers=headers, json={"sql": COUNT + " WHERE oid > 3", "epsilon": "0.5"})
         assert r.status_code == 503, r.text
         assert r.json()["error"]["type"] == "LedgerIntegrityError" and "malformed" not in r.text
@@ -94,7 +83,7 @@ def test_serve_refuses_to_start_on_a_damaged_ledger(shop, monkeypatch):
 
         for i in range(5):
             guarded_release(ledger, mechanism_for("0.1"), analyst="ann", database=str(shop), sql=f"SELECT {i}", true_value=1, rs=1)
-    _overwrite_root_page(ledger_path(str(shop)), "audit")
+    overwrite_root_page(ledger_path(str(shop)), "audit")
     monkeypatch.setattr(uvicorn, "run", lambda *a, **k: pytest.fail("serve started on a damaged ledger"))
     result = CliRunner().invoke(app, ["serve", "--db", str(shop), "--port", "0"])
     assert result.exit_code == 2, result.output
