@@ -48,6 +48,7 @@ KNOWN_DATABASES = {
     "shop.duckdb": "shop",
     "clinic.sqlite": "clinic",
     "misconfigured/hospital.duckdb": ".",
+    "misvalued/hospital.duckdb": ".",
     "retail/shop.duckdb": ".",
 }
 
@@ -175,6 +176,9 @@ def workspace(tmp_path_factory, standin_synthetic) -> Path:
     (root / "misconfigured").mkdir()
     shutil.copy(root / "hospital" / "hospital.duckdb", root / "misconfigured" / "hospital.duckdb")
     (root / "misconfigured" / "pimento.toml").write_text('[privacy]\nprivat = ["Patient"]\n', encoding="utf-8")
+    (root / "misvalued").mkdir()  # a bad value rather than an unknown key (configuration.md)
+    shutil.copy(root / "hospital" / "hospital.duckdb", root / "misvalued" / "hospital.duckdb")
+    (root / "misvalued" / "pimento.toml").write_text("[ledger]\nepsilon_cap = -5\n", encoding="utf-8")
     con = duckdb.connect(str(root / "shop" / "shop.duckdb"))
     con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, region VARCHAR)")
     con.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers(id))")
