@@ -86,6 +86,8 @@ def test_the_analysts_flow(browser, server, shots):
     left_before = epsilon_left(browser)
     assert 0 < left_before <= 10 and text(browser, "#budget-left").endswith("of 10")
     assert share_of_color(rows, METER, y0=30, y1=120) > 0.01, "the full budget meter is not drawn"
+    schema = text(browser, "#catalog-tables")  # the public schema beside the question form
+    assert "Patient" in schema and "private" in schema and "pat_id" in text(browser, "#catalog-Patient")
 
     fill(browser, "#question", DEMO_QUESTION)
     fill(browser, "#epsilon", "1")

@@ -16,7 +16,8 @@ import hmac
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, overload
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request, Security
+from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from pimento import __version__
@@ -25,7 +26,7 @@ from pimento.service.errors import ServiceError, install_error_handlers
 from pimento.service.keys import ApiKey
 from pimento.service.limits import BodySizeLimit, RateLimiter
 
-__all__ = ["ServiceOptions", "create_app", "token_digest"]
+__all__ = ["CatalogResponse", "ServiceOptions", "create_app", "token_digest"]
 
 MAX_QUESTION_CHARS = 2_000
 CUSTODIAN = "custodian"
@@ -106,6 +107,58 @@ class ErrorBody(BaseModel):
 
 class ErrorEnvelope(BaseModel):
     error: ErrorBody
+
+
+class CatalogColumn(BaseModel):
+    name: str
+    type: str = Field(..., description="type family: integer, real, text, boolean, date, time, timestamp, blob or other")
+    raw_type: str = Field(..., description="the engine's own type name")
+    nullable: bool
+
+
+class CatalogTable(BaseModel):
+    name: str
+    private: bool = Field(..., description="a private relation: DP neighbours differ in one of its tuples")
+    private_reason: str = Field(..., description="why, from the custodian's [privacy] settings")
+    primary_key: list[str]
+    unique: list[list[str]]
+    columns: list[CatalogColumn]
+
+
+class CatalogForeignKey(BaseModel):
+    table: str
+    columns: list[str]
+    ref_table: str
+    ref_columns: list[str]
+    declared: bool = Field(..., description="declared in pimento.toml rather than by the database")
+
+
+class CatalogDependency(BaseModel):
+    table: str
+    lhs: list[str]
+    rhs: list[str]
+
+
+class CatalogDeclarations(BaseModel):
+    root: str | None = Field(None, description="the privacy unit's relation ([privacy] root)")
+    public_values: list[str] = Field(..., description="Table.column whose set of values the custodian declared public ([synth] public_values)")
+    link_context: list[str] = Field(..., description="Table.column declared public link context ([synth] link_context)")
+    fan_out_caps: dict[str, int] = Field(..., description="declared children per parent, per table ([synth] caps)")
+
+
+class CatalogResponse(BaseModel):
+    """The public schema: no count, value or statistic of the private data."""
+
+    tables: list[CatalogTable]
+    foreign_keys: list[CatalogForeignKey]
+    functional_dependencies: list[CatalogDependency]
+    declared: CatalogDeclarations
+
+
+#: The bearer schemes the OpenAPI document declares (the header is read by :func:`bearer`; a missing
+#: or wrong one is answered by :class:`Guard` with the error envelope, never by these).
+ANALYST_KEY = HTTPBearer(scheme_name="AnalystKey", description="an analyst key (`pimento keys add`)", auto_error=False)
+CUSTODIAN_TOKEN = HTTPBearer(scheme_name="CustodianToken", description="the custodian token (PIMENTO_CUSTODIAN_TOKEN)", auto_error=False)
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -211,11 +264,19 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
     install_error_handlers(app)
     max_sql = deployment.settings.database.max_sql_chars
 
-    def analyst(request: Request) -> ApiKey:
+    def analyst(request: Request, _scheme: Any = Security(ANALYST_KEY)) -> ApiKey:
         return guard.analyst(bearer(request), request)
 
-    def custodian(request: Request) -> None:
+    def custodian(request: Request, _scheme: Any = Security(CUSTODIAN_TOKEN)) -> None:
         guard.custodian(bearer(request), request)
+
+    @app.get("/docs", include_in_schema=False)
+    @app.get("/redoc", include_in_schema=False)
+    def no_docs_pages() -> None:
+        """FastAPI's documentation pages load their scripts from a CDN: they would be blank offline, and a
+        third-party script on this origin could act in an analyst's signed-in session. Not served."""
+        raise ServiceError(404, "this service serves no interactive API pages",
+                           hint="the OpenAPI document is GET /openapi.json (open it in any OpenAPI viewer); see docs/service-api.md")
 
     @app.get("/v1/health", tags=["service"], responses=_ERRORS)
     def health() -> dict[str, Any]:
@@ -228,6 +289,13 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
         the context the custodian bound the key to (the senders and purposes a request may pick among)."""
         return {"analyst": key.analyst, "principal": key.principal, "key_id": key.id, "modes": list(deployment.modes),
                 "senders": list(key.senders), "purposes": list(key.purposes), "context": key.context()}
+
+    @app.get("/v1/catalog", tags=["analyst"], responses=_ERRORS, response_model=CatalogResponse)
+    def catalog(key: ApiKey = Depends(analyst)) -> dict[str, Any]:
+        """The public schema: tables, columns (type family), keys, foreign keys, which relations are private
+        and why, and the custodian's public declarations. Read from the schema and pimento.toml at start-up:
+        never a count, a value or a statistic of the private data."""
+        return deployment.public_catalog
 
     @app.post("/v1/sql", tags=["analyst"], responses=_ERRORS)
     def sql(body: SqlRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:

@@ -29,11 +29,13 @@ from pimento.service.keys import ApiKey, KeyStore, keys_path
 from pimento.sql import CountQuery
 
 if TYPE_CHECKING:
+    from pimento.config import Settings
     from pimento.engines.database import Database
     from pimento.release.session import Session
+    from pimento.schema.catalog import Catalog
     from pimento.search import SearchConfig
 
-__all__ = ["Deployment", "HISTORY_FIELDS", "SearchSettings", "clamp_count"]
+__all__ = ["Deployment", "HISTORY_FIELDS", "SearchSettings", "clamp_count", "public_catalog"]
 
 #: The fields of an audit row an analyst may see in their history (all public, noisy, or derived
 #: from the noisy value; see docs/analyst-learns.md). Exact RS, scale, T_E and the custodian's
@@ -65,6 +67,33 @@ def _finish(data: dict[str, Any]) -> dict[str, Any]:
     return clamp_count(data) if "value" in data and "interval" in data and "clamped" not in data else data
 
 
+def public_catalog(catalog: Catalog, settings: Settings) -> dict[str, Any]:
+    """The public schema an analyst may see (``GET /v1/catalog``, the catalog on the web page).
+
+    The catalog as ``pimento catalog --json`` describes it (:meth:`Catalog.to_dict`: tables, columns
+    with their type family, raw type and nullability, primary and unique keys, foreign keys,
+    functional dependencies), each relation's privacy and its reason (:func:`privacy_marks`), and the
+    custodian's public declarations from pimento.toml: the privacy unit (``[privacy] root``), the
+    columns whose value sets are declared public, the declared link context and fan-out caps. All of
+    it is the schema and the custodian's settings, read at start-up: no count, value or statistic of
+    the private rows (the same bytes on neighbouring databases,
+    ``tests/unit/service/test_catalog.py``). Unlike the CLI it leaves out the database's location.
+    """
+    from pimento.schema.merge import privacy_marks
+
+    described = catalog.to_dict()
+    reasons = {mark.relation: mark.reason for mark in privacy_marks(catalog, settings)}
+    for table in described["tables"]:
+        table["private_reason"] = reasons[table["name"]]
+    described["declared"] = {
+        "root": settings.privacy.root,
+        "public_values": list(settings.synth.public_values),
+        "link_context": list(settings.synth.link_context),
+        "fan_out_caps": dict(settings.synth.caps),
+    }
+    return described
+
+
 class Deployment:
     """The custodian's deployment: ``db`` (file, DSN or folder) under the pimento.toml beside it."""
 
@@ -79,6 +108,8 @@ class Deployment:
             self.catalog = database.catalog
         finally:
             database.close()
+        #: What ``GET /v1/catalog`` sends (computed once: it never changes while the service runs).
+        self.public_catalog = public_catalog(self.catalog, self.settings)
         self.search = search or SearchSettings()
         # The policy is the custodian's, from the pimento.toml beside the database ([policy] compiled).
         self.policy = self.settings.resolve(self.settings.policy.compiled) if self.settings.policy.compiled else None

@@ -7,7 +7,8 @@ the session's CSRF token, checked in constant time. A revoked key ends its sessi
 request. Pages send ``Content-Security-Policy: default-src 'self'`` (no script at all),
 ``X-Frame-Options: DENY`` and ``Cache-Control: no-store``.
 
-Flow for an analyst: ``/ask`` (question, epsilon, delta; budget meter) -> ``/ask/preview`` (the
+Flow for an analyst: ``/ask`` (question, epsilon, delta; budget meter; the public schema, as
+``GET /v1/catalog`` sends it) -> ``/ask/preview`` (the
 interpretation on the synthetic copy, alternatives, accuracy estimate; nothing spent) ->
 ``/ask/confirm`` (the release: value, interval, guarantee, budget left) ; ``/history``. For the
 custodian: ``/custodian`` (caps, keys, issue and revoke) and ``/custodian/audit``.
@@ -216,7 +217,8 @@ def install_web(app: FastAPI, deployment, guard, options) -> None:
 
     async def analyst_context(session: WebSession, key: Any) -> dict[str, Any]:
         budget = await run_in_threadpool(deployment.budget, key)
-        return {"key": key, "csrf": session.csrf, "meter": _meter(budget), "budget": budget, "role": "analyst", "modes": deployment.modes}
+        return {"key": key, "csrf": session.csrf, "meter": _meter(budget), "budget": budget, "role": "analyst", "modes": deployment.modes,
+                "catalog": deployment.public_catalog}
 
     @app.get("/ask", include_in_schema=False)
     async def ask_page(request: Request) -> Response:

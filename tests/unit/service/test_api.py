@@ -252,6 +252,7 @@ def test_the_docs_name_every_field_an_analyst_receives(client_for, analyst_key):
     body = {"question": DEMO_QUESTION, "epsilon": "1", "delta": "1e-6"}
     responses = {
         "me": client.get("/v1/me", headers=headers).json(),
+        "catalog": client.get("/v1/catalog", headers=headers).json(),
         "sql": client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "1", "delta": "1e-6"}).json(),
         "preview": client.post("/v1/ask/preview", headers=headers, json=body).json(),
         "ask": client.post("/v1/ask", headers=headers, json=body).json(),
