@@ -454,3 +454,22 @@ def mask_numbers(text: str, numbers: list[Any]) -> str:
     for form in forms:
         text = re.sub(rf"(?<![\w.]){re.escape(form)}(?![\w]|\.\d)", "<n>", text)
     return text
+
+
+class NoNoise:
+    """A random source under which every rounded Laplace draw is 0 (tests only, through the hook).
+
+    ``randrange`` answers 0, then its maximum, alternately: the first Bernoulli(exp(-x)) factor of
+    ``rounded_laplace`` then stops at K = 2 (even: false), so ``m = 0`` after exactly two draws,
+    and the next draw (the DP bound of RS) starts the alternation afresh.
+    """
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def randrange(self, n: int) -> int:
+        self.calls += 1
+        return 0 if self.calls % 2 else n - 1
+
+    def getrandbits(self, k: int) -> int:
+        return 0

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
-from neighbours import Clinic, clinics, few_examples
+from neighbours import Clinic, NoNoise, clinics, few_examples
 
 from pimento.mechanisms.samplers import fixed_noise_for_tests
 from pimento.release.session import Session
@@ -42,25 +42,6 @@ QUERIES = {
         {"v": ("Visit", _V), "r": ("Prescription", _R)}, lambda r: r["v"]["visit_id"] == r["r"]["visit_id"],
         {"v": ("visit_id",), "r": ("visit_id",)}),
 }
-
-
-class NoNoise:
-    """A random source under which every rounded Laplace draw is 0 (tests only, through the hook).
-
-    ``randrange`` answers 0, then its maximum, alternately: the first Bernoulli(exp(-x)) factor of
-    ``rounded_laplace`` then stops at K = 2 (even: false), so ``m = 0`` after exactly two draws,
-    and the next draw (the DP bound of RS) starts the alternation afresh.
-    """
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def randrange(self, n: int) -> int:
-        self.calls += 1
-        return 0 if self.calls % 2 else n - 1
-
-    def getrandbits(self, k: int) -> int:
-        return 0
 
 
 def brute_force(clinic: Clinic, sql: str, cells: frozenset | None = None) -> tuple[int, int]:
