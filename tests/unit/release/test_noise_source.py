@@ -14,8 +14,8 @@ import random
 from pathlib import Path
 from secrets import SystemRandom
 
-import duckdb
 import pytest
+from db_support import duckdb_file
 
 from pimento.mechanisms import samplers
 from pimento.mechanisms.samplers import default_rng, fixed_noise_for_tests
@@ -43,12 +43,7 @@ class Counting:
 
 @pytest.fixture()
 def db(tmp_path) -> Path:
-    path = tmp_path / "t.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE t (a INTEGER)")
-    con.execute("INSERT INTO t SELECT range FROM range(40)")
-    con.close()
-    return path
+    return duckdb_file(tmp_path / "t.duckdb", ("CREATE TABLE t (a INTEGER)", "INSERT INTO t SELECT range FROM range(40)"))
 
 
 def test_a_session_takes_no_noise_source(db):
