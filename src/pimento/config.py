@@ -39,8 +39,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pimento.errors import ConfigError, PrivacyParameterError
-from pimento.numbers import parse_number, shown
+from pimento.errors import ConfigError, PrivacyParameterError, UserError
+from pimento.numbers import parse_number, parse_size, shown
 
 __all__ = [
     "ConstraintsSettings",
@@ -113,6 +113,16 @@ class DatabaseSettings(_Section):
     )
     threads: int | None = Field(None, ge=1, description="DuckDB worker threads; default: one per core")
     max_sql_chars: int = Field(MAX_SQL_CHARS, ge=1, description="longest SQL text accepted from a caller, in characters")
+
+    @field_validator("memory_limit", mode="before")
+    @classmethod
+    def _memory_limit(cls, value: object) -> str:
+        """A size (:func:`pimento.numbers.parse_size`), checked when pimento.toml is read so the error names it."""
+        try:
+            parse_size(value, name="_")
+        except UserError as exc:
+            raise ValueError(f"{exc.message.removeprefix('_ ')} ({exc.hint})") from None
+        return str(value)
 
 
 class PrivacySettings(_Section):

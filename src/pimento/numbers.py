@@ -19,9 +19,9 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Union
 
-from pimento.errors import InternalError, PrivacyParameterError
+from pimento.errors import ConfigError, InternalError, PrivacyParameterError
 
-__all__ = ["MAX_BITS", "MAX_DIGITS", "NumberLike", "format_number", "parse_number", "shown"]
+__all__ = ["MAX_BITS", "MAX_DIGITS", "MIN_MEMORY_BYTES", "NumberLike", "format_number", "parse_number", "parse_size", "shown"]
 
 NumberLike = Union[str, int, Fraction, float, Decimal]
 
@@ -146,3 +146,32 @@ def format_number(value: Fraction) -> str:
     return f"{sign}{whole}.{frac}" if frac else f"{sign}{whole}"
 
 
+
+
+#: Units of a size (``[database] memory_limit``), lower case: decimal and binary multiples of a byte.
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
+               "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+_SIZE_TEXT = re.compile(r"\s*([0-9]{1,15}(?:\.[0-9]{1,15})?)\s*([A-Za-z]*)\s*")
+#: The smallest memory limit an engine is given.
+MIN_MEMORY_BYTES = 16 * 1024**2
+
+
+def parse_size(text: object, *, name: str = "memory limit") -> int:
+    """Bytes of a size such as ``"4GB"``, ``"512MiB"`` or ``"1000000"``, at least :data:`MIN_MEMORY_BYTES`.
+
+    Exact (a decimal size such as ``"1.5GB"`` is read as a Fraction, then rounded down to whole bytes).
+
+        >>> parse_size("4GB"), parse_size("1 GiB"), parse_size("1.5GB")
+        (4000000000, 1073741824, 1500000000)
+
+    Raises:
+        ConfigError: not a size, or below 16 MB.
+    """
+    match = _SIZE_TEXT.fullmatch(str(text)) if isinstance(text, (str, int)) and not isinstance(text, bool) else None
+    unit = match.group(2).lower() if match else ""
+    if not match or unit not in _SIZE_UNITS:
+        raise ConfigError(f"{name} {shown(text)} is not a size", hint='write it like "4GB", "512MB" or "2GiB"')
+    value = int(Fraction(match.group(1)) * _SIZE_UNITS[unit])
+    if value < MIN_MEMORY_BYTES:
+        raise ConfigError(f"{name} {shown(text)} is below 16 MB", hint="give the engine at least 16MB")
+    return value

@@ -55,6 +55,9 @@ def test_toml_floats_for_delta_and_share_are_read_through_their_shortest_text(tm
         ("[release]\nrs_bound_share = 0", "[release] rs_bound_share", "strictly between 0 and 1, got 0"),
         ('[release]\nrs_bound_share = "1.5"', "[release] rs_bound_share", "strictly between 0 and 1"),
         ('[database]\ntimeout_s = "ten"', "[database] timeout_s", "valid number"),
+        ('[database]\nmemory_limit = "lots"', "[database] memory_limit", "is not a size"),
+        ('[database]\nmemory_limit = "1MB"', "[database] memory_limit", "below 16 MB"),
+        ("[database]\nmemory_limit = true", "[database] memory_limit", "is not a size"),
         ('[[constraints.foreign_keys]]\nfrom = "A.x"', "[constraints] foreign_keys[0].to", "Field required"),
     ],
 )
