@@ -19,7 +19,7 @@ A read-only connection is a connection to private data, and each built-in engine
   superuser, no ``pg_read_server_files``) are the custodian's to restrict.
 
 An engine's error text can quote the data ("Could not convert string 'Ana Baker'"), so every
-engine raises :class:`EngineQueryError`, whose ``message`` (what the CLI prints) is fixed and
+engine raises :class:`pimento.errors.EngineQueryError`, whose ``message`` (what the CLI prints) is fixed and
 whose ``engine_text`` keeps the engine's words for the custodian's audit record.
 """
 
@@ -29,15 +29,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-import re
-
-from pimento.errors import ConfigError, DataSourceError, EngineError
+from pimento.errors import DataSourceError
+from pimento.numbers import parse_size
 from pimento.registry import Registry
 from pimento.schema import Catalog
 
 __all__ = [
     "Engine",
-    "EngineQueryError",
     "Result",
     "memory_limit_bytes",
     "open_engine",
@@ -46,49 +44,13 @@ __all__ = [
 ]
 
 
-class EngineQueryError(EngineError):
-    """The engine refused or failed a statement. Its text may quote private data.
-
-    ``message`` (hence ``one_line()``, what the CLI prints) is a fixed text that says nothing
-    about the data: :attr:`PUBLIC_MESSAGE`, or :attr:`READ_ONLY_MESSAGE` for a write refused on
-    a read-only connection. ``engine_text`` is the engine's own first line, for the custodian's
-    audit record; ``str(exc)`` includes it too (for logs and Pimento's own classification, such
-    as telling an integer overflow apart), so never show ``str()`` of this error to an analyst.
-    """
-
-    PUBLIC_MESSAGE = "the database engine could not run the statement"
-    READ_ONLY_MESSAGE = "the database is opened read-only: only reading statements run on it"
-
-    def __init__(self, engine: str, engine_text: str, *, public: str | None = None, hint: str | None = None):
-        super().__init__(public or self.PUBLIC_MESSAGE, hint=hint)
-        self.engine = engine
-        self.engine_text = engine_text
-        self.args = (f"{self.message} ({engine}: {engine_text})",)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
-          "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
-
-
 def memory_limit_bytes(text: str) -> int:
-    """Bytes of a memory limit such as ``"4GB"``, ``"512MiB"`` or ``"1000000"``.
+    """Bytes of a memory limit such as ``"4GB"``, ``"512MiB"`` or ``"1000000"`` (:func:`pimento.numbers.parse_size`).
 
     >>> memory_limit_bytes("4GB"), memory_limit_bytes("1 GiB")
     (4000000000, 1073741824)
     """
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
-    unit = match.group(2).lower() if match else ""
-    if not match or unit not in _UNITS:
-        raise ConfigError(
-            f"memory limit {text!r} is not a size", hint='write it like "4GB", "512MB" or "2GiB" ([database] memory_limit)'
-        )
-    value = int(float(match.group(1)) * _UNITS[unit])
-    if value < 16 * 1024**2:
-        raise ConfigError(f"memory limit {text!r} is below 16 MB", hint="give the engine at least 16MB")
-    return value
+    return parse_size(text, name="memory limit ([database] memory_limit)")
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from typing import Any
 import duckdb
 
 from pimento.config import DEFAULT_MEMORY_LIMIT
-from pimento.engines.base import EngineQueryError, memory_limit_bytes
-from pimento.errors import DataSourceError, QueryTimeout
+from pimento.engines.base import memory_limit_bytes
+from pimento.errors import DataSourceError, EngineQueryError, QueryTimeout
 from pimento.schema import Catalog, Column, ForeignKey, Table, normalize_type
 
 __all__ = ["DuckDBEngine"]

@@ -27,8 +27,8 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from pimento.config import DEFAULT_MEMORY_LIMIT
-from pimento.engines.base import EngineQueryError, memory_limit_bytes
-from pimento.errors import DataSourceError, EngineError, QueryTimeout
+from pimento.engines.base import memory_limit_bytes
+from pimento.errors import DataSourceError, EngineError, EngineQueryError, QueryTimeout
 from pimento.schema import Catalog, Column, ForeignKey, Table, normalize_type
 
 __all__ = ["PostgresEngine", "to_pyformat"]

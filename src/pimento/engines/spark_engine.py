@@ -55,8 +55,8 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
 from pimento.config import DEFAULT_MEMORY_LIMIT
-from pimento.engines.base import EngineQueryError, Result, memory_limit_bytes
-from pimento.errors import DataSourceError, EngineError, QueryTimeout
+from pimento.engines.base import Result, memory_limit_bytes
+from pimento.errors import DataSourceError, EngineError, EngineQueryError, QueryTimeout
 from pimento.schema import Catalog, Column, Table, normalize_type
 from pimento.sql.quote import quote_identifier, quote_identifiers
 

@@ -12,9 +12,10 @@ graph. See docs/offline-parser.md.
 
 from __future__ import annotations
 
-from pimento.nl.count_intent import CountIntent, NotACountingQuestion, detect_intent
+from pimento.errors import NotACountingQuestion, NotASelectQuestion
+from pimento.nl.count_intent import CountIntent, detect_intent
 from pimento.nl.joins import JoinEdge, JoinTree, join_edges, join_trees
-from pimento.nl.select import NotASelectQuestion, SelectCandidate, SelectQuery, translate_select
+from pimento.nl.select import SelectCandidate, SelectQuery, translate_select
 from pimento.nl.translate import Candidate, translate
 from pimento.nl.values import NumericRange, ValueHit, ValueIndex
 

@@ -3,7 +3,7 @@
 The counting class is "How many X ...", "Count the number of X", "What is the (total) number of X",
 "Find/Give/Return/Show the number/count of X", "What is the count of X", "Number of X ...". A
 question that asks for a list, an average, a sum, an extreme, or a count per group is outside the
-class and raises :class:`NotACountingQuestion`, whose ``reason`` names why.
+class and raises :class:`pimento.errors.NotACountingQuestion`, whose ``reason`` names why.
 """
 
 from __future__ import annotations
@@ -11,26 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pimento.errors import UserError
+from pimento.errors import NotACountingQuestion
 
-__all__ = ["CountIntent", "NotACountingQuestion", "detect_intent"]
-
-
-class NotACountingQuestion(UserError):
-    """The question is not a single count (a list, an average, a per-group count, ...).
-
-    ``reason`` is a stable identifier: ``"empty"``, ``"no_count"``, ``"group"``, ``"average"``,
-    ``"sum"``, ``"extreme"``, ``"list"``, ``"ratio"``.
-    """
-
-    def __init__(self, question: str, reason: str, message: str):
-        super().__init__(
-            message,
-            hint="Pimento answers counting questions: 'How many ...', 'Count the number of ...', "
-            "'What is the total number of ...'",
-        )
-        self.question = question
-        self.reason = reason
+__all__ = ["CountIntent", "detect_intent"]
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from pimento.errors import InternalError, UserError
-from pimento.nl.count_intent import CountIntent, NotACountingQuestion, detect_intent
+from pimento.errors import InternalError, NotACountingQuestion, NotASelectQuestion
+from pimento.nl.count_intent import _AVERAGE, _EXTREME, _RATIO, _SUM, CountIntent, detect_intent
 from pimento.nl.text import STOPWORDS, Token, tokenize
 from pimento.nl.translate import (
     _GENERIC,
@@ -44,19 +44,7 @@ from pimento.nl.values import ValueIndex
 from pimento.schema import Catalog
 from pimento.sql.quote import quote_identifier
 
-__all__ = ["NotASelectQuestion", "SelectCandidate", "SelectQuery", "translate_select"]
-
-
-class NotASelectQuestion(UserError):
-    """The question asks for something outside select-project-join (a ranking, an average, ...).
-
-    ``reason``: ``"empty"``, ``"average"``, ``"sum"``, ``"extreme"``, ``"group"``, ``"ratio"``.
-    """
-
-    def __init__(self, question: str, reason: str, message: str):
-        super().__init__(message, hint="ask for rows or columns ('List the names of ...', 'Which ... ?') or a count")
-        self.question = question
-        self.reason = reason
+__all__ = ["SelectCandidate", "SelectQuery", "translate_select"]
 
 
 def _table(name: str) -> exp.Table:
@@ -167,16 +155,14 @@ def _projection_start(question: str) -> tuple[int, str]:
 
 
 def _refuse(question: str) -> None:
-    from pimento.nl import count_intent as _i
-
     text = " ".join(question.split())
     if not text:
         raise NotASelectQuestion(question, "empty", "the question is empty")
     for reason, pattern, what in (
-        ("average", _i._AVERAGE, "an average"),
-        ("sum", _i._SUM, "a sum or amount"),
-        ("extreme", _i._EXTREME, "a maximum, minimum or ranking"),
-        ("ratio", _i._RATIO, "a percentage or ratio"),
+        ("average", _AVERAGE, "an average"),
+        ("sum", _SUM, "a sum or amount"),
+        ("extreme", _EXTREME, "a maximum, minimum or ranking"),
+        ("ratio", _RATIO, "a percentage or ratio"),
     ):
         if pattern.search(text):
             raise NotASelectQuestion(question, reason, f"the question asks for {what}, outside select-project-join: {text!r}")

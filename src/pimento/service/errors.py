@@ -4,11 +4,16 @@ User errors keep the message and hint the CLI prints for them (the same fixed te
 that failed after its charge), except those whose text is the custodian's (engine and data-source
 errors, ledger integrity): the analyst gets a fixed message and the real one goes to the server's
 log. Anything unexpected is a 500 with a fixed message: no exception text, no traceback.
+
+The HTTP status of a Pimento error is its class's ``http_status`` (the tree of :mod:`pimento.errors`
+shows them); :class:`~pimento.errors.ServiceError`, the service's own refusals, carries one per error.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -17,24 +22,17 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pimento.errors import (
-    BudgetError,
-    CatalogError,
     ConfigError,
     DataSourceError,
     DeploymentHaltedError,
     InternalError,
-    LLMError,
-    PolicyError,
-    PrivacyParameterError,
-    SearchError,
-    SqlError,
+    LedgerIntegrityError,
+    ReleaseAbortedError,
+    ServiceError,
     UserError,
 )
-from pimento.mechanisms.ledger import LedgerIntegrityError, ReleaseAbortedError
-from pimento.release.modes import ModeError
-from pimento.service.keys import ContextNotAllowedError
 
-__all__ = ["ServiceError", "envelope", "install_error_handlers", "status_for"]
+__all__ = ["envelope", "install_error_handlers", "user_error_body"]
 
 log = logging.getLogger("pimento.service")
 
@@ -45,68 +43,52 @@ ABORTED = "the release was closed as aborted before its answer was stored: the b
 INTERNAL = "internal error in the Pimento service; nothing was released"
 ASK_CUSTODIAN = "ask the custodian to check the service's log and `pimento audit`"
 
-_HTTP_TYPES = {
-    400: "BadRequest",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "NotFound",
-    405: "MethodNotAllowed",
-    413: "PayloadTooLarge",
-    415: "UnsupportedMediaType",
-    429: "RateLimited",
-}
-
-
-class ServiceError(Exception):
-    """An HTTP-level refusal of the service (authentication, rate limit, size...)."""
-
-    def __init__(self, status: int, message: str, *, hint: str | None = None, type_: str | None = None, headers: dict[str, str] | None = None):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.hint = hint
-        self.type = type_ or _HTTP_TYPES.get(status, "Error")
-        self.headers = headers or {}
-
 
 def envelope(type_: str, message: str, hint: str | None = None) -> dict[str, Any]:
     return {"error": {"type": type_, "message": message, "hint": hint}}
 
 
-def status_for(exc: UserError) -> int:
-    if isinstance(exc, ReleaseAbortedError):
-        return 500
-    if isinstance(exc, LedgerIntegrityError | DeploymentHaltedError):
-        return 503
-    if isinstance(exc, BudgetError):
-        return 409
-    if isinstance(exc, ContextNotAllowedError):
-        return 403
-    if isinstance(exc, PrivacyParameterError | SqlError | SearchError | CatalogError | ModeError | PolicyError):
-        return 422
-    if isinstance(exc, DataSourceError | ConfigError):
-        return 503
-    if isinstance(exc, LLMError):
-        return 502
-    return 400
+@dataclass(frozen=True)
+class _Fixed:
+    """What the analyst is shown instead of an error's own text, which is the custodian's: ``type``
+    (None: the error's class name), message and hint; ``record`` puts the real text in the log."""
+
+    message: str
+    hint: str | None
+    type: str | None = None
+    record: Callable[[UserError], None] | None = None
+
+
+def _unavailable(exc: UserError) -> None:
+    log.error("data source or configuration error: %s", exc.one_line())
+
+
+#: The errors whose text is replaced, by class; an error takes the entry of the first class of its
+#: MRO that has one (the most specific).
+_FIXED: dict[type[UserError], _Fixed] = {
+    DeploymentHaltedError: _Fixed(DeploymentHaltedError.MESSAGE, DeploymentHaltedError.HINT),
+    ReleaseAbortedError: _Fixed(ABORTED, ASK_CUSTODIAN, record=lambda exc: log.warning("release aborted: %s", exc.message)),
+    LedgerIntegrityError: _Fixed(LEDGER_REFUSED, ASK_CUSTODIAN, record=lambda exc: log.error("ledger refused: %s", exc.one_line())),
+    DataSourceError: _Fixed(UNAVAILABLE, ASK_CUSTODIAN, type="DataSourceError", record=_unavailable),
+    ConfigError: _Fixed(UNAVAILABLE, ASK_CUSTODIAN, type="DataSourceError", record=_unavailable),
+}
+
+
+def _fixed(exc: UserError) -> _Fixed | None:
+    return next((_FIXED[cls] for cls in type(exc).__mro__ if cls in _FIXED), None)
 
 
 def user_error_body(exc: UserError) -> tuple[int, dict[str, Any]]:
-    """Status and envelope for a Pimento user error, with custodian-only texts replaced."""
-    status = status_for(exc)
-    name = type(exc).__name__
-    if isinstance(exc, DeploymentHaltedError):
-        return status, envelope(name, DeploymentHaltedError.MESSAGE, DeploymentHaltedError.HINT)
-    if isinstance(exc, ReleaseAbortedError):
-        log.warning("release aborted: %s", exc.message)
-        return status, envelope(name, ABORTED, ASK_CUSTODIAN)
-    if isinstance(exc, LedgerIntegrityError):
-        log.error("ledger refused: %s", exc.one_line())
-        return status, envelope(name, LEDGER_REFUSED, ASK_CUSTODIAN)
-    if isinstance(exc, DataSourceError | ConfigError):
-        log.error("data source or configuration error: %s", exc.one_line())
-        return status, envelope("DataSourceError", UNAVAILABLE, ASK_CUSTODIAN)
-    return status, envelope(name, " ".join(exc.message.split()), " ".join(exc.hint.split()) if exc.hint else None)
+    """Status (the class's :attr:`~pimento.errors.PimentoError.http_status`) and envelope of a user
+    error: its own type and text, or the fixed ones of :data:`_FIXED` with the real text logged."""
+    fixed = _fixed(exc)
+    if fixed is not None:
+        if fixed.record is not None:
+            fixed.record(exc)
+        return exc.http_status, envelope(fixed.type or type(exc).__name__, fixed.message, fixed.hint)
+    if isinstance(exc, ServiceError):  # the service's own refusal: its type and text as written
+        return exc.http_status, envelope(exc.type, exc.message, exc.hint)
+    return exc.http_status, envelope(type(exc).__name__, " ".join(exc.message.split()), " ".join(exc.hint.split()) if exc.hint else None)
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -124,7 +106,8 @@ def _validation_message(exc: RequestValidationError) -> str:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def _service(request: Request, exc: ServiceError) -> JSONResponse:
-        return JSONResponse(envelope(exc.type, exc.message, exc.hint), status_code=exc.status, headers=exc.headers)
+        status, body = user_error_body(exc)
+        return JSONResponse(body, status_code=status, headers=exc.headers)
 
     @app.exception_handler(UserError)
     async def _user(request: Request, exc: UserError) -> JSONResponse:
@@ -134,7 +117,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InternalError)
     async def _internal(request: Request, exc: InternalError) -> JSONResponse:
         log.error("internal error on %s: %s", request.url.path, exc.one_line())
-        return JSONResponse(envelope("InternalError", INTERNAL, ASK_CUSTODIAN), status_code=500)
+        return JSONResponse(envelope("InternalError", INTERNAL, ASK_CUSTODIAN), status_code=exc.http_status)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -147,7 +130,7 @@ def install_error_handlers(app: FastAPI) -> None:
             status, str(exc.detail)
         )
         hint = "see /openapi.json for the endpoints" if status in (404, 405) else None
-        return JSONResponse(envelope(_HTTP_TYPES.get(status, "Error"), message, hint), status_code=status, headers=getattr(exc, "headers", None))
+        return JSONResponse(envelope(ServiceError.HTTP_TYPES.get(status, "Error"), message, hint), status_code=status, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

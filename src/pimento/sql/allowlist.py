@@ -62,7 +62,7 @@ from fractions import Fraction
 
 from sqlglot import exp
 
-from pimento.errors import Highlight, InternalError, UnsupportedQuery
+from pimento.errors import Highlight, Refusal, UnsupportedQuery
 from pimento.schema import Catalog
 from pimento.sql.ir import CountQuery, Selection
 
@@ -72,7 +72,6 @@ __all__ = [
     "MIN_DECIMAL_MAGNITUDE",
     "MAX_PATTERN_CHARS",
     "SELECTION_REASONS",
-    "Refusal",
     "check_query",
     "check_runs_on",
     "check_selection",
@@ -133,20 +132,6 @@ _TIME = re.compile(r"^\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
 _TEMPORAL = frozenset({"date", "timestamp"})
 #: Integer literals lie in the signed 64-bit range [-2^63, 2^63 - 1] that every engine reads.
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
-
-
-@dataclass(eq=False)
-class Refusal(Exception):
-    """Why a selection is outside the allow-list: a construct of :data:`SELECTION_REASONS`."""
-
-    construct: str
-    node: exp.Expr
-    detail: str = ""
-
-    def __post_init__(self) -> None:
-        if self.construct not in SELECTION_REASONS:
-            raise InternalError(f"unknown selection refusal {self.construct!r}")
-        super().__init__(self.construct)
 
 
 #: Raw type names whose values are not scalars of their family: nested types (``VARCHAR[]``,

@@ -34,9 +34,9 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from pimento.config import MAX_SQL_CHARS
-from pimento.errors import CatalogError, Highlight, SqlError, UnsupportedQuery
+from pimento.errors import CatalogError, Highlight, Refusal, SqlError, UnsupportedQuery
 from pimento.schema import Catalog
-from pimento.sql.allowlist import SELECTION_REASONS, Refusal, check_selection, column_family, unrunnable_character
+from pimento.sql.allowlist import SELECTION_REASONS, check_selection, column_family, unrunnable_character
 from pimento.sql.ir import Attribute, Count, CountQuery, JoinCondition, Relation, Selection, quoted_if_needed
 from pimento.sql.join_types import JOIN_TYPES_CONSTRUCT, check_join_types
 

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from pimento.engines import Engine, Result, open_engine
-from pimento.engines.base import EngineQueryError
-from pimento.errors import DataSourceError, EngineError, QueryTimeout
+from pimento.errors import DataSourceError, EngineError, EngineQueryError, QueryTimeout
 
 #: Portable DDL: PK, composite PK, UNIQUE (column and index), NOT NULL, single and composite FKs.
 SCHEMA = (

@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 from pimento.engines import open_engine
-from pimento.engines.base import EngineQueryError
+from pimento.errors import EngineQueryError
 
 from .conformance import EngineConformance
 

@@ -10,8 +10,7 @@ import pytest
 from spark_support import SPARK_MARKS, write_parquet_folder
 
 from pimento.engines import open_engine
-from pimento.engines.base import EngineQueryError
-from pimento.errors import DataSourceError, EngineError
+from pimento.errors import DataSourceError, EngineError, EngineQueryError
 
 from .conformance import ROWS, SCHEMA, EngineConformance
 

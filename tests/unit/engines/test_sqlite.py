@@ -7,8 +7,7 @@ import sqlite3
 import pytest
 
 from pimento.engines import open_engine
-from pimento.engines.base import EngineQueryError
-from pimento.errors import DataSourceError
+from pimento.errors import DataSourceError, EngineQueryError
 
 from .conformance import EngineConformance
 

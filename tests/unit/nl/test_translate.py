@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pimento.errors import UserError
-from pimento.nl import NotACountingQuestion, ValueIndex, detect_intent, join_trees, translate
+from pimento.errors import NotACountingQuestion, UserError
+from pimento.nl import ValueIndex, detect_intent, join_trees, translate
 from pimento.schema import Catalog, Column, ForeignKey, Table
 
 

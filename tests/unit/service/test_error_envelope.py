@@ -84,3 +84,60 @@ def test_every_route_answers_errors_with_the_envelope(client_for, analyst_key, s
             response = client.request(method, route.path, headers=headers, json=body if method == "POST" else None)
             assert_envelope(response, 500)
             assert "boom" not in response.text
+
+
+def _errors_and_answers():
+    """(error, status, type, message, hint) per class: statuses from the classes' ``http_status``;
+    custodian-only texts (engine, data source, configuration, ledger) replaced by fixed ones."""
+    from pimento import errors
+    from pimento.service.errors import ABORTED, ASK_CUSTODIAN, INTERNAL, LEDGER_REFUSED, UNAVAILABLE
+
+    halted = errors.DeploymentHaltedError
+    return [
+        (errors.ContextNotAllowedError("sender nurse:9 is not one of your key's", hint="pick one"), 403, "ContextNotAllowedError",
+         "sender nurse:9 is not one of your key's", "pick one"),
+        (errors.ModeError("unknown mode 'x'"), 422, "ModeError", "unknown mode 'x'", None),
+        (errors.UnsupportedQuery("group_by", "outside  the\n class"), 422, "UnsupportedQuery", "outside the class", None),
+        (errors.PrivacyParameterError("epsilon must be > 0"), 422, "PrivacyParameterError", "epsilon must be > 0", None),
+        (errors.BudgetError("cap exhausted", hint="ask for more"), 409, "BudgetError", "cap exhausted", "ask for more"),
+        (errors.LedgerIntegrityError("ledger /srv/x.ledger.sqlite damaged"), 503, "LedgerIntegrityError", LEDGER_REFUSED, ASK_CUSTODIAN),
+        (errors.ReleaseAbortedError("release r1 closed as aborted at /srv/x"), 500, "ReleaseAbortedError", ABORTED, ASK_CUSTODIAN),
+        (halted(), 503, "DeploymentHaltedError", halted.MESSAGE, halted.HINT),
+        (errors.EngineQueryError("DuckDB", "Could not convert string 'Ana Baker'"), 503, "DataSourceError", UNAVAILABLE, ASK_CUSTODIAN),
+        (errors.SyntheticCopyError("/srv/secret/syn.duckdb does not exist"), 503, "DataSourceError", UNAVAILABLE, ASK_CUSTODIAN),
+        (errors.ConfigError("unknown key in /srv/pimento.toml"), 503, "DataSourceError", UNAVAILABLE, ASK_CUSTODIAN),
+        (errors.LLMError("endpoint down"), 502, "LLMError", "endpoint down", None),
+        (errors.NotACountingQuestion("q", "list", "asks for a list"), 400, "NotACountingQuestion", "asks for a list",
+         "Pimento answers counting questions: 'How many ...', 'Count the number of ...', 'What is the total number of ...'"),
+        (errors.KeyStoreError("no key with id 'x'"), 400, "KeyStoreError", "no key with id 'x'", None),
+        (errors.ServiceError(429, "too many requests", hint="retry in 3 s", headers={"Retry-After": "3"}), 429, "RateLimited",
+         "too many requests", "retry in 3 s"),
+        (errors.ServiceError(403, "the form's CSRF token is missing", type_="CsrfError"), 403, "CsrfError", "the form's CSRF token is missing", None),
+        (errors.InternalError("invariant failed on /srv/x"), 500, "InternalError", INTERNAL, ASK_CUSTODIAN),
+    ]
+
+
+def test_each_error_class_answers_its_status_and_envelope():
+    """Through the installed handlers: the status each class carries, the envelope, fixed texts where the
+    error's own is the custodian's (nothing of it reaches the analyst), a refusal's own headers."""
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from pimento.service.errors import install_error_handlers
+
+    cases = _errors_and_answers()
+    app = FastAPI()
+    install_error_handlers(app)
+
+    @app.get("/raise/{i}")
+    def _raise(i: int) -> None:
+        raise cases[i][0]
+
+    client = TestClient(app, raise_server_exceptions=False)
+    for i, (error, status, type_, message, hint) in enumerate(cases):
+        response = client.get(f"/raise/{i}")
+        assert_envelope(response, status)
+        assert response.json()["error"] == {"type": type_, "message": message, "hint": hint}, type(error).__name__
+        for private in ("/srv", "Ana Baker"):
+            assert private not in response.text
+    assert client.get("/raise/14").headers["Retry-After"] == "3"
