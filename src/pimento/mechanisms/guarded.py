@@ -42,12 +42,12 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 from pimento.errors import DeploymentHaltedError, InternalError
 from pimento.mechanisms.budget import Budget, format_number
 from pimento.mechanisms.ledger import Charge, Ledger, request_key
+from pimento.mechanisms.ledger_files import now
 from pimento.mechanisms.smooth import Mechanism, Release
 
 __all__ = ["GuardedAnswer", "Measured", "STAGES", "guarded_release", "pause"]
@@ -100,10 +100,7 @@ def _key(mechanism: Mechanism, *, analyst: str, database: str, sql: str, mode: s
     return request_key(database=database, analyst=analyst, sql=sql, mode=mode, epsilon=cost.epsilon, delta=cost.delta if cost.delta else None)
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
+# proof: guarded-release
 def guarded_release(
     ledger: Ledger,
     mechanism: Mechanism,
@@ -131,6 +128,7 @@ def guarded_release(
     cost = mechanism.privacy_cost()
     key = _key(mechanism, analyst=analyst, database=database, sql=sql, mode=mode)
     pause("before_charge")
+    # proof: guarded-charge
     charged = ledger.charge_release(analyst, database, cost, key)
     if not isinstance(charged, Charge):
         return GuardedAnswer(Release.from_dict(charged), True, charged.get("charge_id"), key, ledger.remaining(database, analyst))
@@ -139,13 +137,15 @@ def guarded_release(
     try:  # from here on, whatever fails halts the deployment (module docs)
         pause("after_charge")
         base = {
-            "time": _now(),
+            "time": now(),
             **base,
             "epsilon": format_number(cost.epsilon),
             "delta": format_number(cost.delta),
             "noise": mechanism.noise,
         }
+        # proof: guarded-measure
         measured = measure()
+        # proof: guarded-noise
         release, private = mechanism.release(measured.true_value, measured.rs)  # noise: the mechanism's own source
         pause("after_noise")
         answer = {**release.to_dict(), "charge_id": charge.id}
@@ -158,6 +158,7 @@ def guarded_release(
             "interval": [format_number(release.interval[0]), format_number(release.interval[1])],
             "private": {**private.to_dict(), **dict(measured.custodian)},
         }
+        # proof: guarded-store
         stored = ledger.record_release(key, charge, answer, audit_row)
         pause("after_store")
         return GuardedAnswer(

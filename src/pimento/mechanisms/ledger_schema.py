@@ -4,12 +4,16 @@
 tables and columns; only the column types and the append-only triggers are said differently.
 :func:`ledger_tables` and :func:`audit_tables` give the tables in one dialect,
 :func:`sqlite_append_only` the SQLite triggers that refuse UPDATE and DELETE on a table
-(PostgreSQL's are in :mod:`.ledger_postgres`).
+(PostgreSQL's are in :mod:`.ledger_postgres`). :data:`FORMAT` is the ledger file format this
+code writes, :data:`SQLITE_LEDGER_SCHEMA` the ledger's own tables on SQLite.
 """
 
 from __future__ import annotations
 
-__all__ = ["audit_tables", "ledger_tables", "sqlite_append_only"]
+__all__ = ["FORMAT", "SQLITE_LEDGER_SCHEMA", "audit_tables", "ledger_tables", "sqlite_append_only"]
+
+#: The ledger file format this code writes (1: running totals in a ``totals`` table, no chain).
+FORMAT = "2"
 
 #: the column types that differ: a charge id the database assigns, a 64-bit integer, a float
 _TYPES = {
@@ -90,3 +94,8 @@ def sqlite_append_only(table: str, what: str) -> str:
         f"BEGIN SELECT RAISE(ABORT, '{what} append-only'); END;\n"
         for op in ("UPDATE", "DELETE")
     )
+
+
+#: The ledger's tables on SQLite with the triggers that keep ``charges`` append-only (the audit
+#: log's tables are :data:`pimento.mechanisms.audit.SCHEMA`).
+SQLITE_LEDGER_SCHEMA = ledger_tables("sqlite") + sqlite_append_only("charges", "charges are")

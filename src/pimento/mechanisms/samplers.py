@@ -64,6 +64,7 @@ def bernoulli_fraction(p: Fraction, rng: RandomSource) -> bool:
     return rng.randrange(p.denominator) < p.numerator
 
 
+# proof: cks-bernoulli-geometric
 def bernoulli_exp(x: Fraction, rng: RandomSource) -> bool:
     """True with probability exactly ``exp(-x)`` for a Fraction ``x >= 0`` (CKS20, Algorithm 1)."""
     if x < 0:
@@ -71,6 +72,7 @@ def bernoulli_exp(x: Fraction, rng: RandomSource) -> bool:
     return _bernoulli_exp_ints(x.numerator, x.denominator, rng)
 
 
+# proof: bernoulli-exp-ints
 def _bernoulli_exp_ints(n: int, d: int, rng: RandomSource) -> bool:
     # exp(-n/d) = exp(-1)^floor(n/d) * exp(-frac(n/d)); each factor by _bernoulli_exp_unit.
     whole, rest = divmod(n, d)
@@ -80,6 +82,7 @@ def _bernoulli_exp_ints(n: int, d: int, rng: RandomSource) -> bool:
     return _bernoulli_exp_unit(rest, d, rng)
 
 
+# proof: bernoulli-exp-unit
 def _bernoulli_exp_unit(n: int, d: int, rng: RandomSource) -> bool:
     # For g = n/d in [0, 1]: K = first k with Bernoulli(g/k) = 0; P(K odd) = exp(-g).
     k = 1
@@ -88,6 +91,7 @@ def _bernoulli_exp_unit(n: int, d: int, rng: RandomSource) -> bool:
     return k % 2 == 1
 
 
+# proof: geometric-exp
 def geometric_exp(x: Fraction, rng: RandomSource) -> int:
     """G >= 0 with P(G >= g) = exp(-x * g) exactly, for a Fraction ``x > 0`` (CKS20, Algorithm 2).
 
@@ -96,11 +100,13 @@ def geometric_exp(x: Fraction, rng: RandomSource) -> int:
     if x <= 0:
         raise InternalError(f"geometric_exp: x={x} <= 0")
     n, d = x.numerator, x.denominator
+    # proof: geometric-rejection
     while True:  # U uniform on {0..d-1}, kept with probability exp(-U/d)
         u = rng.randrange(d)
         if _bernoulli_exp_unit(u, d, rng):
             break
     v = 0
+    # proof: geometric-v
     while _bernoulli_exp_unit(1, 1, rng):
         v += 1
     # X = U + d V has P(X >= k) = exp(-k/d); floor(X / n) has P(. >= g) = exp(-g n / d).
@@ -116,6 +122,7 @@ def _sign(rng: RandomSource) -> int:
 # --------------------------------------------------------------------------------------
 
 
+# proof: rounded-laplace
 def rounded_laplace(scale: Fraction, grid: Fraction, rng: RandomSource) -> int:
     """``m = round(scale * L / grid)`` for L ~ Laplace(1), exactly.
 
@@ -128,8 +135,10 @@ def rounded_laplace(scale: Fraction, grid: Fraction, rng: RandomSource) -> int:
     if scale == 0:
         return 0
     t = grid / scale
+    # proof: laplace-zero
     if not _bernoulli_exp_ints(t.numerator, 2 * t.denominator, rng):
         return 0
+    # proof: laplace-geometric
     return _sign(rng) * (1 + geometric_exp(t, rng))
 
 
@@ -148,11 +157,13 @@ class _LazyUniform:
         self.a = 0
         self.n = 0
 
+    # proof: lazy-uniform-refine
     def refine(self) -> None:
         self.a = (self.a << _CHUNK) | self.rng.getrandbits(_CHUNK)
         self.n += _CHUNK
 
 
+# proof: rounded-quartic
 def rounded_quartic(scale: Fraction, grid: Fraction, rng: RandomSource, *, max_rounds: int = 10_000) -> int:
     """``m = round(scale * Z / grid)`` for Z with density ``(sqrt(2)/pi) / (1 + z^4)``, exactly.
 
@@ -184,11 +195,13 @@ def rounded_quartic(scale: Fraction, grid: Fraction, rng: RandomSource, *, max_r
         while True:
             cell = _cell(tail, u, rn, rd)
             if cell is not None:
+                # proof: quartic-sign
                 return _sign(rng) * cell if cell else 0
             u.refine()
     raise InternalError("rounded_quartic: rejection sampler did not accept in 10,000 rounds")  # pragma: no cover
 
 
+# proof: quartic-accept
 def _accept(tail: bool, u: _LazyUniform, v: _LazyUniform) -> bool | None:
     """Decide ``V < h(U)`` if the revealed bits suffice, else None.
 
@@ -212,6 +225,7 @@ def _accept(tail: bool, u: _LazyUniform, v: _LazyUniform) -> bool | None:
     return None
 
 
+# proof: quartic-cell
 def _cell(tail: bool, u: _LazyUniform, rn: int, rd: int) -> int | None:
     """The grid cell ``floor(ratio |Z| + 1/2)`` if all |Z| compatible with U's bits agree, else None."""
     n_u = 1 << u.n

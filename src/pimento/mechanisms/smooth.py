@@ -44,6 +44,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple, Protocol, Self
 
+import numpy as np
+
 from pimento.errors import InternalError, PrivacyParameterError, UnsupportedQuery
 from pimento.mechanisms.budget import Budget, NumberLike, format_number, parse_number
 from pimento.mechanisms.samplers import RandomSource, default_rng, rounded_laplace, rounded_quartic
@@ -72,15 +74,18 @@ CONFIDENCE = Fraction(95, 100)
 #: The DP bound U of RS falls below RS with probability at most RS_BOUND_MISS: this is what
 #: ``noise_scale_upper`` states (PROOF.md, section 8). The interval does NOT split its 5% by a
 #: union bound: its quantile is computed over the public law of U / RS (:func:`interval_quantile`).
+# proof: rs-bound-miss
 RS_BOUND_MISS = Fraction(1, 100)
 #: Share of epsilon spent on the DP bound of RS when the custodian sets none ([release] rs_bound_share).
 DEFAULT_RS_BOUND_SHARE = Fraction(1, 10)
 
 #: Upper bounds of the 0.95 quantiles of |X| for the two noise laws (rounded outward).
 #: Laplace(1): |X| ~ Exp(1), 0.95 quantile ln(20) = 2.99573227355399...
+# proof: q95-laplace
 _Q95_LAPLACE = Fraction(2995733, 1000000)
 #: Density (sqrt 2 / pi) / (1 + z^4): 0.95 quantile 1.79336157677476...
 #: (scipy brentq on the closed-form CDF, see tests/unit/mechanisms/test_smooth.py which re-checks the bounds).
+# proof: q95-quartic
 _Q95_QUARTIC = Fraction(1793362, 1000000)
 
 _BETA_BITS = 64
@@ -95,6 +100,7 @@ _LOG2_GRID = Fraction(1, 1 << _LOG2_BITS)
 _LOG2_FLOOR_STEPS = -64 << _LOG2_BITS
 #: An upper bound of log2(e) = 1/ln 2 = 1.44269504088896340735992468100189214...
 #: (re-checked at 100 digits by tests/unit/mechanisms/test_smooth_bound.py).
+# proof: log2-e-upper
 _LOG2_E_UPPER = Fraction(14426950408889634074, 10**19)
 #: Significant decimal digits of the released noise-scale bound (rounded up).
 _SCALE_DIGITS = 6
@@ -239,6 +245,7 @@ def _parse_stored(x: Any) -> Fraction:
     return Fraction(Decimal(text))
 
 
+# proof: exact-sensitivity
 def exact_sensitivity(rs: Any) -> Fraction:
     """A sensitivity as an exact Fraction; floats are taken at their exact binary value (never rounded down)."""
     if isinstance(rs, bool):
@@ -300,11 +307,13 @@ class _SmoothBase:
     _factor = Fraction(0)
 
     def __init__(self, budget: Budget, *, grid: Fraction = Fraction(1), share: Fraction = DEFAULT_RS_BOUND_SHARE) -> None:
+        # proof: smooth-grid
         if grid <= 0 or grid.numerator != 1:
             # 1/grid must be an integer so that every integer count lies on the grid (PROOF.md, section 2).
             raise PrivacyParameterError(f"grid must be 1/k for a positive integer k, got {format_number(Fraction(grid))}")
         self._budget = budget
         self.grid = Fraction(grid)
+        # proof: smooth-share
         self.share = rs_bound_share(share)
         self.epsilon_rs_bound = self.share * budget.epsilon
         self.epsilon_noise = budget.epsilon - self.epsilon_rs_bound
@@ -331,6 +340,7 @@ class _SmoothBase:
     def beta(self) -> Fraction:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    # proof: beta-float
     def beta_float(self) -> float:
         """:meth:`beta` as the largest float not above it (for float-based sensitivity code)."""
         return float_down(self.beta())
@@ -351,6 +361,7 @@ class _SmoothBase:
             )
         return self.admit()
 
+    # proof: smooth-admit
     def admit(self) -> Self:
         """This mechanism, checked to complete every release from public inputs alone (before any charge).
 
@@ -383,6 +394,7 @@ class _SmoothBase:
             return "the custodian's [release] rs_bound_share is too small for any epsilon: 0.1 is the default"
         return f"use an epsilon of at least about {float(_LOG2_GRID / room) * 1.01:.2g}, or a larger [release] rs_bound_share"
 
+    # proof: smooth-scale
     def scale(self, rs: Any) -> Fraction:
         """The exact noise scale for sensitivity ``rs`` (private when rs is: never released)."""
         return self._factor * exact_sensitivity(rs) / self.epsilon_noise
@@ -390,22 +402,27 @@ class _SmoothBase:
     def _sample(self, scale: Fraction, rng: RandomSource) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    # proof: half-width
     def half_width(self, scale: Fraction, quantile: Fraction | None = None) -> Fraction:
         """K * grid with P(|noise| <= K * grid) >= the quantile's level: K = ceil(q * scale / grid - 1/2)."""
         q = self._q95 if quantile is None else quantile
         k = math.ceil(q * scale / self.grid - Fraction(1, 2))
         return max(0, k) * self.grid
 
+    # proof: bound-law
     def _bound_law(self) -> tuple[Fraction, int]:
         """Public constants of the DP bound of RS: the Laplace scale b (in log2 units) and the shift t' / h.
 
         b = (beta log2(e) + h) / epsilon_rs_bound; t' = h ceil(t / h) with t = h/2 + b ln(1/(2 RS_BOUND_MISS)).
         """
         h = _LOG2_GRID
+        # proof: bound-scale
         b = (self.beta() * _LOG2_E_UPPER + h) / self.epsilon_rs_bound
+        # proof: bound-shift
         shift = h / 2 + b * ln_upper(1 / (2 * RS_BOUND_MISS))
         return b, math.ceil(shift / h)
 
+    # proof: rs-upper
     def rs_upper(self, rs: Fraction, rng: RandomSource) -> tuple[Fraction, int]:
         """A DP upper bound U of ``rs`` with P(U < rs) <= RS_BOUND_MISS, and the grid point it was drawn around.
 
@@ -419,16 +436,21 @@ class _SmoothBase:
         when the Laplace draw lies beyond 40, where the interval's quantile already counts a miss.
         """
         b, shift_steps = self._bound_law()
+        # proof: rs-cap
         steps = log2_steps_up(min(rs, _RS_CAP))
+        # proof: rs-bound-draw
         m = rounded_laplace(b, _LOG2_GRID, rng)
+        # proof: rs-upper-exponent
         k = min(max(steps + m + shift_steps, _LOG2_FLOOR_STEPS), self._top_steps())
         return pow2_steps_upper(k), steps
 
+    # proof: top-steps
     def _top_steps(self) -> int:
         """The public top of U's exponent (grid steps): above log2 of any RS plus t' plus 40 b, plus one step."""
         b, shift_steps = self._bound_law()
         return (_RS_MAX_BITS << _LOG2_BITS) + shift_steps + math.ceil(_Y_SPAN * b / _LOG2_GRID) + 1
 
+    # proof: q-bound
     @property
     def _q_bound(self) -> Fraction:
         """The interval's quantile at ``noise_scale_upper``: public, from (noise law, b, t') only (:func:`interval_quantile`).
@@ -439,6 +461,7 @@ class _SmoothBase:
         b, shift_steps = self._bound_law()
         return interval_quantile(self.noise, b, shift_steps)
 
+    # proof: smooth-release
     def release(self, true_value: int, rs: Any, *, rng: RandomSource | None = None) -> Outcome:
         """Noisy ``true_value`` calibrated to the smooth bound ``rs`` (computed at :meth:`beta`), with its interval."""
         if isinstance(true_value, bool) or not isinstance(true_value, int):
@@ -448,9 +471,12 @@ class _SmoothBase:
         sensitivity = exact_sensitivity(rs)
         scale = self.scale(sensitivity)
         m = self._sample(scale, rng)
+        # proof: smooth-value-on-grid
         value = Fraction(true_value + m * self.grid)
         upper, steps = self.rs_upper(sensitivity, rng)
+        # proof: noise-scale-upper
         scale_upper = round_up_significant(self._factor * upper / self.epsilon_noise, _SCALE_DIGITS)
+        # proof: smooth-interval
         half = self.half_width(scale_upper, self._q_bound)
         release = Release(
             value=value,
@@ -481,6 +507,7 @@ class _SmoothBase:
         }
 
 
+# proof: smooth-laplace
 class SmoothLaplace(_SmoothBase):
     """(epsilon, delta)-DP: beta = eps_noise / (2 ln(2/delta)), Laplace noise of scale 2 S / eps_noise."""
 
@@ -534,6 +561,7 @@ class SmoothQuartic(_SmoothBase):
         return rounded_quartic(scale, self.grid, rng)
 
 
+# proof: global-laplace
 class GlobalLaplace(_SmoothBase):
     """Pure epsilon-DP Laplace mechanism calibrated to a known global sensitivity: scale GS / eps.
 
@@ -638,11 +666,13 @@ def mechanism_for(
 # --------------------------------------------------------------------------------------
 
 
+# proof: laplace-beta
 def laplace_beta(epsilon: Fraction, delta: Fraction) -> Fraction:
     """beta for the smooth Laplace mechanism: (1 - 2^-40) epsilon / (2 ln(2/delta)), ln rounded up, beta rounded down."""
     return _round_down(_BETA_MARGIN * epsilon / (2 * ln_upper(2 / delta)))
 
 
+# proof: quartic-beta
 def quartic_beta(epsilon: Fraction) -> Fraction:
     """beta for the smooth quartic mechanism: (1 - 2^-40) epsilon / 10, rounded down."""
     return _round_down(_BETA_MARGIN * epsilon / 10)
@@ -653,6 +683,7 @@ def quartic_beta(epsilon: Fraction) -> Fraction:
 # --------------------------------------------------------------------------------------
 
 
+# proof: log2-steps-up
 def log2_steps_up(x: Fraction) -> int:
     """The smallest integer j with 2^(j / 2^10) >= x (at least the floor -64 * 2^10), exactly.
 
@@ -674,6 +705,7 @@ def log2_steps_up(x: Fraction) -> int:
     return max(j, _LOG2_FLOOR_STEPS)
 
 
+# proof: pow2-steps-upper
 def pow2_steps_upper(k: int, bits: int = 64) -> Fraction:
     """An upper bound of 2^(k / 2^10) within a relative 2^-(bits - 1): exact integer roots."""
     whole, rest = divmod(k, 1 << _LOG2_BITS)
@@ -686,6 +718,7 @@ def pow2_steps_upper(k: int, bits: int = 64) -> Fraction:
     return Fraction(root, 1 << bits) * (Fraction(2) ** whole)
 
 
+# proof: round-up-significant
 def round_up_significant(x: Fraction, digits: int) -> Fraction:
     """The smallest number with ``digits`` significant decimal digits that is >= x (x > 0)."""
     if x <= 0:
@@ -718,6 +751,7 @@ _Y_SPAN = 40
 _Y_STEP = 2.0**-10
 #: Absolute allowance for floating-point error in the computed miss bound (the error is below
 #: 1e-13, PROOF.md section 8), and the exponent (bits) taken off before evaluating the tail.
+# proof: float-allowance
 _FLOAT_ALLOWANCE = 1e-9
 _EXPONENT_MARGIN_BITS = 2.0**-20
 #: Significant decimal digits of the interval's quantile (rounded up).
@@ -730,37 +764,38 @@ def _abs_tail(noise: str, x: Any) -> Any:
     The quartic CDF: P(|Z| <= x) = ln((x^2 + sqrt2 x + 1)/(x^2 - sqrt2 x + 1)) / (2 pi)
     + (atan(sqrt2 x + 1) + atan(sqrt2 x - 1)) / pi (0 at x = 0, 1 at infinity).
     """
-    import numpy as np
-
     if noise == "laplace":
         return np.exp(-x)
     if noise != "quartic":
         raise InternalError(f"no tail for noise law {noise!r}")
     r2 = math.sqrt(2)
+    # proof: quartic-cdf
     cdf = np.log((x * x + r2 * x + 1) / (x * x - r2 * x + 1)) / (2 * math.pi) + (np.arctan(r2 * x + 1) + np.arctan(r2 * x - 1)) / math.pi
+    # proof: tail-clip
     return np.clip(1 - cdf, 0.0, 1.0)
 
 
+# proof: laplace-steps
 @functools.lru_cache(maxsize=64)
 def _laplace_steps() -> tuple[Any, Any, float]:
     """Left ends y_i of the steps of [-_Y_SPAN, _Y_SPAN], P(Y in [y_i, y_i + _Y_STEP)), and P(|Y| >= _Y_SPAN), Y ~ Laplace(1)."""
-    import numpy as np
-
     count = int(2 * _Y_SPAN / _Y_STEP)
     left = -_Y_SPAN + _Y_STEP * np.arange(count, dtype=np.float64)  # exact: multiples of 2^-10 below 2^6
+    # proof: laplace-step-masses
     mass = np.where(left < 0, 0.5 * np.exp(left) * math.expm1(_Y_STEP), -0.5 * np.exp(-left) * math.expm1(-_Y_STEP))
     return left, mass, math.exp(-_Y_SPAN)
 
 
 def _miss_terms(noise: str, b: float, shift_bits: float, log2_q: float) -> Any:
     """mass_i * P(|X| > 2^(e_i)) with e_i = log2 q + shift_bits + b y_i minus a margin, capped at 500 bits."""
-    import numpy as np
-
     left, mass, _ = _laplace_steps()
+    # proof: miss-exponent
     exponent = log2_q + shift_bits + b * left - (_EXPONENT_MARGIN_BITS + b * 2.0**-40)
+    # proof: miss-exponent-cap
     return mass * _abs_tail(noise, np.exp2(np.minimum(exponent, 500.0)))
 
 
+# proof: interval-miss-upper
 def interval_miss_upper(noise: str, b: Fraction, shift_steps: int, q: Fraction) -> float:
     """An upper bound (before the float allowance) of the interval's miss probability at quantile ``q``.
 
@@ -774,9 +809,11 @@ def interval_miss_upper(noise: str, b: Fraction, shift_steps: int, q: Fraction) 
     _, _, tails = _laplace_steps()
     log2_q = math.log2(q.numerator) - math.log2(q.denominator)
     terms = _miss_terms(noise, float(b), (shift_steps - 0.5) * float(_LOG2_GRID), log2_q)
+    # proof: miss-fsum
     return math.fsum(terms.tolist()) + tails
 
 
+# proof: interval-quantile
 @functools.lru_cache(maxsize=256)
 def interval_quantile(noise: str, b: Fraction, shift_steps: int) -> Fraction:
     """The smallest q (6 significant digits, rounded up) whose interval misses with probability at most 1 - CONFIDENCE.
@@ -801,13 +838,16 @@ def interval_quantile(noise: str, b: Fraction, shift_steps: int) -> Fraction:
         lo, hi = 2 * lo, lo
         if lo < -(1 << 20):
             raise InternalError(f"no interval quantile found for noise={noise}, b={b}")  # pragma: no cover
+    # proof: quantile-bisection
     while hi - lo > 2.0**-24:  # log2 q to 6e-8 bits, below the 6-digit rounding of q
         mid = (lo + hi) / 2
         if misses(mid) > target - 2 * _FLOAT_ALLOWANCE:
             lo = mid
         else:
             hi = mid
+    # proof: quantile-round-up
     q = round_up_significant(Fraction(2.0**hi), _Q_DIGITS)
+    # proof: quantile-recheck
     if interval_miss_upper(noise, b, shift_steps, q) + _FLOAT_ALLOWANCE > target:
         raise InternalError(f"interval quantile {q} failed its check for noise={noise}, b={b}")  # pragma: no cover
     return q
@@ -818,6 +858,7 @@ def interval_quantile(noise: str, b: Fraction, shift_steps: int) -> Fraction:
 # --------------------------------------------------------------------------------------
 
 
+# proof: float-down
 def float_down(x: Fraction) -> float:
     """The largest float that is <= x (x >= 0)."""
     f = float(x)
@@ -826,12 +867,14 @@ def float_down(x: Fraction) -> float:
     return f
 
 
+# proof: beta-round-down
 def _round_down(x: Fraction, bits: int = _BETA_BITS) -> Fraction:
     """Largest multiple of 2^-bits not above x (or x itself when that would be 0)."""
     down = Fraction(math.floor(x * (1 << bits)), 1 << bits)
     return down if down > 0 else x
 
 
+# proof: ln-upper
 def ln_upper(x: Fraction) -> Fraction:
     """A Fraction L >= ln(x) for x > 1, within about 1e-9 relative; certified by exact arithmetic.
 
@@ -850,6 +893,7 @@ def ln_upper(x: Fraction) -> Fraction:
     raise InternalError(f"ln_upper could not certify a bound for {x}")  # pragma: no cover
 
 
+# proof: exp-lower
 def _exp_lower(y: Fraction, bits: int = 160) -> Fraction:
     """A lower bound of exp(y) for y >= 0: partial Taylor sum with terms rounded down."""
     one = 1 << bits

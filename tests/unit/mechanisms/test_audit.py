@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 
@@ -58,8 +59,6 @@ def test_edited_row_is_detected(ledger):
 
 
 def test_edit_with_recomputed_hash_breaks_the_next_link(ledger):
-    import hashlib
-
     conn = surgery(ledger)
     seq, text, prev = conn.execute("SELECT seq, row, prev_hash FROM audit WHERE seq = 2").fetchone()
     edited = text.replace('"analyst":"ann"', '"analyst":"bob"')

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import pytest
 from db_support import duckdb_file
@@ -10,7 +11,7 @@ from typer.testing import CliRunner
 
 from pimento.cli.app import app
 from pimento.config import LedgerSettings
-from pimento.mechanisms import Ledger, ledger_path
+from pimento.mechanisms import Budget, Ledger, ledger_path, mechanism_for
 from pimento.mechanisms.ledger import witness_path
 
 SQL = "SELECT COUNT(*) FROM P JOIN V ON P.id = V.p WHERE V.dx = 'hiv'"
@@ -69,8 +70,6 @@ def test_audit_show_and_verify_read_custodian_and_abort_rows(clinic):
 
 def test_budget_and_audit_refuse_a_deleted_ledger(clinic):
     with Ledger(ledger_path(str(clinic)), LedgerSettings()) as ledger:
-        from pimento.mechanisms import Budget
-
         ledger.charge_synthetic(str(clinic), Budget.spend("1", "1e-6"), copy_id="c1")
     ledger_path(str(clinic)).unlink()
     assert witness_path(ledger_path(str(clinic))).exists()
@@ -83,10 +82,6 @@ def test_budget_and_audit_refuse_a_deleted_ledger(clinic):
 
 def test_sensitivity_epsilon_gives_the_beta_a_release_uses(clinic):
     """--epsilon E --delta D computes RS at the beta of a release at (E, D), after the RS-bound share."""
-    from fractions import Fraction
-
-    from pimento.mechanisms import mechanism_for
-
     result = runner().invoke(app, ["sensitivity", "--db", str(clinic), "--epsilon", "1", "--delta", "1e-6", "--sql", SQL, "--json"])
     assert result.exit_code == 0, result.output
     beta = json.loads(result.stdout)["beta"]

@@ -165,10 +165,10 @@ def test_quartic_mechanism_is_the_pure_one():
 
 
 def test_benchmark_runs_and_reports_each_row(capsys):
-    """`python -m pimento.bench.interval_coverage` at a tiny size: one row per (law, epsilon, RS), then the RS table."""
+    """`python -m benchmarks.interval_coverage` at a tiny size: one row per (law, epsilon, RS), then the RS table."""
     import json
 
-    from pimento.bench.interval_coverage import main
+    from benchmarks.interval_coverage import main
 
     main(["--reps", "20", "--epsilon", "1", "--rs", "1", "--json"])
     result = json.loads(capsys.readouterr().out)

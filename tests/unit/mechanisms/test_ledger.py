@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from fractions import Fraction
 
+import psycopg
 import pytest
 from ledger_pg_support import LEDGER_BACKENDS, ledger_backend
 
@@ -37,7 +39,6 @@ def _other_connection(ledger):
     """A second connection to the ledger's store, with the errors the backend raises on refusal."""
     if _URL[0] is None:
         return sqlite3.connect(ledger.path), sqlite3.DatabaseError
-    import psycopg
 
     return psycopg.connect(_URL[0], autocommit=True), psycopg.Error
 
@@ -188,8 +189,6 @@ def test_summary_lists_caps_spent_and_left(db):
 def test_concurrent_writers_never_overspend(db):
     """Eight writers, each with its own Ledger (its own connection), race for a cap of 5: exactly 50
     charges of 0.1 succeed on either backend (SQLite: BEGIN IMMEDIATE; PostgreSQL: the advisory lock)."""
-    import threading
-
     make(db, epsilon_cap="5").close()  # the schema, made once
     ok: list[int] = []
     refused: list[int] = []

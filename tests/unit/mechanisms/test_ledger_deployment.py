@@ -11,17 +11,16 @@ import shutil
 import pytest
 
 from pimento.config import LedgerSettings
-from pimento.errors import BudgetError
+from pimento.errors import BudgetError, LedgerIntegrityError
 from pimento.mechanisms import Budget, Ledger, ledger_path
 from pimento.mechanisms.ledger import (
-    LedgerIntegrityError,
-    _legacy_witness_path,
     database_key,
     database_keys,
     deployment_file,
     deployment_id,
     witness_path,
 )
+from pimento.mechanisms.ledger_witness import legacy_witness_path
 
 
 def _database(folder) -> str:
@@ -96,7 +95,7 @@ def test_a_format_2_ledger_keyed_by_path_migrates(tmp_path):
         _spend(ledger, db, "0.5")
         assert ledger.charges()[0].database == str(folder / "shop.duckdb")
     path = ledger_path(db)
-    witness_path(path).rename(_legacy_witness_path(path))  # where format 2 kept it
+    witness_path(path).rename(legacy_witness_path(path))  # where format 2 kept it
     _database(folder)
     assert database_keys(db)[1:] == (str(folder / "shop.duckdb"),)
     with _open(db) as ledger:
@@ -107,7 +106,7 @@ def test_a_format_2_ledger_keyed_by_path_migrates(tmp_path):
         with pytest.raises(BudgetError, match="nothing was spent"):
             ledger.charge("ann", db, Budget.spend("0.01"))
         assert ledger.verify_audit().ok
-    assert witness_path(path).exists() and not _legacy_witness_path(path).exists()
+    assert witness_path(path).exists() and not legacy_witness_path(path).exists()
 
 
 def test_the_legacy_head_witness_still_fails_closed(tmp_path):
@@ -117,7 +116,7 @@ def test_the_legacy_head_witness_still_fails_closed(tmp_path):
     with _open(db) as ledger:
         _spend(ledger, db, "1")
     path = ledger_path(db)
-    witness_path(path).rename(_legacy_witness_path(path))
+    witness_path(path).rename(legacy_witness_path(path))
     path.unlink()
     with pytest.raises(LedgerIntegrityError, match="witness"):
         _open(db)

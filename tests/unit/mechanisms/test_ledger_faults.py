@@ -18,11 +18,12 @@ from typer.testing import CliRunner
 
 from pimento.cli.app import app
 from pimento.config import LedgerSettings
-from pimento.errors import DeploymentHaltedError
+from pimento.errors import DeploymentHaltedError, LedgerIntegrityError
 from pimento.mechanisms import Budget, Ledger, guarded_release, ledger_path, mechanism_for
-from pimento.mechanisms import ledger as ledger_mod
+from pimento.mechanisms import ledger_halts
 from pimento.mechanisms.guarded import Measured
-from pimento.mechanisms.ledger import LedgerIntegrityError, request_key, witness_path
+from pimento.mechanisms.ledger import request_key, witness_path
+from pimento.mechanisms.ledger_owner import owner_alive
 
 SECRET = "Conversion Error: 'Ana Baker' is not INT32"
 
@@ -37,7 +38,7 @@ def db(tmp_path) -> str:
 @pytest.fixture(autouse=True)
 def _no_halt_left_behind():
     yield
-    ledger_mod._UNRECORDED_HALTS.clear()
+    ledger_halts._UNRECORDED_HALTS.clear()
 
 
 def make(db: str) -> Ledger:
@@ -132,7 +133,7 @@ def test_audit_resume_prints_what_halted_and_is_audited(db):
 def test_a_pending_charge_of_another_host_is_not_reaped_by_a_pid_check(db):
     """The pid in the owner token is another machine's: no local pid check may call it dead."""
     owner = "another-host.invalid|999999999|1"  # no such pid here, but it is not ours to check
-    assert ledger_mod._owner_alive(owner) is None
+    assert owner_alive(owner) is None
     with make(db) as ledger:
         k = request_key(database=db, analyst="ann", sql="q", mode="dp", epsilon="1", delta=None)
         ledger.charge_release("ann", db, Budget.spend("1"), k)

@@ -22,7 +22,7 @@ from pimento.config import LedgerSettings
 from pimento.errors import DeploymentHaltedError
 from pimento.mechanisms import Budget, Ledger, guarded_release, ledger_path, mechanism_for
 from pimento.mechanisms import audit as audit_mod
-from pimento.mechanisms import ledger as ledger_mod
+from pimento.mechanisms import ledger_halts
 from pimento.mechanisms.guarded import Measured
 from pimento.mechanisms.ledger import request_key
 
@@ -37,7 +37,7 @@ def db(tmp_path):
 @pytest.fixture(autouse=True)
 def _no_halt_left_behind():
     yield
-    ledger_mod._UNRECORDED_HALTS.clear()
+    ledger_halts._UNRECORDED_HALTS.clear()
 
 
 def make(db: str, *, pending_timeout_s: float = 900.0, **kw) -> Ledger:

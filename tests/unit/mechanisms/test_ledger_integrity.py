@@ -12,15 +12,17 @@ import os
 import sqlite3
 import threading
 import time
+from fractions import Fraction
 
 import pytest
 from ledger_pg_support import LEDGER_BACKENDS, ledger_backend
 
 from pimento.config import LedgerSettings
-from pimento.errors import BudgetError
+from pimento.errors import BudgetError, InternalError, LedgerIntegrityError, ReleaseAbortedError
 from pimento.mechanisms import Budget, Ledger, ledger_path
 from pimento.mechanisms import audit as audit_mod
-from pimento.mechanisms.ledger import LedgerIntegrityError, ReleaseAbortedError, request_key, witness_path
+from pimento.mechanisms.ledger import database_key, request_key, witness_path
+from pimento.mechanisms.ledger_postgres import PgConnection
 
 DEAD_OWNER = "{host}|999999999|1"  # a pid above pid_max: no such process
 
@@ -70,8 +72,6 @@ def release(ledger: Ledger, db: str, i: int, value: int = 7) -> dict:
 
 def surgery(ledger: Ledger) -> sqlite3.Connection:
     if _URL[0] is not None:
-        from pimento.mechanisms.ledger_postgres import PgConnection
-
         pg = PgConnection(_URL[0])
         for table in ("charges", "audit"):
             pg.execute(f"DROP TRIGGER IF EXISTS {table}_append_only ON {table}")
@@ -373,7 +373,6 @@ INSERT INTO meta VALUES ('format', '1');
 
 def test_a_format_1_ledger_is_migrated(db, backend):
     sqlite_only(backend, 'format 1 existed only as SQLite files')
-    from pimento.mechanisms.ledger import database_key
 
     path = ledger_path(db)
     conn = sqlite3.connect(path, isolation_level=None)
@@ -443,8 +442,6 @@ def test_restoring_an_older_copy_of_the_ledger_is_refused(db, tmp_path, backend)
 
 
 def test_custodian_details_of_any_type_are_recorded(db):
-    from fractions import Fraction
-
     ledger = make(db)
     ledger.record_custodian_action(db, "sensitivity", {"rs": Fraction(1, 3), "ratio": float("nan"), "path": ledger.path, "k": (1, 2)})
     details = ledger.audit_rows()[0]["details"]
@@ -464,8 +461,6 @@ def test_an_unreadable_witness_fails_closed(db, text, backend):
 
 
 def test_an_identical_request_through_the_same_ledger_object_does_not_hang(db):
-    from pimento.errors import InternalError
-
     ledger = make(db)
     k = key(db, 1)
     ledger.charge_release("ann", db, Budget.spend("1"), k)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 import random
 from fractions import Fraction
+from secrets import SystemRandom
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from pimento.mechanisms.samplers import bernoulli_exp, geometric_exp, rounded_laplace, rounded_quartic
+from pimento.mechanisms.samplers import bernoulli_exp, default_rng, geometric_exp, rounded_laplace, rounded_quartic
 
 N = 20_000
 
@@ -135,8 +136,4 @@ def test_zero_scale_gives_zero_noise():
 
 
 def test_default_source_is_the_os_csprng():
-    from secrets import SystemRandom
-
-    from pimento.mechanisms.samplers import default_rng
-
     assert isinstance(default_rng(), SystemRandom)

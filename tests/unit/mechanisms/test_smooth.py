@@ -6,7 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-from pimento.errors import PrivacyParameterError
+from pimento.errors import InternalError, PrivacyParameterError
+from pimento.mechanisms import GlobalLaplace, mechanism_for_query
 from pimento.mechanisms.smooth import (
     _Q95_LAPLACE,
     _Q95_QUARTIC,
@@ -134,8 +135,6 @@ def test_float_beta_is_rounded_down(delta):
 
 
 def test_single_relation_counts_use_global_laplace_at_one_over_epsilon():
-    from pimento.mechanisms import GlobalLaplace, mechanism_for_query
-
     m = mechanism_for_query("0.5", "1e-6", relations=1)
     assert isinstance(m, GlobalLaplace)
     assert m.privacy_cost().epsilon == Fraction(1, 2) and m.privacy_cost().delta == 0
@@ -149,9 +148,6 @@ def test_single_relation_counts_use_global_laplace_at_one_over_epsilon():
 
 
 def test_global_laplace_refuses_another_sensitivity_and_joins_keep_smooth():
-    from pimento.errors import InternalError, PrivacyParameterError
-    from pimento.mechanisms import GlobalLaplace, SmoothLaplace, mechanism_for_query
-
     with pytest.raises(InternalError):
         GlobalLaplace.of("1").scale(3)
     assert isinstance(mechanism_for_query("1", "1e-6", relations=2), SmoothLaplace)

@@ -12,7 +12,9 @@ import random
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
+import numpy as np
 import pytest
+from scipy import integrate
 
 from pimento.errors import PrivacyParameterError
 from pimento.mechanisms.budget import EPSILON_MIN
@@ -24,6 +26,7 @@ from pimento.mechanisms.smooth import (
     GlobalLaplace,
     SmoothLaplace,
     SmoothQuartic,
+    _abs_tail,
     laplace_beta,
     log2_steps_up,
     mechanism_for,
@@ -56,8 +59,6 @@ def _exact_miss(noise: str, b: float, shift_steps: int, q: float) -> float:
     P(|X| > x) is exp(-x) for Laplace(1) and 1 - quartic_abs_cdf(x) (test_samplers' closed form,
     itself checked against a quadrature of the density) for the quartic law.
     """
-    from scipy import integrate
-
     def tail(x: float) -> float:
         return math.exp(-x) if noise == "laplace" else max(0.0, 1 - quartic_abs_cdf(x))
 
@@ -101,11 +102,6 @@ def test_interval_quantile_is_public_and_monotone():
 
 
 def test_tail_closed_forms_match_quadrature():
-    import numpy as np
-    from scipy import integrate
-
-    from pimento.mechanisms.smooth import _abs_tail
-
     for x in (0.0, 0.3, 1.0, 1.7933616, 4.0, 30.0):
         quartic = 2 * integrate.quad(lambda z: (math.sqrt(2) / math.pi) / (1 + z**4), x, math.inf)[0]
         assert abs(float(_abs_tail("quartic", np.array([x]))[0]) - quartic) < 1e-12
@@ -213,7 +209,5 @@ def test_global_laplace_spends_everything_on_the_noise():
 
 @pytest.mark.parametrize("share", ["0", "1", "-0.1", "1.5", "nan"])
 def test_share_must_be_strictly_between_zero_and_one(share):
-    from pimento.errors import PrivacyParameterError
-
     with pytest.raises(PrivacyParameterError, match="rs_bound_share"):
         mechanism_for("1", "1e-6", share=share)

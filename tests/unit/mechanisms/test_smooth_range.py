@@ -34,11 +34,10 @@ from pimento.mechanisms.smooth import (
     log2_steps_up,
     pow2_steps_upper,
 )
+from pimento.sensitivity.envelope import MIN_BETA as SEARCH_MIN_BETA
 
 
 def test_min_beta_is_the_sensitivity_search_floor():
-    from pimento.sensitivity.envelope import MIN_BETA as SEARCH_MIN_BETA
-
     assert MIN_BETA == Fraction(SEARCH_MIN_BETA)
 
 

@@ -1,0 +1,252 @@
+"""The ledger's store: opening its file (or PostgreSQL database), its schema, and the one way it
+writes (:meth:`LedgerStore._write`: ``BEGIN IMMEDIATE`` ... ``COMMIT``, then the witness).
+
+:class:`LedgerStore` is the base of :class:`pimento.mechanisms.ledger.Ledger`; each other concern
+of the ledger (integrity checks, pending charges, halts, the answer cache) is a mixin over it in a
+module of its own.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pimento.config import LedgerSettings
+from pimento.errors import BudgetError, ConfigError, DataSourceError, LedgerIntegrityError
+from pimento.mechanisms import audit as _audit
+from pimento.mechanisms import ledger_postgres as _pg
+from pimento.mechanisms.budget import Budget, format_number
+from pimento.mechanisms.ledger_chain import DATABASE_SCOPE, SYNTHETIC_ANALYST, ChainState, Charge, scan_charges
+from pimento.mechanisms.ledger_files import SqliteConnection, create_private, damaged, is_damage, now
+from pimento.mechanisms.ledger_migrate import migrate_from_1
+from pimento.mechanisms.ledger_owner import owner_token
+from pimento.mechanisms.ledger_schema import FORMAT, SQLITE_LEDGER_SCHEMA
+from pimento.mechanisms.ledger_witness import check_witness, load_witness, recovery_hint, spent_text, witness_path, write_witness
+
+__all__ = ["LedgerStore", "jsonable"]
+
+_T = TypeVar("_T")
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as plain JSON for the audit log: Fractions, Decimals, paths and the like as text,
+    non-finite floats as text (the hashed canonical JSON refuses NaN)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+    if value is None or isinstance(value, (str, int)):
+        return value
+    if isinstance(value, Fraction):
+        return format_number(value)
+    return str(value)
+
+
+class LedgerStore:
+    """The connection, the schema, the verified charge chain and the transaction of one ledger.
+
+    ``pending_timeout_s``: how long an identical request waits for a payer whose process cannot
+    be checked (another host) or is still alive, before the payer's charge is closed as aborted.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        settings: LedgerSettings | None = None,
+        *,
+        busy_timeout_s: float = 60.0,
+        pending_timeout_s: float = 900.0,
+    ) -> None:
+        self.postgres = _pg.is_postgres_url(path)
+        # A PostgreSQL ledger is named by its URL without credentials (messages, summaries).
+        self.path = Path(_pg.redact(str(path))) if self.postgres else Path(path)
+        #: How messages name the ledger: its file, or its PostgreSQL URL without credentials.
+        self.name = _pg.redact(str(path)) if self.postgres else str(path)
+        self.settings = settings or LedgerSettings()
+        self.pending_timeout_s = float(pending_timeout_s)
+        self._db_cap = Budget.of(self.settings.epsilon_cap, self.settings.delta_cap)
+        self._analyst_cap = Budget.of(self.settings.analyst_epsilon_cap or self.settings.epsilon_cap, self.settings.delta_cap)
+        self._memory = str(path) == ":memory:"
+        #: Names this ledger in the process's unrecorded halts (:data:`.ledger_halts._UNRECORDED_HALTS`).
+        self._ledger_id = f":memory:{id(self)}" if self._memory else self.name if self.postgres else str(self.path.resolve())
+        self.witness = None if self._memory or self.postgres else witness_path(self.path)
+        if self.witness is not None:
+            check_witness(self.path)
+        self._owner = owner_token()
+        self._verified: ChainState | None = None
+        self._mine: set[int] = set()  # pending charges made through this object
+        #: The connection; on PostgreSQL a PgConnection, which has the sqlite3 surface the ledger uses.
+        self._conn: _audit.Connection
+        if self.postgres:
+            try:
+                self._conn = _pg.PgConnection(str(path), connect_timeout_s=busy_timeout_s)
+                self._init_schema()
+            except sqlite3.Error as exc:
+                raise DataSourceError(f"cannot open the budget ledger {self.name}: {exc}") from None
+            return
+        try:
+            if not self._memory:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                create_private(self.path)
+            self._conn = SqliteConnection(sqlite3.connect(str(self.path), timeout=busy_timeout_s, isolation_level=None), self.name)
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = FULL")
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            self._init_schema()
+        except sqlite3.Error as exc:
+            if is_damage(exc):
+                raise damaged(self.name, exc) from None
+            raise DataSourceError(f"cannot open the budget ledger {self.name}: {exc}") from None
+        except OSError as exc:
+            raise DataSourceError(f"cannot open the budget ledger {self.name}: {exc.strerror or exc}") from None
+        if self.witness is not None:
+            self._refuse_if_emptied()
+
+    def _refuse_if_emptied(self) -> None:
+        """Close and refuse (LedgerIntegrityError) a ledger that holds no charge while its witness records some."""
+        witness = load_witness(self.path)
+        if witness and int(witness.get("charges", 0)) > 0:
+            (count,) = self._conn.execute("SELECT COUNT(*) FROM charges").fetchone()
+            if count == 0:
+                self._conn.close()
+                raise LedgerIntegrityError(
+                    f"the budget ledger {self.name} holds no charge, but its witness records {witness.get('charges')} "
+                    f"(spent: {spent_text(witness)}): refusing to use it",
+                    hint=recovery_hint(self.path),
+                )
+
+    def _init_schema(self) -> None:
+        for attempt in range(50):
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                if self.postgres:
+                    row = self._conn.execute("SELECT to_regclass('meta')").fetchone()
+                    row = row if row and row[0] else None
+                else:
+                    row = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+                fmt = self._conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() if row else None
+                if self.postgres and fmt is not None and fmt[0] == FORMAT:
+                    # The schema exists: no DDL, so the service's role needs no CREATE right after the first start.
+                    self._conn.execute("COMMIT")
+                    return
+                if fmt is not None and fmt[0] == "1":
+                    migrate_from_1(self._conn)
+                # Statements end with ";\n"; trigger bodies keep their inner "; END" on one line.
+                schema = _pg.PG_SCHEMA if self.postgres else SQLITE_LEDGER_SCHEMA + _audit.SCHEMA
+                for statement in schema.split(";\n"):
+                    if statement.strip():
+                        self._conn.execute(statement)
+                self._conn.execute("INSERT INTO meta (key, value) VALUES ('format', ?) ON CONFLICT (key) DO NOTHING", (FORMAT,))
+                fmt = self._conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()[0]
+                if fmt != FORMAT:
+                    raise ConfigError(f"the budget ledger {self.name} has format {fmt}; this Pimento reads format {FORMAT}")
+                self._conn.execute("COMMIT")
+                return
+            except sqlite3.OperationalError as exc:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                if "locked" not in str(exc) or attempt == 49:
+                    raise
+                time.sleep(0.05)
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # ------------------------------------------------------------------ the verified charges
+
+    def _scan(self, *, full: bool = False) -> ChainState:
+        """Read the charges, recompute their chain, and sum the spends per (database, analyst).
+
+        The verified prefix is remembered by this object: a later scan re-reads only the charges
+        added since, after checking that the last verified charge still has its hash and that no
+        earlier id is missing. So the budget is always the sum of charges this process verified;
+        ``full=True`` (verify) re-reads everything."""
+        state = scan_charges(self._conn, None if full else self._verified)
+        self._verified = None if state.problems else state
+        return state
+
+    def _sums(self, key: str) -> dict[tuple[str, str], Budget]:
+        return self._scan().sums
+
+    @staticmethod
+    def _total(sums: dict[tuple[str, str], Budget], keys: tuple[str, ...], who: str) -> Budget:
+        """The spend of ``who`` summed over every key of one database (its id and its legacy aliases)."""
+        total = Budget.zero()
+        for key in keys:
+            part = sums.get((key, who))
+            if part is not None:
+                total = total + part
+        return total
+
+    def _check_analyst(self, analyst: str) -> None:
+        if not analyst or analyst in (DATABASE_SCOPE, SYNTHETIC_ANALYST) or analyst != analyst.strip():
+            raise BudgetError(f"invalid analyst name {analyst!r}", hint="pass --analyst NAME")
+        if self.settings.analysts and analyst not in self.settings.analysts:
+            raise BudgetError(
+                f"unknown analyst {analyst!r}: nothing was spent",
+                hint=f"known analysts: {', '.join(self.settings.analysts)} ([ledger] analysts in pimento.toml)",
+            )
+
+    # ------------------------------------------------------------------ writing
+
+    def _write(self, body: Callable[[], _T]) -> _T:
+        """Run ``body`` inside BEGIN IMMEDIATE ... COMMIT; roll back on any error; then update the witness."""
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise DataSourceError(f"the budget ledger {self.name} is busy or unwritable: {exc}; nothing was spent") from None
+        try:
+            result = body()
+            witness = self._witness_state() if self.witness is not None else None
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if witness is not None:
+            self._write_witness(witness)
+        return result
+
+    def _witness_state(self) -> dict[str, Any]:
+        head = self._conn.execute("SELECT charge_id, hash FROM charges_head WHERE id = 1").fetchone()
+        audit_head = self._conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
+        spent: dict[str, dict[str, str]] = {}
+        for (db, who), total in self._scan().sums.items():
+            if who == DATABASE_SCOPE:
+                eps, dlt = total.to_text()
+                spent[db] = {"epsilon": eps, "delta": dlt}
+        return {
+            "ledger": str(self.path.resolve()),
+            "charges": head[0] if head else 0,
+            "charge_hash": head[1] if head else _audit.GENESIS,
+            "audit_rows": audit_head[0] if audit_head else 0,
+            "audit_hash": audit_head[1] if audit_head else _audit.GENESIS,
+            "spent": spent,
+            "written": now(),
+        }
+
+    def _write_witness(self, state: dict[str, Any]) -> None:
+        """Replace the witness with ``state`` (never with an older one: :func:`.ledger_witness.write_witness`)."""
+        assert self.witness is not None
+        write_witness(self.witness, self.path, state)
+
+    def _append_audit(self, row: dict[str, Any], charge: Charge) -> None:
+        """Append the audit row of ``charge`` (inside the open transaction), with the charge's id and budget."""
+        eps, dlt = charge.budget.to_text()
+        _audit.append(self._conn, {**jsonable(row), "charge_id": charge.id, "charge_epsilon": eps, "charge_delta": dlt})
+
+    def _close_pending(self, charge: Charge) -> bool:
+        """Remove the pending entry of ``charge``; False if there was none (it was closed as aborted)."""
+        self._mine.discard(charge.id)
+        return self._conn.execute("DELETE FROM pending WHERE charge_id = ?", (charge.id,)).rowcount == 1
