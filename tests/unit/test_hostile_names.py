@@ -194,7 +194,8 @@ def test_policy_compiles_checks_and_enforces_on_hostile_names(tmp_path, kind):
         catalog = engine.introspect()
         policy = policy_from_dict(HOSTILE_POLICY)
         compiled = compile_policy(policy, catalog, engine)
-        report = run_checks(compiled, catalog, engine, policy=policy)
+        compiled = run_checks(compiled, catalog, engine, policy=policy)  # the checked (canonical) policy
+        report = compiled.checks_report()
         assert set(report["satisfiability"]["witnesses"]) == {"P1", "P2", "P3"}
         assert report["unresolved_subjects"] == []
         enforcer = Enforcer(compiled, engine, catalog)

@@ -5,7 +5,7 @@ Typical use::
     from pimento.policy import load_policy, compile_policy, run_checks, Enforcer
     policy = load_policy("hospital_hipaa.yaml")
     compiled = compile_policy(policy, db.catalog, db.engine)  # P+: information implication included
-    run_checks(compiled, db.catalog, db.engine, policy=policy)  # redundancy, satisfiability, ... (reports)
+    compiled = run_checks(compiled, db.catalog, db.engine, policy=policy)  # merged; reports in compiled.checks
     enforcer = Enforcer(compiled, db.engine, db.catalog)
     ctx = enforcer.context("employee:10", "employee:20", "treatment")
     answer = enforcer.authorize(ctx, "SELECT pat_id, diagnosis FROM Visit")  # the analyst's answer
@@ -14,8 +14,11 @@ Typical use::
 
 from __future__ import annotations
 
+from importlib.resources import files
+
 from pimento.policy.checks import run_checks
-from pimento.policy.compiler import CompiledPolicy, Location, compile_policy, load_compiled_policy
+from pimento.policy.compiled import CompiledPolicy, Location, load_compiled_policy
+from pimento.policy.compiler import compile_policy
 from pimento.policy.enforce import Authorization, Context, Enforcer, Explanation, Identity
 from pimento.policy.implication import apply_implications
 from pimento.policy.lineage import AnalyzedQuery, analyze_query
@@ -45,6 +48,4 @@ __all__ = [
 
 def example_policy_path(name: str = "hospital_hipaa") -> str:
     """Path of a shipped example policy (package data)."""
-    from importlib.resources import files
-
     return str(files("pimento.policy") / "examples" / f"{name}.yaml")

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pimento.policy.compiler import PREFIX, lit, quote
-from pimento.policy.compiler import row_key_sql as compiled_row_key_sql
 from pimento.policy.enforce import Context, Enforcer
+from pimento.policy.views_sql import PREFIX, lit, quote
+from pimento.policy.views_sql import row_key_sql as compiled_row_key_sql
 from pimento.sensitivity.contextual import AuthorizationView, boundary_columns
 from pimento.sql.ir import CountQuery
 

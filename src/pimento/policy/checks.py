@@ -27,17 +27,19 @@ satisfiability, information implication.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pimento.engines.base import Engine
 from pimento.errors import PolicyError
-from pimento.policy.compiler import NO_SUBJECT, CompiledPolicy
+from pimento.policy.compiled import CompiledPolicy
 from pimento.policy.formula import subject_resolved_sql
 from pimento.policy.implication import apply_implications, policy_dependencies
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Not, Policy, RoleIs
 from pimento.policy.observable import observable_denials
 from pimento.policy.redundancy import canonical_sql, redundancy as _redundancy
 from pimento.policy.satisfiability import satisfiability as _satisfiability
+from pimento.policy.views_sql import NO_SUBJECT, location_view_sql, norm_views
 from pimento.schema import Catalog
 
 __all__ = ["apply_implications", "canonical_sql", "run_checks"]
@@ -77,7 +79,7 @@ def _unresolved_subjects(compiled: CompiledPolicy, engine: Engine | None) -> lis
             cells = None
             if engine is not None:
                 where = "TRUE" if static else f"NOT {subject_resolved_sql(compiled, 'd.subject')}"
-                cells = int(engine.execute(f"SELECT COUNT(*) FROM ({loc.view_sql()}) AS d WHERE {where}").rows[0][0])
+                cells = int(engine.execute(f"SELECT COUNT(*) FROM ({location_view_sql(loc)}) AS d WHERE {where}").rows[0][0])
                 if not static and cells == 0:
                     continue
             elif not static:
@@ -99,8 +101,10 @@ def _unresolved_subjects(compiled: CompiledPolicy, engine: Engine | None) -> lis
 
 
 def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Engine | None = None, *, policy: Policy | None = None,
-               require_satisfiable: bool = True, progress: Any = None) -> dict[str, Any]:
-    """Run the checks; merges ``compiled``'s redundant views and norms (its canonical form) and stores the report.
+               require_satisfiable: bool = True, progress: Any = None) -> CompiledPolicy:
+    """Run the checks: the checked policy, ``compiled`` in its canonical form (redundant views and
+    norms merged) with the report in ``checks`` (plain JSON data: ``checks_report()``).
+    ``compiled`` itself is a frozen value and does not change.
 
     Information implication is a step of :func:`~pimento.policy.compiler.compile_policy`: its
     record is reported here, not applied again (a policy that records none gets it here).
@@ -116,13 +120,14 @@ def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Engine | None
         if progress is not None:
             progress(text)
 
-    coverage = {n.id: sorted(compiled.views(n.id)) for n in compiled.norms}
+    coverage = {n.id: sorted(norm_views(compiled, n.id)) for n in compiled.norms}
     step("information implication")
     # compile_policy applied it; a policy without the record (an older file) gets it here
-    implication = compiled.implication if compiled.implication is not None else \
-        apply_implications(compiled, catalog, policy_dependencies(catalog, policy))
+    if compiled.implication is None:
+        compiled = apply_implications(compiled, catalog, policy_dependencies(catalog, policy))
+    implication = compiled.implication
     step("redundancy")
-    redundancy = _redundancy(compiled, engine, catalog)
+    compiled, redundancy = _redundancy(compiled, engine, catalog)
     satisfiability = _satisfiability(compiled, engine, progress)
     step("unresolved subjects")
     unresolved = _unresolved_subjects(compiled, engine)
@@ -134,7 +139,7 @@ def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Engine | None
         "unresolved_subjects": unresolved,
         "observable_denials": observable_denials(compiled),
     }
-    compiled.checks = report
+    compiled = replace(compiled, checks=report)
     if require_satisfiable:
         positive = [n.id for n in compiled.norms if n.positive]
         if not positive:
@@ -148,4 +153,4 @@ def run_checks(compiled: CompiledPolicy, catalog: Catalog, engine: Engine | None
                 {c["permit"] for c in satisfiability["contradictions"]} >= set(positive):
             raise PolicyError("unsatisfiable policy: " + "; ".join(c["reason"] for c in satisfiability["contradictions"]),
                               clause=positive[0])
-    return report
+    return compiled

@@ -39,7 +39,7 @@ from typing import Any
 
 from pimento.engines.base import Engine
 from pimento.errors import PolicyError
-from pimento.policy.compiler import NO_SUBJECT, PREFIX, CompiledPolicy, lit, quote
+from pimento.policy.compiled import CompiledPolicy
 from pimento.policy.formula import (
     FLAGS,
     NormSQL,
@@ -52,6 +52,7 @@ from pimento.policy.formula import (
     subject_resolved_sql,
 )
 from pimento.policy.lineage import AnalyzedQuery, analyze_query
+from pimento.policy.views_sql import NO_SUBJECT, PREFIX, lit, location_view_sql, quote
 from pimento.schema import Catalog
 
 __all__ = [
@@ -575,7 +576,7 @@ class Enforcer:
             if pred == "FALSE":
                 continue
             dname = quote(f"{PREFIX}d{i}")
-            view = "\nUNION ALL\n".join(self.compiled.locations[x].view_sql() for x in locs)
+            view = "\nUNION ALL\n".join(location_view_sql(self.compiled.locations[x]) for x in locs)
             data_ctes.append(f"{dname} AS ({view})")
             decides = permits_sql(pred) if norm.positive else prohibits_sql(pred)
             select = f"SELECT d.relation, d.row_key, d.attribute FROM {dname} AS d WHERE {decides}"

@@ -29,16 +29,21 @@ takes an engine. The engine is used only to validate proposals (``LIMIT 0`` prob
 
 from __future__ import annotations
 
+import copy
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
+import sqlglot
 from pydantic import BaseModel, ConfigDict, Field
+from sqlglot.errors import SqlglotError
 
 from pimento.engines.base import Engine
 from pimento.errors import CatalogError, LLMError, PolicyError
 from pimento.llm import Backend, Message, SyntheticValues, Usage, complete_structured_one, render_schema
 from pimento.policy.compiler import compile_policy
+from pimento.policy.extract_offline import extract_policy_offline
+from pimento.policy.extraction import Extraction
 from pimento.policy.model import ANY, policy_from_dict
 from pimento.schema import Catalog
 
@@ -225,26 +230,6 @@ def _is_any(text: str | None) -> bool:
     return not text or text.strip().lower() in ("any", "anyone", "*", "none", "unspecified")
 
 
-@dataclass
-class Extraction:
-    """The outcome of :func:`extract_policy`: the policy document, per-clause notes, LLM usage."""
-
-    policy: dict[str, Any]
-    clauses: list[dict[str, Any]]
-    usage: Usage
-    failures: list[dict[str, str]] = field(default_factory=list)
-
-    def to_yaml(self) -> str:
-        import yaml
-
-        header = (
-            "# Extracted from natural-language policy text by an LLM (pimento policy extract).\n"
-            "# REVIEW every clause, role, location, purpose and condition before compiling it:\n"
-            "#   pimento policy compile THIS_FILE --db DB --out compiled.json\n"
-        )
-        return header + yaml.safe_dump(self.policy, sort_keys=False, allow_unicode=True, width=100)
-
-
 class _Builder:
     """Accumulates the grounding of the clauses, naming things from the norm's words."""
 
@@ -332,9 +317,6 @@ def _ground_clause(
 
 def _outputs(sql: str) -> set[str]:
     """Output column names of a SELECT (empty when it does not parse: the compiler will say why)."""
-    import sqlglot
-    from sqlglot.errors import SqlglotError
-
     try:
         tree = sqlglot.parse_one(sql)
     except SqlglotError:
@@ -428,8 +410,6 @@ def extract_policy(
 
 
 def _snapshot(b: _Builder) -> tuple[Any, ...]:
-    import copy
-
     return (*(copy.deepcopy(t) for t in (b.principals, b.roles, b.data_types, b.purposes, b.conditions)), list(b.subjects))
 
 
@@ -479,8 +459,6 @@ def extract(
     the role and purpose values, else read from ``engine``), else with the LLM ``backend``
     (:func:`extract_policy`; ``values`` from a synthetic copy may appear in its prompts)."""
     if backend is None:
-        from pimento.policy.extract_offline import extract_policy_offline
-
         return extract_policy_offline(text, catalog, values=categorical, engine=engine, name=name,
                                       subject_principal=subject_principal)
     return extract_policy(text, catalog, backend, engine=engine, name=name, values=values,

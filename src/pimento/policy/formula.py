@@ -13,8 +13,9 @@ per sign, failing closed. The enforcer (:mod:`pimento.policy.enforce`) and the p
 from __future__ import annotations
 
 from pimento.errors import PolicyError
-from pimento.policy.compiler import PREFIX, CompiledPolicy, lit, quote
+from pimento.policy.compiled import CompiledPolicy
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, PurposeIs, RoleIs
+from pimento.policy.views_sql import PREFIX, lit, quote
 
 __all__ = [
     "FLAGS",

@@ -8,31 +8,26 @@ filter), and each column of a multi-column key likewise (matched on the whole ke
 Positive norms are never extended.
 
 :func:`pimento.policy.compiler.compile_policy` applies it (step ``information implication``), so
-every :class:`~pimento.policy.compiler.CompiledPolicy` is ``P+`` and records the result in
+every :class:`~pimento.policy.compiled.CompiledPolicy` is ``P+`` and records the result in
 ``CompiledPolicy.implication``; :func:`pimento.policy.checks.run_checks` reports that record. It
 reads no data. A compiled policy that records no implication (a file written by an older
-version) is refused by the enforcer (:meth:`~pimento.policy.compiler.CompiledPolicy.require_implication`).
+version) is refused by the enforcer (:meth:`~pimento.policy.compiled.CompiledPolicy.require_implication`).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
 
 from pimento.errors import PolicyError
-from pimento.policy.compiler import (
-    PREFIX,
-    CompiledPolicy,
-    Location,
-    declared_subject,
-    quote,
-    row_key_sql,
-    subject_expression_sql,
-)
+from pimento.policy.compiled import CompiledPolicy, Location
+from pimento.policy.grounding_sql import declared_subject, subject_expression_sql
 from pimento.policy.model import Policy
+from pimento.policy.views_sql import PREFIX, quote, row_key_sql
 from pimento.schema import Catalog, FunctionalDependency
 
 __all__ = ["apply_implications", "parse_dependency", "policy_dependencies"]
@@ -73,25 +68,27 @@ def _rename_alias(sql: str, old: str, new: str, dialect: str) -> str:
 
 def apply_implications(
     compiled: CompiledPolicy, catalog: Catalog, dependencies: list[FunctionalDependency]
-) -> list[dict[str, Any]]:
-    """Extend negative norms with the locations their data determines (P -> P+); returns the report
-    (one entry per added location: norm, location, because, overrides_permits_of) and records it in
-    ``compiled.implication``.
+) -> CompiledPolicy:
+    """``P+``: ``compiled`` with its negative norms extended by the locations their data determines,
+    recording the report in ``implication`` (one entry per added location: norm, location,
+    because, overrides_permits_of).
 
-    Idempotent: on a policy that records its implication already (every policy
-    :func:`~pimento.policy.compiler.compile_policy` returns) it adds nothing and returns the record.
+    Idempotent: a policy that records its implication already (every policy
+    :func:`~pimento.policy.compiler.compile_policy` returns) is returned as it is.
     """
     if compiled.implication is not None:
-        return compiled.implication
+        return compiled
     dialect = compiled.dialect
     subj = compiled.principals[compiled.subject_principal]
+    locations = dict(compiled.locations)
+    norm_locations = {k: list(v) for k, v in compiled.norm_locations.items()}
     report: list[dict[str, Any]] = []
     for norm in compiled.norms:
         if norm.positive:
             continue
-        existing = {(compiled.locations[i].relation, compiled.locations[i].attribute, compiled.locations[i].where_sql)
-                    for i in compiled.norm_locations[norm.id]}
-        work = [compiled.locations[i] for i in compiled.norm_locations[norm.id]]
+        existing = {(locations[i].relation, locations[i].attribute, locations[i].where_sql)
+                    for i in norm_locations[norm.id]}
+        work = [locations[i] for i in norm_locations[norm.id]]
         depth = 0
         while work:
             loc = work.pop(0)
@@ -125,14 +122,14 @@ def apply_implications(
                 key = compiled.tables[relation]["key"]
                 if not key:
                     continue
-                new_id = f"{loc.data_type}+{relation}.{attribute}#{len(compiled.locations) + 1}"
+                new_id = f"{loc.data_type}+{relation}.{attribute}#{len(locations) + 1}"
                 new = Location(
                     new_id, relation, attribute, where,
                     subject_expression_sql(catalog, relation, declared_subject(compiled.subject_paths, relation), subj, f"implication of {norm.id}"),
                     row_key_sql("t", tuple(key), dialect), loc.data_type, implied_by=f"{loc.relation}.{loc.attribute} via {because}",
                 )
-                compiled.locations[new_id] = new
-                compiled.norm_locations[norm.id].append(new_id)
+                locations[new_id] = new
+                norm_locations[norm.id].append(new_id)
                 work.append(new)
                 report.append({"norm": norm.id, "location": f"{relation}.{attribute}", "because": new.implied_by})
     # permitted information that determines prohibited information
@@ -140,9 +137,9 @@ def apply_implications(
         rel, attr = item["location"].split(".")
         permits = [
             n.id for n in compiled.norms if n.positive and any(
-                (compiled.locations[i].relation, compiled.locations[i].attribute) == (rel, attr)
-                for i in compiled.norm_locations[n.id])
+                (locations[i].relation, locations[i].attribute) == (rel, attr)
+                for i in norm_locations[n.id])
         ]
         item["overrides_permits_of"] = permits
-    compiled.implication = report
-    return report
+    return replace(compiled, locations=locations, norm_locations={k: tuple(v) for k, v in norm_locations.items()},
+                   implication=tuple(report))

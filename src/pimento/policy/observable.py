@@ -27,9 +27,12 @@ from typing import Any
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.simplify import simplify
 
 from pimento.errors import PolicyError
-from pimento.policy.compiler import CompiledPolicy, Location
+from pimento.policy.compiled import CompiledPolicy, Location
 
 __all__ = ["ACKNOWLEDGE_SETTING", "denial_id", "observable_denials", "require_acknowledged", "with_acknowledgement"]
 
@@ -80,10 +83,6 @@ def _rename(tree: exp.Expr) -> exp.Expr:
 
 def _disjuncts(compiled: CompiledPolicy, loc: Location) -> frozenset[str] | None:
     """The canonical disjuncts of ``loc``'s row filter; None when it is unfiltered or cannot be read."""
-    from sqlglot.errors import SqlglotError
-    from sqlglot.optimizer.qualify import qualify
-    from sqlglot.optimizer.simplify import simplify
-
     if loc.where_sql.strip().upper() == "TRUE":
         return None
     dialect = compiled.dialect

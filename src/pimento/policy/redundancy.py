@@ -1,5 +1,6 @@
 """Redundancy check over compiled views (Section 4.2.2): merge provably equivalent views and
-norms (:func:`redundancy`), report views that only agree on the current data.
+norms (:func:`redundancy`, which returns the merged policy), report views that only agree on the
+current data.
 
 :func:`canonical_sql` gives the canonical text that decides "provably equivalent".
 """
@@ -11,11 +12,18 @@ from typing import Any
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.canonicalize import canonicalize
+from sqlglot.optimizer.normalize import normalize
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.simplify import simplify
 
 from pimento.engines.base import Engine
-from pimento.policy.compiler import CompiledPolicy
+from pimento.errors import EngineError
+from pimento.policy.compiled import CompiledPolicy
 from pimento.policy.lineage import qualifier_schema
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Norm, Not
+from pimento.policy.views_sql import location_view_sql
 from pimento.schema import Catalog
 
 __all__ = ["canonical_sql", "common_rows_sql", "distinct_rows_sql", "redundancy"]
@@ -47,12 +55,6 @@ def canonical_sql(sql: str, catalog: Catalog, dialect: str = "duckdb", *, predic
     equivalent on every database (given that sqlglot's rewrites preserve meaning); different
     texts prove nothing. A fragment sqlglot cannot canonicalize falls back to its own text.
     """
-    from sqlglot.errors import SqlglotError
-    from sqlglot.optimizer.canonicalize import canonicalize
-    from sqlglot.optimizer.normalize import normalize
-    from sqlglot.optimizer.qualify import qualify
-    from sqlglot.optimizer.simplify import simplify
-
     schema: dict[str, object] = qualifier_schema(catalog)
     try:
         if predicate:
@@ -95,8 +97,10 @@ def _rename_aliases(tree: exp.Expr, dialect: str = "duckdb") -> exp.Expr:
     return tree
 
 
-def redundancy(compiled: CompiledPolicy, engine: Engine | None, catalog: Catalog | None = None) -> dict[str, Any]:
-    """Merge provably equivalent views; report views that only agree on the current data.
+def redundancy(compiled: CompiledPolicy, engine: Engine | None,
+               catalog: Catalog | None = None) -> tuple[CompiledPolicy, dict[str, Any]]:
+    """``compiled`` with its provably equivalent views and norms merged (recorded in ``merged``), and
+    the report: the merges, and the views that only agree on the current data.
 
     * Role views merge when they have the same principal and the same canonical SQL
       (:func:`canonical_sql`); condition views when they also have the same variables and
@@ -156,14 +160,14 @@ def redundancy(compiled: CompiledPolicy, engine: Engine | None, catalog: Catalog
             continue
         seen[norm_key] = n.id
         kept.append(n)
-    compiled.norms = kept
-    for nid in merged_norms:
-        compiled.norm_locations.pop(nid, None)
-    for name in merged_roles:
-        compiled.roles.pop(name)
-    for name in merged_conds:
-        compiled.conditions.pop(name)
-    compiled.merged = {"roles": merged_roles, "conditions": merged_conds, "norms": merged_norms}
+    compiled = replace(
+        compiled,
+        norms=tuple(kept),
+        norm_locations={k: v for k, v in compiled.norm_locations.items() if k not in merged_norms},
+        roles={k: v for k, v in compiled.roles.items() if k not in merged_roles},
+        conditions={k: v for k, v in compiled.conditions.items() if k not in merged_conds},
+        merged={"roles": merged_roles, "conditions": merged_conds, "norms": merged_norms},
+    )
 
     # same rows, different SQL: reported
     equivalent: list[dict[str, Any]] = []
@@ -172,11 +176,11 @@ def redundancy(compiled: CompiledPolicy, engine: Engine | None, catalog: Catalog
             ("role", {k: v.sql for k, v in compiled.roles.items()}),
             ("condition", {k: v.sql for k, v in compiled.conditions.items()}),
             ("data_type", {k: "\nUNION ALL\n".join(
-                f"SELECT relation, row_key, attribute FROM ({compiled.locations[i].view_sql()}) AS x" for i in ids)
+                f"SELECT relation, row_key, attribute FROM ({location_view_sql(compiled.locations[i])}) AS x" for i in ids)
                 for k, ids in compiled.data_types.items() if ids}),
         ):
             equivalent.extend(_equal_on_data(engine, kind, views, compiled))
-    return {"merged": compiled.merged, "equivalent_on_data": equivalent}
+    return compiled, {"merged": compiled.merged, "equivalent_on_data": equivalent}
 
 
 def distinct_rows_sql(sql: str) -> str:
@@ -209,8 +213,6 @@ def _equal_on_data(engine: Engine, kind: str, views: dict[str, str],
     cannot compare (column types it will not unify) is not equal. Rows compare by the
     engine's equality, after its type coercion.
     """
-    from pimento.engines.base import EngineError
-
     distinct = {k: int(engine.execute(distinct_rows_sql(v)).rows[0][0]) for k, v in views.items()}
     width: dict[str, int] = {}
 

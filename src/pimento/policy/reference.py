@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import duckdb
+
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, PurposeIs, RoleIs
 from pimento.sql.quote import quote_identifier
 
@@ -312,8 +314,6 @@ class ReferencePolicy:
 
         ``cells``: the context's authorized cells when the caller has them already (a superset of
         the referenced columns' is fine: only those are read); computed here otherwise."""
-        import duckdb
-
         if cells is None:
             wanted = {(r, c) for r, cols in referenced.items() for c in (cols or self.columns[r])}
             cells = self.authorized_cells(db, sender, recipient, purpose, wanted)

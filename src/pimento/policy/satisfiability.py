@@ -13,9 +13,10 @@ from typing import Any
 
 from pimento.engines.base import Engine
 from pimento.errors import EngineError, PolicyError
-from pimento.policy.compiler import PREFIX, CompiledPolicy, quote
+from pimento.policy.compiled import CompiledPolicy
 from pimento.policy.formula import NormSQL, cond_cte, norm_predicates, permits_sql, prohibits_sql, role_cte
 from pimento.policy.model import ANY, All, AnyOf, Atom, Cond, Const, Norm, Not, RoleIs
+from pimento.policy.views_sql import PREFIX, data_view_sql, location_view_sql, quote
 
 __all__ = ["FIRST_SUBJECTS", "satisfiability", "static_contradictions", "witness"]
 
@@ -180,7 +181,7 @@ def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, 
             continue  # never prohibits in this context
         i = len(flagged)
         flagged.append((i, other))
-        on_cell = (f"NOT EXISTS (SELECT 1 FROM ({compiled.data_view(other.id)}) AS d WHERE {_cell_eq('d', 'k')} "
+        on_cell = (f"NOT EXISTS (SELECT 1 FROM ({data_view_sql(compiled, other.id)}) AS d WHERE {_cell_eq('d', 'k')} "
                    f"AND {prohibits_sql(d_ns.cond(norm_predicates(other)))})")
         if spark:
             # the candidates' alias is not ``c``: NormSQL's condition subqueries use that alias, so
@@ -189,7 +190,7 @@ def witness(compiled: CompiledPolicy, engine: Engine, norm: Norm, purpose: str, 
             ns_list.append(c_ns)
             negs.append(f"(k.f{i} <> 1 OR NOT {prohibits_sql(same)})")
             spark_negs.append(
-                f"SELECT cn.* FROM {PREFIX}cand AS cn JOIN ({compiled.data_view(other.id)}) AS d ON {_cell_eq('d', 'cn')} "
+                f"SELECT cn.* FROM {PREFIX}cand AS cn JOIN ({data_view_sql(compiled, other.id)}) AS d ON {_cell_eq('d', 'cn')} "
                 f"WHERE cn.f{i} = 2 AND {prohibits_sql(c_ns.cond(norm_predicates(other)))}"
             )
         else:
@@ -250,17 +251,17 @@ def _class_ctes(compiled: CompiledPolicy, norm: Norm, negatives: list[Norm], *, 
     subject-principal identifiers (a subset: a flow found among them is a flow).
     """
     ctes, joins, flags = [], [], []
-    cells = compiled.data_view(norm.id)
+    cells = data_view_sql(compiled, norm.id)
     if first:
         p = compiled.principals[compiled.subject_principal]
         ctes.append(f"{PREFIX}s AS (SELECT CAST(t.{quote(p['key'])} AS VARCHAR) AS subject FROM {quote(p['relation'])} AS t "
                     f"ORDER BY 1 LIMIT {FIRST_SUBJECTS})")
         cells = "\nUNION ALL\n".join(
-            f"SELECT * FROM ({compiled.locations[loc].view_sql()}) AS v WHERE v.subject IS NULL OR v.subject IN "
+            f"SELECT * FROM ({location_view_sql(compiled.locations[loc])}) AS v WHERE v.subject IS NULL OR v.subject IN "
             f"(SELECT subject FROM {PREFIX}s)" for loc in compiled.norm_locations[norm.id])
     for i, other in enumerate(negatives):
         ctes.append(f"{PREFIX}g{i} AS (SELECT d.relation, d.row_key, d.attribute, COUNT(*) AS n, COUNT(d.subject) AS nn, "
-                    f"MIN(d.subject) AS lo, MAX(d.subject) AS hi FROM ({compiled.data_view(other.id)}) AS d "
+                    f"MIN(d.subject) AS lo, MAX(d.subject) AS hi FROM ({data_view_sql(compiled, other.id)}) AS d "
                     f"GROUP BY d.relation, d.row_key, d.attribute)")
         joins.append(f"LEFT JOIN {PREFIX}g{i} AS g{i} ON {_cell_eq(f'g{i}', 'x')}")
         flags.append(f"CASE WHEN g{i}.n IS NULL THEN 0 WHEN (g{i}.nn = 0 AND x.subject IS NULL) OR (g{i}.nn = g{i}.n "

@@ -33,5 +33,5 @@ def hipaa():
 @pytest.fixture(scope="session")
 def compiled(hospital, hipaa):
     c = compile_policy(hipaa, hospital.catalog, hospital.engine)
-    run_checks(c, hospital.catalog, hospital.engine, policy=hipaa)
+    c = run_checks(c, hospital.catalog, hospital.engine, policy=hipaa)
     return c

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pimento.bench.ci_context import run
+from benchmarks.ci_context import run
 
 
 def test_context_benchmark_small(hospital_path) -> None:

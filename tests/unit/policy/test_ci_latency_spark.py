@@ -1,10 +1,10 @@
-"""``pimento.bench.ci_context.latency`` (the CI authorization latency of docs/benchmarks.md, section
+"""``benchmarks.ci_context.latency`` (the CI authorization latency of docs/benchmarks.md, section
 "Scale"): its fields, with and without the witness search, on a small DuckDB demo; the Spark copy
 it measures is the one tests/unit/policy/test_ci_spark.py checks for parity."""
 
 from __future__ import annotations
 
-from pimento.bench.ci_context import QUERIES, latency
+from benchmarks.ci_context import QUERIES, latency
 from pimento.demo.hospital import create_demo
 
 

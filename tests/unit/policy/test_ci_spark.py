@@ -15,7 +15,7 @@ import pytest
 from spark_support import SPARK_MARKS
 from typer.testing import CliRunner
 
-from pimento.bench.ci_context import QUERIES, _contexts
+from benchmarks.ci_context import QUERIES, _contexts
 from pimento.cli.app import app
 from pimento.demo.hospital import create_demo
 from pimento.engines.database import load_database
@@ -58,7 +58,7 @@ def enforcers(deployments, spark_compiled):
     policy = load_policy(example_policy_path())
     duck_db, spark_db = load_database(deployments[0]), load_database(deployments[1])
     compiled = compile_policy(policy, duck_db.catalog, duck_db.engine)
-    run_checks(compiled, duck_db.catalog, duck_db.engine, policy=policy)
+    compiled = run_checks(compiled, duck_db.catalog, duck_db.engine, policy=policy)
     spark_policy = CompiledPolicy.from_dict(json.loads(spark_compiled.read_text(encoding="utf-8")))
     out = [Enforcer(compiled, duck_db.engine, duck_db.catalog), Enforcer(spark_policy, spark_db.engine, spark_db.catalog)]
     yield out

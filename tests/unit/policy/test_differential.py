@@ -36,7 +36,7 @@ def _check(seed: int, *, subject_denials: bool = False) -> None:
     engine = make_engine(rows)
     catalog = engine.introspect()
     compiled = compile_policy(policy, catalog, engine)
-    run_checks(compiled, catalog, engine, policy=policy, require_satisfiable=False)
+    compiled = run_checks(compiled, catalog, engine, policy=policy, require_satisfiable=False)
     ref = reference(policy)
     enforcer = Enforcer(compiled, engine, catalog)
     aids = [a["aid"] for a in rows["Agent"]]
@@ -137,7 +137,7 @@ def test_implication_through_fd_and_fk_fixed_case() -> None:
     engine = make_engine(rows)
     catalog = engine.introspect()
     compiled = compile_policy(policy, catalog, engine)
-    run_checks(compiled, catalog, engine, policy=policy)
+    compiled = run_checks(compiled, catalog, engine, policy=policy)
     enforcer = Enforcer(compiled, engine, catalog)
     got = enforcer.authorize(enforcer.context("agent:1", "agent:1", "p1"), "SELECT rid, code FROM Rec")
     assert got.rows == ((None, "c2"),)
@@ -164,7 +164,7 @@ def test_negation_over_recursion_fixed_case() -> None:
     engine = make_engine(rows)
     catalog = engine.introspect()
     compiled = compile_policy(policy, catalog, engine)
-    run_checks(compiled, catalog, engine, policy=policy)
+    compiled = run_checks(compiled, catalog, engine, policy=policy)
     enforcer = Enforcer(compiled, engine, catalog)
     # agent 1 reaches 3 (via 2), 3 is linked to person 100: Rec 1 allowed, Rec 2 (person 101) prohibited
     got = enforcer.authorize(enforcer.context("agent:2", "agent:1", "p2"), "SELECT rid, val FROM Rec ORDER BY rid")

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 import yaml
 
-from pimento.bench.ci_context import DOMAINS, run
+from benchmarks.ci_context import DOMAINS, run
 from pimento.demo.retail import create_retail, retail_policy_path, retail_policy_text_path
 from pimento.demo.school import create_school, school_policy_path, school_policy_text_path
 from pimento.engines.database import load_database
@@ -48,7 +48,7 @@ def test_order_items_reach_the_customer_through_orders(retail_db) -> None:
     try:
         policy = load_policy(retail_policy_path())
         compiled = compile_policy(policy, db.catalog, db.engine)
-        run_checks(compiled, db.catalog, db.engine, policy=policy)
+        compiled = run_checks(compiled, db.catalog, db.engine, policy=policy)
         enforcer = Enforcer(compiled, db.engine, db.catalog)
         agent, customer = db.engine.execute("SELECT agent_id, customer_id FROM SupportCase ORDER BY case_id LIMIT 1").rows[0]
         expected = db.engine.execute(
@@ -70,7 +70,7 @@ def test_parental_consent_per_purpose_and_recursive_supervision(school_db) -> No
     try:
         policy = load_policy(school_policy_path())
         compiled = compile_policy(policy, db.catalog, db.engine)
-        run_checks(compiled, db.catalog, db.engine, policy=policy)
+        compiled = run_checks(compiled, db.catalog, db.engine, policy=policy)
         enforcer = Enforcer(compiled, db.engine, db.catalog)
         # the principal supervises every teacher (through the heads): a legitimate interest in every enrolled student
         principal = db.engine.execute("SELECT staff_id FROM Staff WHERE role = 'principal'").rows[0][0]
@@ -133,7 +133,7 @@ def test_golden_views_of_the_language_extensions(request, domain, fixture, norms
     try:
         policy = load_policy(DOMAINS[domain]["policy"]())
         compiled = compile_policy(policy, db.catalog, db.engine)
-        run_checks(compiled, db.catalog, db.engine, policy=policy)
+        compiled = run_checks(compiled, db.catalog, db.engine, policy=policy)
         text = ""
         for nid in norms:
             for name, sql in compiled.views(nid).items():

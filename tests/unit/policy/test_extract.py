@@ -96,7 +96,7 @@ def test_extraction_repairs_and_compiles(hospital, tmp_path) -> None:
     assert path.read_text().startswith("# Extracted from natural-language policy text by an LLM")
     policy = load_policy(path)
     compiled = compile_policy(policy, hospital.catalog, hospital.engine)
-    report = run_checks(compiled, hospital.catalog, hospital.engine, policy=policy)
+    report = run_checks(compiled, hospital.catalog, hospital.engine, policy=policy).checks_report()
     assert "C2" in report["satisfiability"]["witnesses"]
     assert any(i["norm"] == "C3" and i["location"] == "Visit.diagnosis" for i in report["information_implication"])
     assert yaml.safe_load(path.read_text())["norms"][1]["citation"].startswith("clause C3")

@@ -60,7 +60,7 @@ def test_extracted_retail_policy_compiles_and_checks(domains) -> None:
     try:
         policy = policy_from_dict(result.policy)
         compiled = compile_policy(policy, db.catalog, db.engine)
-        report = run_checks(compiled, db.catalog, db.engine, policy=policy)
+        report = run_checks(compiled, db.catalog, db.engine, policy=policy).checks_report()
     finally:
         db.close()
     assert report["coverage"]["clauses"] == len(result.policy["norms"])

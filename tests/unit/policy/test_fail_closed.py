@@ -44,7 +44,8 @@ def _setup(norms: list[dict[str, Any]], rows: dict[str, list[dict[str, Any]]] | 
     engine = make_engine(rows)
     catalog = engine.introspect()
     compiled = compile_policy(policy, catalog, engine)
-    report = run_checks(compiled, catalog, engine, policy=policy)
+    compiled = run_checks(compiled, catalog, engine, policy=policy)
+    report = compiled.checks_report()
     return rows, policy, compiled, report, Enforcer(compiled, engine, catalog)
 
 
@@ -140,7 +141,8 @@ def test_dangling_subject_is_unresolved() -> None:
     })
     catalog = engine.introspect()
     compiled = compile_policy(policy, catalog, engine)
-    report = run_checks(compiled, catalog, engine, policy=policy)
+    compiled = run_checks(compiled, catalog, engine, policy=policy)
+    report = compiled.checks_report()
     enforcer = Enforcer(compiled, engine, catalog)
     ctx = enforcer.context("person:100", "person:100", "p")
     sql = "SELECT txt FROM Note ORDER BY txt"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ def _enforcer(norms, rows=ROWS, engine=None):
     engine = engine or make_engine(rows)
     catalog = engine.introspect()
     compiled = compile_policy(policy, catalog, engine)
-    run_checks(compiled, catalog, engine, policy=policy, require_satisfiable=False)
+    compiled = run_checks(compiled, catalog, engine, policy=policy, require_satisfiable=False)
     return Enforcer(compiled, engine, catalog), compiled
 
 
@@ -129,7 +130,7 @@ def _parity(engine, rows, seed: int) -> None:
     policy = load(norms)
     catalog = engine.introspect()
     compiled = compile_policy(policy, catalog, engine)
-    run_checks(compiled, catalog, engine, policy=policy, require_satisfiable=False)
+    compiled = run_checks(compiled, catalog, engine, policy=policy, require_satisfiable=False)
     enforcer = Enforcer(compiled, engine, catalog)
     ref = reference(policy)
     aids = [a["aid"] for a in rows["Agent"]]
@@ -195,9 +196,8 @@ def test_policy_compiled_for_another_database_is_refused(tmp_path) -> None:
     ctx = again.context("agent:1", "agent:2", "p2")
     assert sort_rows(again.authorize(ctx, "SELECT val FROM Rec").rows) == \
         sort_rows(enforcer.authorize(ctx, "SELECT val FROM Rec").rows)
-    compiled.fingerprint = ""
     with pytest.raises(PolicyError, match="no schema fingerprint"):
-        Enforcer(compiled, enforcer.engine, enforcer.catalog)
+        Enforcer(replace(compiled, fingerprint=""), enforcer.engine, enforcer.catalog)
 
 
 def test_checks_report_progress() -> None:
@@ -206,6 +206,6 @@ def test_checks_report_progress() -> None:
     catalog = engine.introspect()
     compiled = compile_policy(policy, catalog, engine)
     lines: list[str] = []
-    run_checks(compiled, catalog, engine, policy=policy, progress=lines.append)
+    compiled = run_checks(compiled, catalog, engine, policy=policy, progress=lines.append)
     assert any("satisfiability" in x and "P (1/2)" in x for x in lines)
     assert any("Q (2/2)" in x for x in lines)

@@ -1,10 +1,10 @@
-"""The policy-checks benchmark (pimento.bench.policy_checks) runs on a tiny demo and reports each step."""
+"""The policy-checks benchmark (benchmarks.policy_checks) runs on a tiny demo and reports each step."""
 
 from __future__ import annotations
 
 import json
 
-from pimento.bench.policy_checks import main
+from benchmarks.policy_checks import main
 
 
 def test_policy_checks_bench_small(tmp_path, capsys) -> None:

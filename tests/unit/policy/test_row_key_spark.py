@@ -17,6 +17,7 @@ from pimento.engines.database import load_database
 from pimento.engines.duckdb_engine import DuckDBEngine
 from pimento.policy import compile_policy
 from pimento.policy.model import policy_from_dict
+from pimento.policy.views_sql import location_view_sql
 
 pytestmark = SPARK_MARKS
 
@@ -42,7 +43,7 @@ def test_two_column_row_keys_on_spark_equal_duckdb(tmp_path) -> None:
         db = load_database(path)
         try:
             compiled = compile_policy(policy, db.catalog, db.engine)
-            views = [loc.view_sql() for loc in compiled.locations.values() if loc.relation == "Edge"]
+            views = [location_view_sql(loc) for loc in compiled.locations.values() if loc.relation == "Edge"]
             assert views
             keys.append(sorted(tuple(r) for v in views for r in db.engine.execute(
                 f"SELECT relation, row_key, attribute FROM ({v}) AS x").rows))

@@ -70,7 +70,7 @@ def _check(engine: Any, rows: dict[str, Any], norms_raw: list[dict[str, Any]], l
     policy, ref = _policy(norms_raw)
     catalog = engine.introspect()
     compiled = compile_policy(policy, catalog, engine)
-    run_checks(compiled, catalog, None, policy=policy, require_satisfiable=False)  # P+ (implication), no search
+    compiled = run_checks(compiled, catalog, None, policy=policy, require_satisfiable=False)  # P+ (implication), no search
     negatives = [n for n in compiled.norms if not n.positive]
     checked = 0
     for norm in compiled.norms:
@@ -159,7 +159,7 @@ def test_a_recipient_only_a_negative_norm_tells_apart() -> None:
     engine = make_engine(rows)
     catalog = engine.introspect()
     compiled = compile_policy(policy, catalog, engine)
-    run_checks(compiled, catalog, None, policy=policy, require_satisfiable=False)
+    compiled = run_checks(compiled, catalog, None, policy=policy, require_satisfiable=False)
     got = witness(compiled, engine, compiled.norm("P"), "p1", True)
     assert got is not None and got[1:] == ("2", "Rec", "1", "val"), got
     assert _check(engine, rows, norms, "linked recipient")

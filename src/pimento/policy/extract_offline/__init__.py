@@ -22,12 +22,18 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
+import re
 from collections import Counter
 from typing import Any
 
+import sqlglot
+import yaml
+from sqlglot import exp
+
 from pimento.engines.base import Engine
 from pimento.errors import CatalogError, PolicyError
-from pimento.policy.extract import Extraction
+from pimento.llm import Usage
+from pimento.policy.compiler import compile_policy
 from pimento.policy.extract_offline.conditions import Atom, Var, ground_condition, relation_between
 from pimento.policy.extract_offline.ground import (
     RoleG,
@@ -42,6 +48,7 @@ from pimento.policy.extract_offline.ground import (
 )
 from pimento.policy.extract_offline.schema import Schema, categorical_values
 from pimento.policy.extract_offline.shapes import Frame, Sentence, parse_sentence, split_sentences
+from pimento.policy.extraction import Extraction
 from pimento.policy.model import ANY, policy_from_dict
 from pimento.schema import Catalog, Table
 
@@ -49,11 +56,9 @@ __all__ = ["OfflineExtraction", "categorical_values", "extract_policy_offline", 
 
 
 class OfflineExtraction(Extraction):
-    """An :class:`~pimento.policy.extract.Extraction` made by rules (no LLM usage)."""
+    """An :class:`~pimento.policy.extraction.Extraction` made by rules (no LLM usage)."""
 
     def to_yaml(self) -> str:
-        import yaml
-
         header = (
             "# Extracted from natural-language policy text by rules, offline (pimento policy extract).\n"
             "# REVIEW every clause, role, location, purpose and condition before compiling it:\n"
@@ -270,9 +275,7 @@ def _prune(document: dict[str, Any]) -> None:
     g["principals"] = {k: v for k, v in g["principals"].items() if k in kinds}
 
 
-def _no_usage():
-    from pimento.llm import Usage
-
+def _no_usage() -> Usage:
     return Usage()
 
 
@@ -287,9 +290,6 @@ def _names(cond: Any) -> set[str]:
 
 
 def _tables_of(sql: str, catalog: Catalog) -> set[str]:
-    import sqlglot
-    from sqlglot import exp
-
     try:
         tree = sqlglot.parse_one(sql)
     except Exception:  # noqa: BLE001 - an unparsable view is reported by the compiler
@@ -458,8 +458,6 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
 
 
 def re_split_or(text: str) -> list[str]:
-    import re
-
     return [p for p in re.split(r",\s*(?:or\s+)?|\s+or\s+", text) if p.strip()]
 
 
@@ -483,8 +481,6 @@ def _document(doc: _Doc, name: str, norms: list[dict[str, Any]], subject: Table)
 def _compile_each(document: dict[str, Any], catalog: Catalog, engine: Engine,
                   failures: list[dict[str, str]]) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """Compile each norm with the whole grounding; drop (and report) the norms that do not compile."""
-    from pimento.policy.compiler import compile_policy
-
     kept = []
     for norm in document["norms"]:
         trial = dict(document, norms=[norm])

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from pimento.nl.text import STOPWORDS, lemma, name_words, stem
-from pimento.policy.extract_offline.lexicon import keys
+from pimento.policy.extract_offline.lexicon import keys, words
 from pimento.schema import Catalog, Table
+from pimento.sql.quote import quote_identifier
 
 __all__ = ["Schema", "categorical_values", "matches_name"]
 
@@ -43,8 +44,6 @@ def categorical_values(engine, catalog: Catalog, *, max_distinct: int = 20, max_
     ``max_chars``) of ``engine``'s database: ``{(table, column): (values...)}``. These name roles
     (``Employee.role``) and purposes (``Consent.purpose``); columns with more values (names,
     free text) are left out. Custodian-side: the values go into the extracted YAML only."""
-    from pimento.sql.quote import quote_identifier
-
     out: dict[tuple[str, str], tuple[str, ...]] = {}
     for table in catalog.tables:
         if table.name.lower().startswith("_pimento"):
@@ -152,7 +151,5 @@ class Schema:
 
 
 def content_words(text: str, drop: Iterable[str] = ()) -> list[str]:
-    from pimento.policy.extract_offline.lexicon import words
-
     dropped = {d.lower() for d in drop}
     return [w for w in words(text) if w not in STOPWORDS and w not in dropped and len(w) > 1]
