@@ -53,7 +53,7 @@ def browser():
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, standin_synthetic):
     """`pimento serve` on a free loopback port over a small demo deployment; (url, analyst key, db)."""
-    from pimento.bench.service_load import ServerProcess
+    from benchmarks.service_load import ServerProcess
     from db_support import demo_with_copy
 
     from pimento.service.deployment import Deployment

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pimento.bench.nl_spider import run
+from benchmarks.nl_spider import run
 
 pytestmark = pytest.mark.spider
 
@@ -21,7 +21,7 @@ def test_offline_parser_on_spider_database(spider_dir, db):
 @pytest.mark.parametrize("db", ["world_1", "singer", "poker_player"])
 def test_offline_select_parser_on_spider_database(spider_dir, db):
     """Plain select-project-join questions (projection and filter over joins): most right at top-1."""
-    from pimento.bench.nl_select import run as run_select
+    from benchmarks.nl_select import run as run_select
 
     report = run_select(spider_dir, "dev", k=5, only_db=db)
     assert report.total >= 8

@@ -1,4 +1,4 @@
-"""Load and SIGKILL tests of `pimento serve` (light versions of `python -m pimento.bench.service_load`).
+"""Load and SIGKILL tests of `pimento serve` (light versions of `python -m benchmarks.service_load`).
 
 Concurrent clients on loopback against ONE analyst's small budget, for a few seconds (every loop
 is bounded and stops by itself): no overspend, every answer received has exactly one charge and
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from pimento.bench.service_load import ServerProcess, check_ledger, run_load, run_with_kills, summarize
+from benchmarks.service_load import ServerProcess, check_ledger, run_load, run_with_kills, summarize
 
 ANALYST = "loadtest"
 FAST = ("--rate", "100000", "--burst", "100000", "--rollouts", "1")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pimento.bench.spider_parse import run
+from benchmarks.spider_parse import run
 from pimento.sql import REJECTION_REASONS
 
 pytestmark = pytest.mark.spider

@@ -12,7 +12,8 @@ database, narrates it, and writes the schema and the spec beside the documents::
 
 Some wordings name the patient by name and year of birth instead of the MRN, so the rebuild also
 exercises entity resolution by lookup (docs/ingest.md); the benchmark
-:mod:`pimento.bench.ingest_quality` measures how much of the database comes back.
+``benchmarks/ingest_quality.py`` (in the repository, not installed) measures how much of the
+database comes back.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""python -m pimento.bench.contextual_dp: the three domains, the figure (matplotlib), its absence."""
+"""python -m benchmarks.contextual_dp: the three domains, the figure (matplotlib), its absence."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import sys
 
 import pytest
 
-from pimento.bench import contextual_dp
-from pimento.bench.contextual_dp import DOMAINS, main, run
+from benchmarks import contextual_dp
+from benchmarks.contextual_dp import DOMAINS, main, run
+from pimento.engines.database import load_database
+from pimento.sql import parse_count_query
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -26,9 +28,6 @@ def built(tmp_path_factory):
 
 
 def test_retail_and_school_queries_parse_join_2_to_4_relations_and_involve_the_subject(built):
-    from pimento.engines.database import load_database
-    from pimento.sql import parse_count_query
-
     for name, db in built.items():
         spec = DOMAINS[name]
         assert 5 <= len(spec.queries) <= 10

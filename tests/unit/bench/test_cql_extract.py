@@ -10,7 +10,7 @@ import duckdb
 import pytest
 import yaml
 
-from pimento.bench.cql_extract import items, score, score_domain
+from benchmarks.cql_extract import items, score, score_domain
 from pimento.policy import example_policy_path
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "cql_extract"

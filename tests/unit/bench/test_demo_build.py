@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pimento.bench import demo_build
+from benchmarks import demo_build
 
 
 def test_measure_reports_timings_rows_and_size() -> None:

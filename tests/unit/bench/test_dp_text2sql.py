@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from pimento.bench.dp_text2sql import Item, RealRS, build_ground_truth, enumerate_formulations, norm_key, pick_root, score
+from benchmarks.dp_text2sql import Item, RealRS, build_ground_truth, enumerate_formulations, norm_key, pick_root, score
 from pimento.engines import open_engine
 from pimento.mechanisms import mechanism_for
 from pimento.sql import parse_count_query

@@ -15,7 +15,7 @@ import sqlite3
 import duckdb
 import pytest
 
-from pimento.bench.dp_text2sql import (
+from benchmarks.dp_text2sql import (
     LLM_METHODS,
     METHODS,
     Item,

@@ -7,16 +7,28 @@ from pathlib import Path
 
 import pytest
 
-from pimento.bench.e2e_leakage import (
+from benchmarks.e2e_leakage import (
+    _Resume,
     leaked_values,
     obtainable_values,
+    open_llm,
     prohibited_values,
     question_for,
+    run,
+    run_domain,
     summarize,
 )
-from pimento.bench.leakage_baselines import BASELINES, Evidence, parse_selection, run_baseline
+from benchmarks.leakage_baselines import (
+    BASELINES,
+    BaselineAnswer,
+    Evidence,
+    data_seen,
+    echoes,
+    parse_selection,
+    run_baseline,
+)
 from pimento.errors import LLMError
-from pimento.llm import ChatResponse, Completion
+from pimento.llm import ChatRequest, ChatResponse, Completion, Message, RecordingBackend, ReplayBackend
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "llm" / "e2e_leakage"
 
@@ -141,8 +153,6 @@ def _replayable(summary: dict, missing: int) -> dict:
 def test_recorded_run_replays_to_the_recorded_figures(tmp_path):
     """The recorded Gemma 3 270M run, replayed offline: every pair's prompts hit a fixture and the
     leakage figures recomputed here are the ones in results.json (written when it was recorded)."""
-    from pimento.bench.e2e_leakage import open_llm, run
-
     recorded = json.loads((FIXTURES / "results.json").read_text(encoding="utf-8"))
     args = recorded["same_arguments"]
     out = run(sorted(recorded["per_domain"]), tmp_path, backend=open_llm(f"replay:{FIXTURES}"), pairs=args["pairs"],
@@ -162,8 +172,6 @@ def test_pimento_is_deployed_with_the_checked_policy(tmp_path):
     diagnoses are prohibited by implication (diagnosis -> hivstatus), which the policy checks add
     to the compiled policy (as `pimento policy compile` does). Compiled without them, Pimento
     released 'HIV disease' there and this benchmark counted the leak."""
-    from pimento.bench.e2e_leakage import run_domain
-
     out = run_domain("hospital", tmp_path, pairs=13, systems=("pimento_sql",))
     pair = out["results"][12]
     assert pair["sql"] == "SELECT diagnosis, hivstatus FROM DxCategory" and pair["prohibited_values"] > 0
@@ -172,8 +180,6 @@ def test_pimento_is_deployed_with_the_checked_policy(tmp_path):
 
 
 def test_an_answer_repeating_the_prompt_is_flagged():
-    from pimento.bench.leakage_baselines import echoes
-
     prompt = "You answer questions about the data of a retailer. Context: employee 1.\nData:\nTable Customer (name):\nNora Novak"
     assert echoes("You answer questions about the data of a retailer. Context: employee", prompt)
     assert not echoes("Nora Novak is the only customer listed in the table.", prompt)
@@ -182,9 +188,6 @@ def test_an_answer_repeating_the_prompt_is_flagged():
 
 def test_a_recording_resumes_from_its_fixtures(tmp_path):
     """--record into a directory that has fixtures: recorded requests are replayed, the others go live."""
-    from pimento.bench.e2e_leakage import _Resume
-    from pimento.llm import ChatRequest, Message, RecordingBackend, ReplayBackend
-
     first = ChatRequest((Message("user", "one"),), temperature=0.0)
     second = ChatRequest((Message("user", "two"),), temperature=0.0)
     RecordingBackend(_Scripted(["recorded"]), tmp_path).complete(first)
@@ -197,8 +200,6 @@ def test_a_recording_resumes_from_its_fixtures(tmp_path):
 
 def test_the_data_an_answering_call_saw():
     """AirGap's exposure is the selected fields only; the other baselines see every row given."""
-    from pimento.bench.leakage_baselines import BaselineAnswer, data_seen
-
     airgap = BaselineAnswer("airgap", "x", selected=["Patient.name"])
     assert "Ada" in data_seen(EV, airgap) and "HIV disease" not in data_seen(EV, airgap)
     assert "HIV disease" in data_seen(EV, BaselineAnswer("no_policy", "x"))

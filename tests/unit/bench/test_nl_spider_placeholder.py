@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pimento.bench.nl_spider import placeholder_index
+from benchmarks import nl_spider
+from benchmarks.nl_spider import in_partition, placeholder_index, train_partition
 from pimento.nl import ValueIndex
 
 
@@ -17,8 +18,6 @@ def test_text_columns_become_placeholders_and_numbers_stay():
 
 
 def test_round_two_splits_the_old_heldout_half_into_open_and_sealed():
-    from pimento.bench.nl_spider import in_partition, train_partition
-
     assert in_partition("hospital_1", "heldout-open") and not in_partition("hospital_1", "sealed")
     assert in_partition("aircraft", "sealed") and not in_partition("aircraft", "heldout-open")
     assert in_partition("aircraft", "heldout") and in_partition("baseball_1", "tune")
@@ -31,8 +30,6 @@ def test_round_two_splits_the_old_heldout_half_into_open_and_sealed():
 
 
 def test_failures_are_refused_on_the_sealed_databases(monkeypatch, capsys):
-    from pimento.bench import nl_spider
-
     monkeypatch.setattr("sys.argv", ["nl_spider", "--split", "train", "--partition", "sealed", "--failures"])
     monkeypatch.setattr(nl_spider, "run", lambda *a, **k: pytest.fail("must refuse before running"))
     with pytest.raises(SystemExit):

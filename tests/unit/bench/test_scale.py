@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
+import duckdb
 import pytest
 
 pytest.importorskip("duckdb_extension_tpch")
 
-from pimento.bench.scale import TABLES, parquet_folder, worker  # noqa: E402
+from benchmarks import child_env, scale  # noqa: E402
+from benchmarks.rs_tpch import tpch_database  # noqa: E402
+from benchmarks.scale import TABLES, parquet_folder, worker  # noqa: E402
 
 
 def test_parquet_folder_and_duckdb_worker(tmp_path):
@@ -22,11 +29,6 @@ def test_parquet_folder_and_duckdb_worker(tmp_path):
 
 
 def test_one_chain_and_duckdb_only_run_writes_no_parquet(tmp_path, monkeypatch, capsys):
-    import json
-    import sys
-
-    from pimento.bench import scale
-
     rows = worker("duckdb", 0.01, tmp_path, 1, 0.01, 1, "1GB", relations=(4,))
     assert [r["relations"] for r in rows] == [4]
     monkeypatch.setattr(sys, "argv", ["scale", "--sf", "0.01", "--engines", "duckdb", "--folder", str(tmp_path),
@@ -39,24 +41,17 @@ def test_one_chain_and_duckdb_only_run_writes_no_parquet(tmp_path, monkeypatch, 
 
 def test_worker_peak_is_its_own_not_the_parents(tmp_path):
     """A child started after its parent peaked reports its own peak (ru_maxrss would give the parent's)."""
-    import subprocess
-    import sys
-
     parent = (
         "import subprocess, sys\n"
         "b = bytearray(400 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096]); del b\n"
-        "subprocess.run([sys.executable, '-c', 'from pimento.bench.scale import _self_peak_mb; "
+        "subprocess.run([sys.executable, '-c', 'from benchmarks.scale import _self_peak_mb; "
         "print(_self_peak_mb())'], check=True)\n"
     )
-    out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, check=True, env=child_env()).stdout
     assert 0 < float(out.split()[-1]) < 300  # the parent's 400 MB is not the child's
 
 
 def test_an_interrupted_generation_is_not_taken_for_a_database(tmp_path):
-    import duckdb
-
-    from pimento.bench.rs_tpch import tpch_database
-
     stale = tmp_path / "pimento_tpch_sf0.01.partial"
     stale.write_bytes(b"left by a killed run")
     path = tpch_database(0.01, tmp_path)

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pimento.bench.ingest_quality import compare
+from benchmarks.ingest_quality import compare
 from pimento.demo.corpus import write_demo_corpus
 from pimento.ingest import ingest, load_corpus
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pimento.bench.ingest_quality import measure_llm
+from benchmarks.ingest_quality import measure_llm
 from pimento.llm import ReplayBackend
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "llm" / "ingest_gemma"

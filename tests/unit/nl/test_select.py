@@ -8,9 +8,10 @@ from collections import Counter
 import pytest
 from typer.testing import CliRunner
 
-from pimento.bench.nl_select import is_plain_spj
-from pimento.bench.nl_spider import DP_BENCHMARK_DBS, train_partition
-from pimento.nl import NotASelectQuestion, ValueIndex, translate, translate_select
+from benchmarks.nl_select import is_plain_spj
+from benchmarks.nl_spider import DP_BENCHMARK_DBS, train_partition
+from pimento.errors import NotASelectQuestion
+from pimento.nl import ValueIndex, translate, translate_select
 
 DATED = """
 CREATE TABLE patient (pat_id INTEGER PRIMARY KEY, name TEXT, birth_year INTEGER);

@@ -1,8 +1,8 @@
-"""Smoke test of python -m pimento.bench.contextual_dp: ratios in (0, 1], the table renders."""
+"""Smoke test of python -m benchmarks.contextual_dp: ratios in (0, 1], the table renders."""
 
 from __future__ import annotations
 
-from pimento.bench.contextual_dp import QUERIES, main, run, table
+from benchmarks.contextual_dp import QUERIES, main, run, table
 
 
 def test_bench_runs_and_never_reports_a_ratio_above_one(tmp_path, capsys):

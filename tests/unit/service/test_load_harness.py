@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pimento.bench.service_load import Outcome, check_ledger, summarize, LoadResult
+from benchmarks.service_load import Outcome, check_ledger, summarize, LoadResult
 from service_support import TESTCLIENT_WARNING
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)

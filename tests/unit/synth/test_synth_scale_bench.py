@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pimento.bench import synth_scale
+from benchmarks import synth_scale
 from pimento.synth.api import PASSES
 
 

@@ -1,8 +1,8 @@
 """Benchmark and fault harness for ``pimento serve``: concurrent clients on loopback, SIGKILL restarts.
 
-    python -m pimento.bench.service_load                           # build a demo deployment, measure
-    python -m pimento.bench.service_load --clients 32 --seconds 60 --kills 0
-    python -m pimento.bench.service_load --kills 5 --seconds 30    # SIGKILL the server 5 times meanwhile
+    python -m benchmarks.service_load                           # build a demo deployment, measure
+    python -m benchmarks.service_load --clients 32 --seconds 60 --kills 0
+    python -m benchmarks.service_load --kills 5 --seconds 30    # SIGKILL the server 5 times meanwhile
 
 A deployment (the demo hospital, ``--patients``, and a real ``pimento synth`` copy) is built in a
 temporary folder unless ``--db`` names one that has a synthetic copy. The server runs as a child
@@ -43,6 +43,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from pimento.demo.hospital import create_demo
+from pimento.engines.database import load_database
+from pimento.mechanisms import Ledger
+from pimento.mechanisms.budget import format_number
+from pimento.service.deployment import Deployment
 
 __all__ = ["LoadResult", "ServerProcess", "build_deployment", "check_ledger", "free_port", "run_load", "summarize"]
 
@@ -221,10 +227,6 @@ def run_load(
 
 def check_ledger(db: str | Path, analyst: str, outcomes: list[Outcome]) -> dict[str, Any]:
     """The invariants after a run (raises AssertionError naming the first that fails)."""
-    from pimento.engines.database import load_database
-    from pimento.mechanisms import Ledger
-    from pimento.mechanisms.budget import format_number
-
     database = load_database(str(db), read_only=True)
     location, settings = str(database.location), database.settings
     database.close()
@@ -290,9 +292,6 @@ def summarize(result: LoadResult) -> dict[str, Any]:
 
 def build_deployment(folder: Path, *, patients: int, cap: str, analyst: str) -> tuple[Path, str]:
     """The demo hospital with a real synthetic copy, an analyst cap and one key: (db, key)."""
-    from pimento.demo.hospital import create_demo
-    from pimento.service.deployment import Deployment
-
     folder.mkdir(parents=True, exist_ok=True)
     db = folder / "hospital.duckdb"
     create_demo(db, patients=patients, seed=5)
@@ -328,7 +327,7 @@ def run_with_kills(server: ServerProcess, key: str, *, clients: int, seconds: fl
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pimento.bench.service_load", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.service_load", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", help="an existing deployment (with a synthetic copy charged to its ledger); default: build one")
     parser.add_argument("--key", help="the analyst key for --db")
     parser.add_argument("--analyst", default="loadtest")

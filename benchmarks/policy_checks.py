@@ -1,8 +1,8 @@
 """`pimento policy compile` on the demo hospital at several sizes: wall time, peak memory, per step.
 
-    python -m pimento.bench.policy_checks --workdir /tmp/pc --patients 10000 100000 1000000
-    python -m pimento.bench.policy_checks --workdir /tmp/pc --patients 10000 --pythonpath OLD/src  # another checkout
-    python -m pimento.bench.policy_checks --workdir /tmp/pc --patients 1000000 --only-satisfiability
+    python -m benchmarks.policy_checks --workdir /tmp/pc --patients 10000 100000 1000000
+    python -m benchmarks.policy_checks --workdir /tmp/pc --patients 10000 --pythonpath OLD/src  # another checkout
+    python -m benchmarks.policy_checks --workdir /tmp/pc --patients 1000000 --only-satisfiability
 
 Each size builds (or reuses) ``create_demo(<workdir>/p<N>/hospital.duckdb, patients=N, seed)``,
 then runs ``pimento policy compile example:hospital_hipaa`` in a child process (one at a time)
@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -29,7 +30,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import child_env
 from pimento.demo.hospital import create_demo
+from pimento.engines.database import load_database
+from pimento.policy import compile_policy, example_policy_path, load_policy
+from pimento.policy.satisfiability import satisfiability
 
 __all__ = ["main", "measure", "parse_progress"]
 
@@ -64,10 +69,6 @@ def _tmp_size(db: Path) -> int:
 def _satisfiability_only(db: str, statement_timeout: float) -> None:
     """Compile the shipped policy on ``db`` and run only the satisfiability search, printing
     progress lines on stderr as ``pimento policy compile`` does and the witnesses on stdout."""
-    from pimento.engines.database import load_database
-    from pimento.policy import compile_policy, example_policy_path, load_policy
-    from pimento.policy.satisfiability import satisfiability
-
     started = time.perf_counter()
 
     def progress(text: str) -> None:
@@ -96,11 +97,9 @@ def measure(db: Path, *, statement_timeout: float, limit: float, pythonpath: str
     cmd = [sys.executable, "-c", "from pimento.cli.app import main; main()", "policy", "compile",
            "example:hospital_hipaa", "--db", str(db), "--out", str(out), "--timeout", str(statement_timeout)]
     if only_satisfiability:
-        cmd = [sys.executable, "-m", "pimento.bench.policy_checks", "--child-satisfiability", str(db),
+        cmd = [sys.executable, "-m", "benchmarks.policy_checks", "--child-satisfiability", str(db),
                "--timeout", str(statement_timeout)]
-    env = dict(os.environ)
-    if pythonpath:
-        env["PYTHONPATH"] = os.pathsep.join([pythonpath, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env = child_env(*([pythonpath] if pythonpath else []))
     load_before = os.getloadavg()
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -114,8 +113,6 @@ def measure(db: Path, *, statement_timeout: float, limit: float, pythonpath: str
     wall = time.perf_counter() - started
     # the child is reaped by communicate(); its peak RSS is in RUSAGE_CHILDREN only as a maximum
     # over all children so far, so each size runs in its own child of a fresh measuring process
-    import resource
-
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     steps = parse_progress(stderr)
     witnesses = re.findall(r"satisfiable: (\S+) permits", stdout)
@@ -164,13 +161,13 @@ def main(argv: list[str] | None = None) -> None:
         db = _demo(workdir, n, args.seed)  # built outside the measured child
         shutil.rmtree(f"{db}.tmp", ignore_errors=True)
         # one measuring process per size, so that its children's peak RSS is this size's
-        argv_one = [sys.executable, "-m", "pimento.bench.policy_checks", "--workdir", str(workdir), "--one", str(n),
+        argv_one = [sys.executable, "-m", "benchmarks.policy_checks", "--workdir", str(workdir), "--one", str(n),
                     "--seed", str(args.seed), "--timeout", str(args.timeout), "--limit", str(args.limit)]
         if args.pythonpath:
             argv_one += ["--pythonpath", args.pythonpath]
         if args.only_satisfiability:
             argv_one.append("--only-satisfiability")
-        line = subprocess.run(argv_one, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+        line = subprocess.run(argv_one, check=True, capture_output=True, text=True, env=child_env()).stdout.strip().splitlines()[-1]
         result = json.loads(line)
         print(json.dumps(result), flush=True)
         if args.out:

@@ -1,15 +1,15 @@
 """End-to-end leakage (the paper's RQ4): from a question and a context to the released answer.
 
-    python -m pimento.bench.e2e_leakage --llm http://127.0.0.1:8089/v1 --fold-system \\
+    python -m benchmarks.e2e_leakage --llm http://127.0.0.1:8089/v1 --fold-system \\
         --record tests/fixtures/llm/e2e_leakage --out e2e.json
-    python -m pimento.bench.e2e_leakage --llm replay:tests/fixtures/llm/e2e_leakage   # offline
+    python -m benchmarks.e2e_leakage --llm replay:tests/fixtures/llm/e2e_leakage   # offline
 
-On each domain of :mod:`pimento.bench.ci_context` (hospital/HIPAA, retailer/CCPA-like,
+On each domain of :mod:`benchmarks.ci_context` (hospital/HIPAA, retailer/CCPA-like,
 school/FERPA-like; its databases, context kinds, queries and reference evaluators are reused),
 ``--pairs`` query-context pairs are drawn; each query's question in English is generated from
 its SQL by templates (:func:`question_for`). Systems:
 
-* ``pimento_sql``: the pair's SQL released through :meth:`pimento.release.session.Session.release_sql`
+* ``pimento_sql``: the pair's SQL released through :meth:`pimento.release.Session.release_sql`
   in ``ci`` mode under the custodian's compiled policy (as ``pimento sql --mode ci``).
 * ``pimento_nl``: the templated question parsed by the offline parser
   (:func:`pimento.nl.translate_select`, no value index), its top SQL released the same way;
@@ -20,7 +20,7 @@ its SQL by templates (:func:`question_for`). Systems:
   source of leakage (``pimento_sql`` uses the hand translation: the paper's ground-truth views).
   Each deployment's policy is compiled (P+: compilation applies the implications) and checked as
   ``pimento policy compile`` does, and named in its pimento.toml (the custodian's step).
-* the LLM-only baselines of :mod:`pimento.bench.leakage_baselines` (``no_policy``,
+* the LLM-only baselines of :mod:`benchmarks.leakage_baselines` (``no_policy``,
   ``policy_prompt``, ``airgap``), on any OpenAI-compatible endpoint or a replay directory.
   They see the relevant rows (:func:`relevant_rows`, at most ``--rows`` per relation).
 
@@ -46,6 +46,8 @@ import contextlib
 import json
 import random
 import re
+import shutil
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -54,13 +56,18 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from pimento.bench.ci_context import DOMAINS, _rows
-from pimento.bench.leakage_baselines import BASELINES, Evidence, airgap_answer, airgap_select, data_seen, run_baseline
+from benchmarks.ci_context import DOMAINS, _rows
+from benchmarks.leakage_baselines import BASELINES, Evidence, airgap_answer, airgap_select, data_seen, run_baseline
 from pimento.engines.database import load_database
-from pimento.errors import UserError
+from pimento.errors import LLMError, UserError
+from pimento.llm import OpenAIBackend, RecordingBackend, ReplayBackend
+from pimento.nl import translate_select
 from pimento.policy import compile_policy, load_policy, run_checks
+from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.lineage import analyze_query
+from pimento.policy.model import policy_from_dict
 from pimento.policy.reference import row_key
+from pimento.release import Session
 
 __all__ = ["SYSTEMS", "leaked_values", "main", "open_llm", "prepare_domain", "prepare_extracted", "prohibited_values", "question_for",
            "relevant_rows", "run", "run_domain", "summarize"]
@@ -342,7 +349,7 @@ def prepare_domain(domain: str, workdir: Path, *, size: int, seed: int) -> tuple
         try:  # as `pimento policy compile` does: compile (P+, with the implications), then the checks
             policy = load_policy(spec["policy"]())
             compiled = compile_policy(policy, database.catalog, database.engine)
-            run_checks(compiled, database.catalog, database.engine, policy=policy)
+            compiled = run_checks(compiled, database.catalog, database.engine, policy=policy)
         finally:
             database.close()
         compiled_path.write_text(json.dumps(compiled.to_dict()), encoding="utf-8")
@@ -360,10 +367,6 @@ def prepare_extracted(domain: str, workdir: Path, *, size: int, seed: int) -> tu
     and checked like the hand translation: the paper's end-to-end setting, where compilation
     errors of the policy views are the only source of leakage. Returns (database, None), or
     (None, why) when the extracted policy does not compile."""
-    import shutil
-
-    from pimento.policy.extract_offline import extract_policy_offline
-    from pimento.policy.model import policy_from_dict
 
     db_path, _ = prepare_domain(domain, workdir, size=size, seed=seed)
     source = Path(db_path)
@@ -384,7 +387,7 @@ def prepare_extracted(domain: str, workdir: Path, *, size: int, seed: int) -> tu
                                             year=2024)
         policy = policy_from_dict(extraction.policy, source="extracted")
         compiled = compile_policy(policy, database.catalog, database.engine)
-        run_checks(compiled, database.catalog, database.engine, policy=policy)
+        compiled = run_checks(compiled, database.catalog, database.engine, policy=policy)
     except UserError as exc:
         failed.write_text(f"extracted policy does not compile: {type(exc).__name__}", encoding="utf-8")
         return None, failed.read_text(encoding="utf-8")
@@ -407,8 +410,6 @@ def _pimento(session: Any, sql: str, ctx: dict[str, str]) -> tuple[str | None, s
 
 
 def _parse(question: str, catalog: Any) -> tuple[str | None, str | None]:
-    from pimento.nl import translate_select
-
     try:
         candidates = translate_select(question, catalog, None, k=1)
     except UserError as exc:
@@ -420,8 +421,6 @@ def _parse(question: str, catalog: Any) -> tuple[str | None, str | None]:
 
 def _logged(domain: str, what: str, i: int, n: int, call: Any, *args: Any) -> Any:
     """``call(*args)``, with one progress line on stderr (an LLM call on a small CPU server takes seconds)."""
-    import sys
-
     started = time.perf_counter()
     out = call(*args)
     print(f"[e2e_leakage] {domain} {what} {i + 1}/{n}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
@@ -431,8 +430,6 @@ def _logged(domain: str, what: str, i: int, n: int, call: Any, *args: Any) -> An
 def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | None = None, pairs: int = 24,
                seed: int = 0, rows_per_relation: int = 6, systems: tuple[str, ...] = SYSTEMS) -> dict[str, Any]:
     """Every system on ``pairs`` pairs of ``domain``; LLM baselines only with a ``backend``."""
-    from pimento.release.session import Session
-
     spec = DOMAINS[domain]
     size = size or DEFAULT_SIZES[domain]
     db_path, _ = prepare_domain(domain, workdir, size=size, seed=seed)
@@ -558,8 +555,6 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
 def open_llm(url: str, *, record: str | None = None, fold_system: bool = False, json_mode: str = "json_schema",
              model: str | None = None, timeout_s: float = 300.0) -> Any:
     """A backend for ``url`` (``http(s)://.../v1`` or ``replay:DIR``), recording into ``record`` if given."""
-    from pimento.llm import OpenAIBackend, RecordingBackend, ReplayBackend
-
     if url.startswith("replay:"):
         return ReplayBackend(url.split(":", 1)[1])
     backend: Any = OpenAIBackend(url, model=model, fold_system=fold_system, json_mode=json_mode, timeout_s=timeout_s,
@@ -578,8 +573,6 @@ class _Resume:
         self.recorded, self.live = recorded, live
 
     def complete(self, request: Any) -> Any:
-        from pimento.errors import LLMError
-
         if self.recorded is not None:
             try:
                 return self.recorded.complete(request)

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m pimento.bench.synth_utility --patients 10000 --epsilon 1.6 --delta 1e-6 [--no-rs] [--json OUT]
+    python -m benchmarks.synth_utility --patients 10000 --epsilon 1.6 --delta 1e-6 [--no-rs] [--json OUT]
 
 Synthesizes with the declarations of the database's ``pimento.toml`` (``[synth]``: link context,
 public values, caps; the demo's declares them). Creates the demo database in a child process (so that the reported peak memory is the
@@ -29,8 +29,14 @@ from typing import Any
 
 import duckdb
 import numpy as np
+from scipy.stats import spearmanr
 
+from pimento.engines import open_engine
+from pimento.engines.database import load_database
+from pimento.sensitivity.rs import residual_sensitivity
+from pimento.sql import parse_count_query
 from pimento.sql.quote import quote_identifier, quote_identifiers
+from pimento.synth import synthesize
 
 __all__ = ["main", "tv_two_way", "join_size_errors", "rs_correlation"]
 
@@ -144,15 +150,8 @@ def formulations() -> list[tuple[str, str]]:
 
 def rs_correlation(real: str, syn: str, beta: float) -> dict[str, Any]:
     """Spearman correlation of RS_beta over the formulations, synthetic vs real."""
-    from scipy.stats import spearmanr
-
-    from pimento.engines.database import load_database
-    from pimento.sensitivity.rs import residual_sensitivity
-    from pimento.sql import parse_count_query
 
     rdb = load_database(real)
-    from pimento.engines import open_engine
-
     sengine = open_engine(syn, read_only=True)
     rows = []
     for name, sql in formulations():
@@ -195,9 +194,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         real = str(work / "hospital.duckdb")
         code = f"from pimento.demo.hospital import create_demo; create_demo({real!r}, patients={args.patients}, seed={args.seed})"
         subprocess.run([sys.executable, "-c", code], check=True)
-    from pimento.engines.database import load_database
-    from pimento.synth import synthesize
-
     db = load_database(real)
     syn = str(work / "synthetic.duckdb")
     t0 = time.monotonic()

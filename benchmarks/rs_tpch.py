@@ -1,9 +1,9 @@
 """Benchmark: residual sensitivity on TPC-H chains (DuckDB) and the envelope maximisation alone.
 
-    python -m pimento.bench.rs_tpch --sf 0.1 1            # chains of 3, 4, 5 relations
-    python -m pimento.bench.rs_tpch --envelope-only       # envelope for m = 2..6 at beta = 0.01
-    python -m pimento.bench.rs_tpch --sf 1 --keys yes     # only with the TPC-H primary keys declared
-    python -m pimento.bench.rs_tpch --demo --beta 0.1     # per-call latency on the demo hospital
+    python -m benchmarks.rs_tpch --sf 0.1 1            # chains of 3, 4, 5 relations
+    python -m benchmarks.rs_tpch --envelope-only       # envelope for m = 2..6 at beta = 0.01
+    python -m benchmarks.rs_tpch --sf 1 --keys yes     # only with the TPC-H primary keys declared
+    python -m benchmarks.rs_tpch --demo --beta 0.1     # per-call latency on the demo hospital
 
 Chains (every relation private, the conservative default):
   3: customer - orders - lineitem
@@ -30,8 +30,11 @@ from pathlib import Path
 
 import duckdb
 
+from pimento.demo import DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION, create_demo
+from pimento.engines.database import load_database
 from pimento.engines.duckdb_engine import DuckDBEngine
 from pimento.sensitivity import maximize_envelope, residual_sensitivity
+from pimento.sql import parse_count_query
 from pimento.sql.ir import Attribute, CountQuery, JoinCondition, Relation
 
 CHAIN = [
@@ -199,10 +202,6 @@ def bench_envelope(beta: float, seeds: int) -> list[dict]:
 def bench_demo(folder: Path, beta: float, calls: int) -> list[dict]:
     """Latency of one residual_sensitivity call on the demo hospital (2,000 patients), as the
     search makes it many times per question: median over ``calls`` calls after a warm-up."""
-    from pimento.demo import DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION, create_demo
-    from pimento.engines.database import load_database
-    from pimento.sql import parse_count_query
-
     path = folder / "pimento_rs_demo" / "hospital.duckdb"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)

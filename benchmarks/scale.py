@@ -1,12 +1,12 @@
 """Benchmark: residual sensitivity at scale, on DuckDB and on Spark SQL (local mode).
 
-    python -m pimento.bench.scale --sf 1 3                     # both engines, chains of 3, 4, 5
-    python -m pimento.bench.scale --sf 1 --engines spark --threads 2
-    python -m pimento.bench.scale --sf 10 --engines duckdb --folder /tmp/tpch   # data generated once, reused
-    python -m pimento.bench.scale --sf 10 --engines spark --relations 3 --folder /tmp/tpch
+    python -m benchmarks.scale --sf 1 3                     # both engines, chains of 3, 4, 5
+    python -m benchmarks.scale --sf 1 --engines spark --threads 2
+    python -m benchmarks.scale --sf 10 --engines duckdb --folder /tmp/tpch   # data generated once, reused
+    python -m benchmarks.scale --sf 10 --engines spark --relations 3 --folder /tmp/tpch
 
 TPC-H is generated with DuckDB's tpch extension (offline: the ``duckdb-extension-tpch`` wheel, as
-:mod:`pimento.bench.rs_tpch` does), kept as a DuckDB file for the DuckDB runs and written to a
+:mod:`benchmarks.rs_tpch` does), kept as a DuckDB file for the DuckDB runs and written to a
 folder of Parquet files (``region``, ``nation``, ``customer``, ``orders``, ``lineitem``) for the
 Spark runs (``spark:/folder``; written only when Spark runs). Both are reused from ``--folder``, so
 the data is generated once and each engine (or each chain, ``--relations``) can run separately.
@@ -34,8 +34,10 @@ from pathlib import Path
 
 import duckdb
 
-from pimento.bench.rs_tpch import median_time as _median
-from pimento.bench.rs_tpch import DBGEN_MEMORY_LIMIT, chain_query, tpch_database
+from benchmarks import child_env
+from benchmarks.rs_tpch import DBGEN_MEMORY_LIMIT, chain_query, median_time as _median, tpch_database
+from pimento.engines import open_engine
+from pimento.sensitivity import residual_sensitivity
 
 TABLES = ("region", "nation", "customer", "orders", "lineitem")
 
@@ -97,9 +99,6 @@ def _jvm_peak_mb() -> float:
 def worker(engine_name: str, sf: float, folder: Path, repeat: int, beta: float, threads: int, memory: str,
            relations: tuple[int, ...] = (3, 4, 5)) -> list[dict]:
     """One engine at one scale factor, the chains of ``relations`` relations, in this process (see the module docstring)."""
-    from pimento.engines import open_engine
-    from pimento.sensitivity import residual_sensitivity
-
     started = time.perf_counter()
     if engine_name == "spark":
         engine = open_engine(f"spark:{parquet_folder(sf, folder)}", threads=threads, memory_limit=memory)
@@ -171,11 +170,11 @@ def main() -> None:
         print(json.dumps({"sf": sf, "data_s": round(time.perf_counter() - started, 1),
                           "load": round(os.getloadavg()[0], 2)}), flush=True)
         for engine in args.engines:
-            command = [sys.executable, "-m", "pimento.bench.scale", "--worker", engine, "--sf", str(sf),
+            command = [sys.executable, "-m", "benchmarks.scale", "--worker", engine, "--sf", str(sf),
                        "--folder", str(folder), "--repeat", str(args.repeat), "--beta", str(args.beta),
                        "--threads", str(args.threads), "--memory", args.memory,
                        "--relations", *(str(n) for n in args.relations)]
-            done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
+            done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False, env=child_env())
             for line in done.stdout.splitlines():
                 if line.startswith("{"):
                     print(line, flush=True)

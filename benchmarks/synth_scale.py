@@ -3,7 +3,7 @@
 
 Usage::
 
-    python -m pimento.bench.synth_scale --patients 1000000 [--workdir DIR] [--epsilon 1.6]
+    python -m benchmarks.synth_scale --patients 1000000 [--workdir DIR] [--epsilon 1.6]
         [--delta 1e-6] [--seed 0] [--noise-seed 0] [--spark] [--counts-in-memory] [--json OUT]
 
 Builds the demo database of N patients (:func:`pimento.demo.hospital.create_demo`, seed 0) in
@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from benchmarks import child_env
 
 __all__ = ["main", "build", "synthesize_once"]
 
@@ -113,7 +115,7 @@ def synthesize_once(
 
 def _child(argv: list[str]) -> dict[str, Any]:
     """Run this module in a child process for one step; its JSON report."""
-    proc = subprocess.run([sys.executable, "-m", "pimento.bench.synth_scale", *argv], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.synth_scale", *argv], stdout=subprocess.PIPE, text=True, env=child_env())
     if proc.returncode != 0:
         raise SystemExit(f"child step {argv[:2]} failed with exit status {proc.returncode}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

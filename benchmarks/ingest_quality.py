@@ -1,6 +1,6 @@
 """Cell-level precision and recall of ``pimento ingest`` rebuilding the demo hospital from its corpus.
 
-    python -m pimento.bench.ingest_quality --patients 1000 [--seed 0] [--keep DIR] [--json]
+    python -m benchmarks.ingest_quality --patients 1000 [--seed 0] [--keep DIR] [--json]
 
 Builds the demo database (the truth), narrates it (:mod:`pimento.demo.corpus`), ingests the corpus
 with the offline extractor and the corpus' pattern spec, then compares the rebuilt database with
@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import subprocess
 import tempfile
 import time
@@ -24,10 +25,14 @@ from typing import Any
 
 import duckdb
 
-from pimento.demo.corpus import write_demo_corpus
+from pimento.demo.corpus import narrated_rows, write_demo_corpus
 from pimento.demo.hospital import TABLES
-from pimento.ingest import ingest
+from pimento.errors import LLMError
+from pimento.ingest import LLMExtractor, ingest, open_extractor
 from pimento.ingest.target import key_of, load_target
+from pimento.llm import OpenAIBackend, RecordingBackend, ReplayBackend
+from pimento.llm.replay import fixture_path
+from pimento.llm.usage import Usage
 
 __all__ = ["compare", "main", "measure"]
 
@@ -150,8 +155,6 @@ LLM_KINDS: tuple[str, ...] = (
 
 def sample_documents(documents: Path, per_kind: int, seed: int) -> list[str]:
     """``per_kind`` document ids of each of :data:`LLM_KINDS`, drawn with ``random.Random(seed)``."""
-    import random
-
     rng = random.Random(seed)
     chosen: list[str] = []
     for kind in LLM_KINDS:
@@ -181,10 +184,6 @@ def measure_llm(
     recorded exchanges gives the same figures. ``backend=None`` reads the sample with the offline
     extractor instead (the baseline on the same documents).
     """
-    from pimento.demo.corpus import narrated_rows
-    from pimento.ingest import LLMExtractor, open_extractor
-    from pimento.llm.usage import Usage
-
     with tempfile.TemporaryDirectory(prefix="pimento-ingest-llm-") as tmp:
         where = folder or Path(tmp)
         info = write_demo_corpus(where / "corpus", patients=patients, seed=seed, overwrite=True)
@@ -304,16 +303,11 @@ class _Resumable:
     pays only for the documents it has not recorded yet; the answers are the same either way)."""
 
     def __init__(self, directory: Path, recording: Any) -> None:
-        from pimento.llm import ReplayBackend
-
         self.replay = ReplayBackend(directory)
         self.recording = recording
         self.name = recording.name
 
     def complete(self, request: Any) -> Any:
-        from pimento.errors import LLMError
-        from pimento.llm.replay import fixture_path
-
         if fixture_path(self.replay.directory, request).is_file():  # type: ignore[arg-type]
             try:
                 return self.replay.complete(request)
@@ -323,8 +317,6 @@ class _Resumable:
 
 
 def _main_llm(args: argparse.Namespace) -> None:
-    from pimento.llm import OpenAIBackend, RecordingBackend, ReplayBackend
-
     if args.llm == "offline":
         backend: Any = None
     elif args.llm.startswith("replay:"):

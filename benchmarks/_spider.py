@@ -14,6 +14,10 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+import sqlglot
+
+from benchmarks import REPO
+
 __all__ = [
     "COUNT_CALL",
     "DEFAULT_DATA",
@@ -28,7 +32,7 @@ __all__ = [
 ]
 
 #: the shared data folder beside the checkout (``../shared/data``), and Spider in it
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
+DEFAULT_DATA = REPO / ".." / "shared" / "data"
 DEFAULT_SPIDER = DEFAULT_DATA / "spider"
 
 #: a gold SQL that calls COUNT( is a counting question's
@@ -64,8 +68,6 @@ def to_sqlite(sql: str, dialect: str) -> str:
     """``sql`` of ``dialect`` rewritten for SQLite."""
     if dialect == "sqlite":
         return sql
-    import sqlglot
-
     return sqlglot.transpile(sql, read=dialect, write="sqlite")[0]
 
 

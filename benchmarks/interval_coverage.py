@@ -1,6 +1,6 @@
 """Benchmark: coverage and width of the released 95% interval, and what the epsilon share for its RS bound costs.
 
-    python -m pimento.bench.interval_coverage [--reps 1000] [--json]
+    python -m benchmarks.interval_coverage [--reps 1000] [--json]
 
 Every smooth-sensitivity release splits its epsilon: ``epsilon_noise = (1 - share) epsilon`` for
 the noisy count and ``epsilon_rs_bound = share epsilon`` (custodian's ``[release] rs_bound_share``,
@@ -40,6 +40,15 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import duckdb
+from scipy import stats
+
+from pimento.engines import open_engine
+from pimento.mechanisms.budget import format_number
+from pimento.mechanisms.smooth import float_down, laplace_beta, mechanism_for, quartic_beta
+from pimento.sensitivity import residual_sensitivity
+from pimento.sql import parse_count_query
+
 __all__ = ["coverage_row", "rs_at_both_betas", "run", "main"]
 
 EPSILONS = ("0.1", "0.5", "1", "2")
@@ -54,16 +63,11 @@ _VAR = {"laplace": 2.0, "quartic": 1.0}
 
 def _lower_bound(covered: int, n: int, level: float = 0.95) -> float:
     """Exact one-sided Clopper-Pearson lower confidence bound of a proportion."""
-    from scipy import stats
-
     return 0.0 if covered == 0 else float(stats.beta.ppf(1 - level, covered, n - covered + 1))
 
 
 def coverage_row(law: str, epsilon: str, rs: Fraction, reps: int, *, seed: int = 0) -> dict[str, Any]:
     """``reps`` releases of one (law, epsilon, RS): coverage, bound misses, widths, noise."""
-    from pimento.mechanisms.budget import format_number
-    from pimento.mechanisms.smooth import mechanism_for
-
     mech = mechanism_for(epsilon, DELTA if law == "laplace" else None).for_relations(2)
     rng = random.Random(f"{seed}-{law}-{epsilon}-{rs}")
     covered = misses = 0
@@ -123,12 +127,6 @@ def rs_at_both_betas(epsilon: str, *, patients: int = 2000, seed: int = 1) -> li
 
     The RS is the custodian's quantity; the benchmark prints it to measure the share's cost, never a release.
     """
-    import duckdb
-
-    from pimento.engines import open_engine
-    from pimento.mechanisms.smooth import float_down, laplace_beta, mechanism_for, quartic_beta
-    from pimento.sensitivity import residual_sensitivity
-    from pimento.sql import parse_count_query
 
     rng = random.Random(seed)
     folder = Path(tempfile.mkdtemp(prefix="pimento-interval-"))
@@ -180,8 +178,6 @@ def rs_at_both_betas(epsilon: str, *, patients: int = 2000, seed: int = 1) -> li
 
 
 def _machine() -> str:
-    import duckdb
-
     return f"{os.cpu_count()}-core {platform.machine()}, Python {platform.python_version()}, DuckDB {duckdb.__version__}"
 
 

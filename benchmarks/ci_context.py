@@ -1,10 +1,10 @@
 """Context benchmark for CI mode on three domains: the demo hospital (HIPAA), a retailer (CCPA-like)
 and a school (FERPA/COPPA-like).
 
-    python -m pimento.bench.ci_context --patients 2000 --latency-patients 10000 --out results.json
-    python -m pimento.bench.ci_context --latency-only --latency-patients 10000 100000 1000000
-    python -m pimento.bench.ci_context --latency-only --latency-patients 10000 --engine spark
-    python -m pimento.bench.ci_context --domain all --out results.json      # leakage/recall per domain
+    python -m benchmarks.ci_context --patients 2000 --latency-patients 10000 --out results.json
+    python -m benchmarks.ci_context --latency-only --latency-patients 10000 100000 1000000
+    python -m benchmarks.ci_context --latency-only --latency-patients 10000 --engine spark
+    python -m benchmarks.ci_context --domain all --out results.json      # leakage/recall per domain
 
 For the retailer and the school (``--domain retail|school|all``) the same steps run on
 :func:`pimento.demo.retail.create_retail` / :func:`pimento.demo.school.create_school` with
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -43,9 +44,10 @@ from pimento.demo.hospital import create_demo
 from pimento.demo.retail import create_retail, retail_policy_path
 from pimento.demo.school import create_school, school_policy_path
 from pimento.engines.database import load_database
+from pimento.engines.spark_engine import write_spark_deployment
 from pimento.policy import Enforcer, compile_policy, example_policy_path, load_policy, run_checks
 from pimento.policy.lineage import analyze_query
-from pimento.policy.reference import RefCondition, RefLocation, ReferencePolicy, RefRole
+from pimento.policy.reference import RefCondition, RefLocation, RefRole, ReferencePolicy
 
 __all__ = ["DOMAINS", "QUERIES", "hospital_reference", "main", "retail_reference", "run", "run_domain",
            "school_reference"]
@@ -505,7 +507,8 @@ def run(db_path: str, *, pairs: int = 162, seed: int = 0, domain: str = "hospita
     policy = load_policy(spec["policy"]())
     compiled = compile_policy(policy, catalog, engine)
     t0 = time.perf_counter()
-    report = run_checks(compiled, catalog, engine, policy=policy)
+    compiled = run_checks(compiled, catalog, engine, policy=policy)  # the checked, canonical policy
+    report = compiled.checks_report()
     checks_s = time.perf_counter() - t0
     enforcer = Enforcer(compiled, engine, catalog)
     ref = spec["reference"](policy, catalog)
@@ -568,8 +571,6 @@ def latency(db_path: str, *, repeats: int = 5, check_timeout_s: float = 3600.0, 
     checks run without the database, as ``run_checks(..., engine=None)``, and the context is the
     first attending who directly supervises a resident) and the p50 per query.
     """
-    import os
-
     started = time.perf_counter()
     database = load_database(db_path)
     engine, catalog = database.engine, database.catalog
@@ -579,7 +580,8 @@ def latency(db_path: str, *, repeats: int = 5, check_timeout_s: float = 3600.0, 
     limit = engine.timeout_s
     engine.timeout_s = check_timeout_s  # the checks search the whole database (`policy compile --timeout`)
     compiled = compile_policy(policy, catalog, engine)
-    report = run_checks(compiled, catalog, engine if search else None, policy=policy)
+    compiled = run_checks(compiled, catalog, engine if search else None, policy=policy)
+    report = compiled.checks_report()
     engine.timeout_s = limit
     compile_s = time.perf_counter() - started
     if search:
@@ -627,8 +629,6 @@ def latency(db_path: str, *, repeats: int = 5, check_timeout_s: float = 3600.0, 
 
 def spark_copy(duckdb_path: str, folder: Path) -> str:
     """The Spark deployment (Parquet tables, keys declared in pimento.toml) of a demo, written once."""
-    from pimento.engines.spark_engine import write_spark_deployment
-
     if not (folder / "pimento.toml").exists():
         write_spark_deployment(duckdb_path, folder)
     return str(folder)

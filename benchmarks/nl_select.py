@@ -1,10 +1,10 @@
 """Execution accuracy of the offline SELECT parser on Spider select-project-join questions.
 
-Run: ``python -m pimento.bench.nl_select [--split dev|train] [--values real|placeholder] [--k 5] [--json]``
+Run: ``python -m benchmarks.nl_select [--split dev|train] [--values real|placeholder] [--k 5] [--json]``
 
 Questions kept (:func:`is_plain_spj`): the gold SQL parses (SQLite dialect for dev, MySQL for
 train) as ONE SELECT with no GROUP BY, HAVING, ORDER BY, LIMIT, no aggregate function (COUNT
-included: counts are measured by ``pimento.bench.nl_spider``), no set operation (UNION,
+included: counts are measured by ``benchmarks.nl_spider``), no set operation (UNION,
 INTERSECT, EXCEPT), no subquery (nested SELECT anywhere, IN (SELECT ...) included) and no CTE;
 joins and WHERE (any predicate) are allowed, and so is DISTINCT.
 
@@ -26,8 +26,8 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from pimento.bench._spider import SpiderItem, connect_read_only, db_path, read_split, split_dialect, to_sqlite
-from pimento.bench.nl_spider import (
+from benchmarks._spider import SpiderItem, connect_read_only, db_path, read_split, split_dialect, to_sqlite
+from benchmarks.nl_spider import (
     ParserReport,
     add_common_arguments,
     candidate_hits,

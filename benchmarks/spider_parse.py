@@ -1,6 +1,6 @@
 """Parse every Spider dev gold query; count how many COUNT queries fall in the class and why the rest do not.
 
-Run: ``python -m pimento.bench.spider_parse [--spider ../shared/data/spider] [--json]``
+Run: ``python -m benchmarks.spider_parse [--spider ../shared/data/spider] [--json]``
 
 For each of the 1034 dev gold queries: parse with the SQLite dialect against the catalog of its
 database. A query in the class is rendered back to SQLite and executed; its result must equal
@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pimento.bench._spider import COUNT_CALL, DEFAULT_SPIDER, db_path, read_split
+from benchmarks._spider import COUNT_CALL, DEFAULT_SPIDER, db_path, read_split
 from pimento.engines import open_engine
 from pimento.errors import PimentoError, UnsupportedQuery
 from pimento.sql import REJECTION_REASONS, parse_count_query

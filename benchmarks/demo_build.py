@@ -1,6 +1,6 @@
 """Time the build of the demo hospital database.
 
-    python -m pimento.bench.demo_build --patients 100000 [--seed 0] [--repeat 1] [--out DIR] [--json]
+    python -m benchmarks.demo_build --patients 100000 [--seed 0] [--repeat 1] [--out DIR] [--json]
 
 Each repetition builds a fresh database in a temporary folder (or ``--out``) and reports the
 wall-clock seconds of :func:`pimento.demo.hospital.create_demo` (sampling with numpy, then loading

@@ -1,6 +1,6 @@
 """Benchmark (RQ3 of the paper): noise of contextual DP relative to standard DP on three domains.
 
-    python -m pimento.bench.contextual_dp [--domains hospital,retail,school] [--size 2000] [--seed 7]
+    python -m benchmarks.contextual_dp [--domains hospital,retail,school] [--size 2000] [--seed 7]
         [--epsilon 1] [--delta 1e-6] [--png FILE | --no-png] [--json]
 
 As the paper's Figure "Relative noise required by contextual DP": on each domain (the demo
@@ -38,6 +38,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pimento.demo.hospital import create_demo
+from pimento.demo.retail import create_retail
+from pimento.demo.school import create_school
+from pimento.engines.database import load_database
+from pimento.errors import UserError
+from pimento.mechanisms import mechanism_for
+from pimento.sensitivity.contextual import AuthorizationView, contextual_sensitivity
+from pimento.sql import parse_count_query
 
 __all__ = ["DOMAINS", "PAPER_AT_90", "QUERIES", "Domain", "main", "plot", "require_matplotlib", "run", "run_domains"]
 
@@ -103,20 +112,14 @@ class Domain:
 
 
 def _hospital(path: Path, size: int, seed: int) -> Any:
-    from pimento.demo.hospital import create_demo
-
     return create_demo(path, patients=size, seed=seed)
 
 
 def _retail(path: Path, size: int, seed: int) -> Any:
-    from pimento.demo.retail import create_retail
-
     return create_retail(path, size=size, seed=seed)
 
 
 def _school(path: Path, size: int, seed: int) -> Any:
-    from pimento.demo.school import create_school
-
     return create_school(path, size=size, seed=seed)
 
 
@@ -128,8 +131,6 @@ DOMAINS = {
 
 
 def _view(query: Any, percent: int, subject: str = "Patient", key: str = "pat_id") -> Any:
-    from pimento.sensitivity.contextual import AuthorizationView
-
     alias = query.alias_of(subject)
     # a fixed pseudo-random f% of the subjects (hash of the key), all their cells authorized
     predicate = f'(hash("{alias}"."{key}") % 100) < {int(percent)}'
@@ -139,11 +140,6 @@ def _view(query: Any, percent: int, subject: str = "Patient", key: str = "pat_id
 def run(db: Path, *, epsilon: str = "1", delta: str | None = "1e-6", fractions: Sequence[int] = FRACTIONS,
         domain: str = "hospital") -> dict[str, Any]:
     """The table of one domain's database ``db`` (built by that domain's builder)."""
-    from pimento.engines.database import load_database
-    from pimento.mechanisms import mechanism_for
-    from pimento.sensitivity.contextual import contextual_sensitivity
-    from pimento.sql import parse_count_query
-
     spec = DOMAINS[domain]
     database = load_database(db, read_only=True)
     try:
@@ -250,8 +246,6 @@ MATPLOTLIB_MISSING = ("the figure needs matplotlib, which is not installed: pip 
 
 def require_matplotlib() -> Any:
     """``matplotlib.pyplot`` on the Agg backend, or a UserError saying how to install it."""
-    from pimento.errors import UserError
-
     try:
         import matplotlib  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
@@ -322,8 +316,6 @@ def main(argv: list[str] | None = None) -> int:
     if any(not 0 <= f <= 100 for f in fractions):
         parser.error("--fractions: comma-separated integers 0..100")
     if not args.no_png:
-        from pimento.errors import UserError
-
         try:
             require_matplotlib()  # before any work: a missing extra fails at once
         except UserError as exc:

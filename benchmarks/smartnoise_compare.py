@@ -1,6 +1,6 @@
 """Side-by-side noise of Pimento's DP release and SmartNoise SQL on the same counts.
 
-    python -m pimento.bench.smartnoise_compare --snpython /tmp/snvenv/bin/python [--json]
+    python -m benchmarks.smartnoise_compare --snpython /tmp/snvenv/bin/python [--json]
 
 SmartNoise SQL (PyPI ``smartnoise-sql`` 1.0.10) must live in a *separate* virtual
 environment (it pins its own OpenDP and pandas); ``--snpython`` names its interpreter and
@@ -36,6 +36,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
+from pimento.mechanisms import GlobalLaplace, mechanism_for, mechanism_for_query
+from pimento.mechanisms.samplers import default_rng
+from pimento.release import Session
+from pimento.sensitivity import residual_sensitivity
+from pimento.sql import parse_count_query
+
 __all__ = ["generate_shop", "run", "main"]
 
 EPSILON = "1"
@@ -44,8 +52,6 @@ DELTA = "1e-5"
 
 def generate_shop(folder: Path, *, customers: int = 2000, seed: int = 7) -> dict[str, Path]:
     """A DuckDB shop and CSV copies (including the pre-joined orders view). Deterministic."""
-    import duckdb
-
     rng = random.Random(seed)
     regions = ["north", "south", "east", "west"]
     cust = [(i, rng.choice(regions)) for i in range(customers)]
@@ -192,17 +198,9 @@ def _smartnoise(snpython: str, paths: dict[str, Path], queries: list[Query], rep
 
 
 def run(*, snpython: str | None, reps: int = 2000, sn_reps: int = 300, customers: int = 2000, folder: Path | None = None) -> dict[str, Any]:
-    from pimento.mechanisms import GlobalLaplace, mechanism_for, mechanism_for_query
-    from pimento.mechanisms.samplers import default_rng
-    from pimento.release.session import Session
-    from pimento.sensitivity import residual_sensitivity
-    from pimento.sql import parse_count_query
-
     folder = folder or Path(tempfile.mkdtemp(prefix="pimento-sn-"))
     paths = generate_shop(folder, customers=customers)
     (folder / "pimento.toml").write_text('[ledger]\nepsilon_cap = "1000"\ndelta_cap = "0.01"\n')
-    import duckdb
-
     con = duckdb.connect(str(paths["db"]), read_only=True)
     max_orders = int(con.execute("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM orders GROUP BY customer_id)").fetchall()[0][0])
     con.close()

@@ -41,7 +41,7 @@ class Evidence:
     """What an LLM baseline is given for one pair: the question, the context in words, and rows.
 
     ``tables``: relation -> (columns, rows), the relevant rows only (see
-    :func:`pimento.bench.e2e_leakage.relevant_rows`).
+    :func:`benchmarks.e2e_leakage.relevant_rows`).
     """
 
     domain: str

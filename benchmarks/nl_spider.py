@@ -1,6 +1,6 @@
 """Execution accuracy of the offline question -> SQL parser on Spider counting questions.
 
-Run: ``python -m pimento.bench.nl_spider [--split dev|train] [--spider ../shared/data/spider] [--k 5] [--json]``
+Run: ``python -m benchmarks.nl_spider [--split dev|train] [--spider ../shared/data/spider] [--k 5] [--json]``
 
 Questions kept: those whose gold SQL is a DP-compatible count, i.e. ``parse_count_query(gold,
 catalog, dialect=...)`` succeeds (SQLite dialect for dev, MySQL for train, whose gold SQL uses
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pimento.bench._spider import (
+from benchmarks._spider import (
     COUNT_CALL,
     DEFAULT_SPIDER,
     SpiderItem,

@@ -2,7 +2,7 @@
 
 Run::
 
-    python -m pimento.bench.dp_text2sql [--data ../shared/data] [--cache ~/.cache/pimento/dp_text2sql]
+    python -m benchmarks.dp_text2sql [--data ../shared/data] [--cache ~/.cache/pimento/dp_text2sql]
         [--sources dev,train,ambiqt] [--train-dbs 12] [--methods gold-full,full,zero-shot,...]
         [--limit N] [--rollouts 10] [--llm URL] [--llm-k 5] [--json OUT]
 
@@ -51,11 +51,27 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import sqlglot
+
+import pimento
+from benchmarks._spider import DEFAULT_DATA
 from pimento.engines import Engine, open_engine
 from pimento.errors import PimentoError
+from pimento.llm import SyntheticValues, generate_zero_shot, open_backend
+from pimento.llm.usage import Usage
+from pimento.mechanisms import mechanism_for
+from pimento.nl import NotACountingQuestion, ValueIndex, translate
+from pimento.release.ask import llm_expander
 from pimento.schema import Catalog
+from pimento.search import SensitivitySearch
+from pimento.search.actions import PartialQuery
+from pimento.search.evaluate import residual_oracle
+from pimento.search.expanders import NodeState, SchemaGraphExpander
 from pimento.search.mcts import VARIANTS, config_for_variant, votes_for_samples
+from pimento.search.query_intent import grain, intent_of
+from pimento.sensitivity import residual_sensitivity
 from pimento.sql import CountQuery, parse_count_query
+from pimento.synth import synthesize
 
 __all__ = [
     "Item",
@@ -137,10 +153,6 @@ def enumerate_formulations(gold: CountQuery, catalog: Catalog, *, max_relations:
 
     The grain check is off: the ground truth must not depend on the system's own heuristics.
     """
-    from pimento.search.actions import PartialQuery
-    from pimento.search.expanders import NodeState, SchemaGraphExpander
-    from pimento.search.query_intent import intent_of
-
     intent = intent_of(gold.canonical())
     expander = SchemaGraphExpander(catalog, max_relations=max_relations, preserve_grain=False, moves="names")
     found: dict[str, CountQuery] = {}
@@ -171,8 +183,6 @@ def enumerate_formulations(gold: CountQuery, catalog: Catalog, *, max_relations:
 
 def _sqlite_rows(path: str, sql: str, dialect: str = "sqlite", timeout_s: float = 20.0) -> list[tuple]:
     if dialect != "sqlite":
-        import sqlglot
-
         sql = sqlglot.transpile(sql, read=dialect, write="sqlite")[0]
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     con.text_factory = lambda b: b.decode("utf-8", "replace")
@@ -211,8 +221,6 @@ class RealRS:
         return self._engines[path]
 
     def __call__(self, path: str, query: CountQuery) -> float | None:
-        from pimento.sensitivity import residual_sensitivity
-
         sql = query.canonical().to_sql("sqlite")
         per_db = self.cache.setdefault(path, {})
         if sql not in per_db:
@@ -231,8 +239,6 @@ class RealRS:
 
 
 def _grain_or_none(query: CountQuery, catalog: Catalog) -> list[str] | None:
-    from pimento.search.query_intent import grain
-
     return None if query.count.distinct else sorted(grain(query, catalog))
 
 
@@ -325,8 +331,6 @@ def pick_root(catalog: Catalog) -> str:
 
 def synthetic_path(cache: Path, item: Item, *, epsilon: str, delta: str, status: dict[str, Any], log: Callable[[str], None]) -> str | None:
     """Synthesize ``item``'s database once (cached); None when the synthesizer refuses it."""
-    from pimento.synth import synthesize
-
     key = f"{item.source}/{item.db}"
     out = cache / "synthetic" / f"{key.replace('/', '__')}-eps{epsilon}.duckdb"
     if key in status:
@@ -392,8 +396,6 @@ class _Question:
 
 def _worst_same_reading(formulations: list[dict[str, Any]], gold: list[CountQuery], catalog: Catalog) -> list[CountQuery]:
     """The highest-RS correct formulation that counts what the gold counts (same grain, DISTINCT included)."""
-    from pimento.search.query_intent import grain
-
     if not gold:
         return []
     target = grain(gold[0].canonical(), catalog)
@@ -409,9 +411,6 @@ def _worst_same_reading(formulations: list[dict[str, Any]], gold: list[CountQuer
 
 
 def _run_method(method: str, q: _Question, *, rollouts: int, llm: str | None, llm_k: int = 5) -> dict[str, Any]:
-    from pimento.search import SensitivitySearch
-    from pimento.search.evaluate import residual_oracle
-
     t0 = time.perf_counter()
     out: dict[str, Any] = {"llm_calls": 0, "llm_tokens": 0}
     if method in ("gold-sql", "worst-sql"):
@@ -472,11 +471,6 @@ def _run_llm_method(method: str, q: _Question, *, rollouts: int, llm: str, k: in
     zero-shot samples drawn and dropped by reason, and the expander's events (unusable answers,
     offline fallbacks, proposals dropped by reason).
     """
-    from pimento.llm import SyntheticValues, generate_zero_shot, open_backend
-    from pimento.llm.usage import Usage
-    from pimento.release.ask import llm_expander
-    from pimento.search import SensitivitySearch
-
     usage = Usage()
     unusable: dict[str, int] = {}
     out: dict[str, Any] = {"llm_samples": 0}
@@ -619,7 +613,7 @@ def _llm_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- driver
 def _code_hash() -> str:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(pimento.__file__).resolve().parent
     h = hashlib.sha256()
     for p in [*sorted((root / "search").glob("*.py")), *sorted((root / "nl").glob("*.py")), *sorted((root / "llm").glob("*.py")), Path(__file__)]:
         h.update(p.read_bytes())
@@ -638,9 +632,6 @@ def _save(path: Path, data: Any) -> None:
 
 
 def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
-    from pimento.mechanisms import mechanism_for
-    from pimento.nl import NotACountingQuestion, ValueIndex, translate
-
     cache: Path = args.cache.expanduser()
     cache.mkdir(parents=True, exist_ok=True)
     beta = mechanism_for(args.epsilon, args.delta).beta_float()
@@ -799,8 +790,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default_data = Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
-    parser.add_argument("--data", type=Path, default=default_data)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--cache", type=Path, default=Path("~/.cache/pimento/dp_text2sql"))
     parser.add_argument("--sources", default="dev,train,ambiqt")
     parser.add_argument("--train-dbs", type=int, default=12, help="Spider-train databases, evenly spaced by name")

@@ -1,8 +1,8 @@
 """Text-to-CQL benchmark: the offline policy extractor against the shipped structured policies.
 
-    python -m pimento.bench.cql_extract                   # the three domains, a table on stdout
-    python -m pimento.bench.cql_extract --out results.json --keep DIR
-    python -m pimento.bench.cql_extract --text bank.txt --gold bank.yaml --db bank.duckdb   # another domain
+    python -m benchmarks.cql_extract                   # the three domains, a table on stdout
+    python -m benchmarks.cql_extract --out results.json --keep DIR
+    python -m benchmarks.cql_extract --text bank.txt --gold bank.yaml --db bank.duckdb   # another domain
 
 For each domain (hospital/HIPAA, retailer/CCPA-like, school/FERPA-COPPA-like) it builds a small
 demo database, extracts its natural-language policy (``examples/<name>.txt``) with
@@ -33,13 +33,21 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import sqlglot
 import yaml
+from sqlglot import exp
 
+from pimento.demo.hospital import create_demo
+from pimento.demo.retail import create_retail
+from pimento.demo.school import create_school
+from pimento.engines.database import load_database
 from pimento.policy import example_policy_path
+from pimento.policy.extract_offline import extract_policy_offline
 
 __all__ = ["DIMENSIONS", "DOMAINS", "items", "main", "run", "score", "score_domain"]
 
@@ -49,10 +57,6 @@ DOMAINS: dict[str, tuple[str, Callable[[Path], Any]]] = {}
 
 
 def _builders() -> dict[str, tuple[str, Callable[[Path], Any]]]:
-    from pimento.demo.hospital import create_demo
-    from pimento.demo.retail import create_retail
-    from pimento.demo.school import create_school
-
     return {
         "hospital": ("hospital_hipaa", lambda p: create_demo(p, patients=200, seed=1)),
         "retail": ("retail_ccpa", lambda p: create_retail(p, size=100, seed=0)),
@@ -66,8 +70,6 @@ def _builders() -> dict[str, tuple[str, Callable[[Path], Any]]]:
 def _norm_sql(sql: str | None) -> str:
     if not sql:
         return ""
-    import sqlglot
-
     try:
         return sqlglot.parse_one(sql).sql(normalize=True).lower()
     except Exception:  # noqa: BLE001 - compared as text
@@ -75,9 +77,6 @@ def _norm_sql(sql: str | None) -> str:
 
 
 def _view_signature(sql: str) -> tuple:
-    import sqlglot
-    from sqlglot import exp
-
     tree = sqlglot.parse_one(sql)
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     tables = frozenset(t.name.lower() for t in tree.find_all(exp.Table) if t.name.lower() not in ctes)
@@ -138,8 +137,6 @@ def _prf(tp: int, n_pred: int, n_gold: int) -> dict[str, float]:
 
 def score(predicted: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
     """Precision/recall/F1 per dimension of ``predicted`` against ``gold`` (two policy documents)."""
-    from collections import Counter
-
     pred_norms = {n["id"]: n for n in predicted.get("norms", [])}
     counts = {d: [0, 0, 0] for d in (*DIMENSIONS, "purpose", "sign")}
     per_norm = {}
@@ -169,9 +166,6 @@ def score(predicted: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
 
 def score_domain(text: str, gold: dict[str, Any], db_path: Path, *, year: int = 2024) -> dict[str, Any]:
     """Extract ``text`` against the database at ``db_path`` and score it against ``gold``."""
-    from pimento.engines.database import load_database
-    from pimento.policy.extract_offline import extract_policy_offline
-
     database = load_database(db_path)
     try:
         result = extract_policy_offline(text, database.catalog, engine=database.engine, name=gold.get("name", "x"),

@@ -1,1 +1,0 @@
-"""See ARCHITECTURE.md for what this package holds."""
