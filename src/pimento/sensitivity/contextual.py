@@ -56,11 +56,16 @@ from fractions import Fraction
 from typing import Any, cast
 
 import numpy as np
+import sqlglot
+from sqlglot import exp
 
 from pimento.engines.base import Engine
 from pimento.errors import InternalError
 from pimento.schema import Catalog
 from pimento.sensitivity.envelope import check_beta, exp_neg_upper, maximize_envelope, round_up_float
+from pimento.sensitivity.neighbourhood import Neighbourhood
+from pimento.sensitivity.residual import compute_te, needed_subsets
+from pimento.sensitivity.rs import private_relations, rs_from_te
 from pimento.sql import CountQuery
 from pimento.sql.quote import quote_identifier as _q
 
@@ -69,16 +74,12 @@ __all__ = [
     "AuthorizationView",
     "boundary_columns",
     "contextual_sensitivity",
-    "NEIGHBOURHOODS",
     "ContextualSensitivity",
     "RelationFacts",
     "RuleBound",
     "apply_rule",
     "contextual_rs",
 ]
-
-#: The neighbourhood models: add/remove (the default), change, and both.
-NEIGHBOURHOODS = ("add_remove", "change", "both")
 
 #: ``paper``: the appendix's CRS. ``tight``: authorization used at every distance for relations
 #: with a unique boundary (T^c_{E_i} in place of T_{E_i}; add/remove only; CONTEXTUAL.md s. 6).
@@ -134,16 +135,27 @@ class RuleBound:
     ls: int
 
 
-def apply_rule(facts: RelationFacts, neighbourhood: str = "add_remove") -> RuleBound:
+def _neighbourhood(value: Neighbourhood | str) -> Neighbourhood:
+    """``value`` as a :class:`Neighbourhood`; an :class:`InternalError` when it names none.
+
+    The enum is what callers pass; a string is parsed (``Neighbourhood.parse``: the old
+    ``add_remove`` spelling included) for callers not yet moved to the enum.
+    """
+    parsed = Neighbourhood.parse(value)
+    if parsed is None:
+        raise InternalError(f"neighbourhood must be one of {[n.value for n in Neighbourhood]}, got {value!r}")
+    return parsed
+
+
+def apply_rule(facts: RelationFacts, neighbourhood: Neighbourhood | str = Neighbourhood.ADD_REMOVE) -> RuleBound:
     """The inference rule for one relation under ``neighbourhood`` (module docstring)."""
-    if neighbourhood not in NEIGHBOURHOODS:
-        raise InternalError(f"neighbourhood must be one of {NEIGHBOURHOODS}, got {neighbourhood!r}")
+    neighbourhood = _neighbourhood(neighbourhood)
     f = facts
     if f.public == "whole":
         return RuleBound(f.alias, "Pub", 0, f.ls)
     free_1 = f.mu_free_1 if f.unauthorized else 0
     free_min = f.mu_free_min if f.unauthorized else 0
-    if neighbourhood == "add_remove":
+    if neighbourhood is Neighbourhood.ADD_REMOVE:
         if f.m_unocc is not None:
             # Sel-Unique: an insertion lands on an unoccupied boundary value, a deletion removes an
             # unauthorized tuple. Not under change: a changed tuple may keep its own (vacated)
@@ -155,7 +167,7 @@ def apply_rule(facts: RelationFacts, neighbourhood: str = "add_remove") -> RuleB
         # change: the changed tuple is unauthorized (its boundary cells may move);
         # none unauthorized: every boundary cell is fixed (Prj-Chg)
         change = max(f.ls - free_min, free_1) if f.unauthorized else 0
-        if neighbourhood == "change":
+        if neighbourhood is Neighbourhood.CHANGE:
             ell = change
             rule = {"none": "Base", "tuples": "PrjSel-Chg" if f.unauthorized else "Prj-Chg"}[f.public]
             if f.public == "none":
@@ -177,7 +189,7 @@ class ContextualSensitivity:
     crs: Fraction
     rs: Fraction
     beta: float
-    neighbourhood: str
+    neighbourhood: Neighbourhood
     editable: tuple[str, ...]
     rules: tuple[RuleBound, ...]
     k0: int
@@ -196,7 +208,7 @@ class ContextualSensitivity:
         return {
             "crs": str(self.crs),
             "rs": str(self.rs),
-            "neighbourhood": self.neighbourhood,
+            "neighbourhood": str(self.neighbourhood),
             "editable": list(self.editable),
             "rules": [{"alias": r.alias, "rule": r.rule, "ell": r.ell, "ls": r.ls} for r in self.rules],
             "k0": self.k0,
@@ -301,7 +313,7 @@ def contextual_rs(
     beta: float,
     facts: Mapping[str, RelationFacts],
     *,
-    neighbourhood: str = "add_remove",
+    neighbourhood: Neighbourhood | str = Neighbourhood.ADD_REMOVE,
     gs: int | None = None,
     rs: Fraction | None = None,
     variant: str = "paper",
@@ -312,6 +324,7 @@ def contextual_rs(
     private relations) is computed when not given, and CRS is never above it.
     """
     beta = check_beta(beta)
+    neighbourhood = _neighbourhood(neighbourhood)
     values = dict(te)
     values.setdefault(frozenset(), 1)
     priv = [a for a in relations if a in set(private)]
@@ -324,7 +337,7 @@ def contextual_rs(
         raise InternalError(f"variant must be one of {VARIANTS}, got {variant!r}")
     rules = tuple(apply_rule(facts[a], neighbourhood) for a in priv)
     t_free: dict[str, int] = {}
-    if variant == "tight" and neighbourhood == "add_remove":
+    if variant == "tight" and neighbourhood is Neighbourhood.ADD_REMOVE:
         t_free = {a: bound for a in priv if (bound := facts[a].t_free) is not None}
         rules = tuple(RuleBound(r.alias, r.rule, min(r.ell, t_free[r.alias]), r.ls) if r.alias in t_free else r for r in rules)
     editable = tuple(r.alias for r in rules if r.rule != "Pub")
@@ -371,8 +384,6 @@ class AuthorizationView:
 def boundary_columns(query: CountQuery, alias: str) -> tuple[str, ...]:
     """B_i of ``alias``: its join columns, the columns its query selection reads, and the counted
     column when it is ``alias``'s (``COUNT(col)`` filters on ``col IS NOT NULL``)."""
-    from sqlglot import exp
-
     cols: list[str] = []
     for klass in query.equivalence_classes:
         cols += [a.column for a in klass if a.alias == alias]
@@ -407,9 +418,6 @@ def _with(view: AuthorizationView, *ctes: str) -> str:
 
 def _engine_facts(engine: Engine, query: CountQuery, catalog: Catalog, alias: str, ls: int, view: AuthorizationView,
                   timeout_s: float | None) -> RelationFacts:
-    import sqlglot
-    from sqlglot import exp
-
     dialect = engine.dialect
     if alias in view.whole:
         return RelationFacts(alias, ls, "whole")
@@ -453,9 +461,6 @@ def _unique_residual_max(engine: Engine, query: CountQuery, catalog: Catalog, al
     None (the rules that need it are not used: Ins gives LS_i, always sound). ``alias``'s own
     selection is ignored (an upper bound).
     """
-    import sqlglot
-    from sqlglot import exp
-
     shared = _join_columns(query, alias)
     if not shared:
         return None
@@ -505,7 +510,7 @@ def contextual_sensitivity(
     beta: float,
     view: AuthorizationView,
     *,
-    neighbourhood: str = "add_remove",
+    neighbourhood: Neighbourhood | str = Neighbourhood.ADD_REMOVE,
     gs: int | None = None,
     timeout_s: float | None = None,
     variant: str = "paper",
@@ -516,10 +521,8 @@ def contextual_sensitivity(
     same GS default); the multiplicities the rules read are computed by the engine. A query the
     rules do not cover (``COUNT(DISTINCT ...)``, an engine without row ids) gets CRS = RS.
     """
-    from pimento.sensitivity.residual import compute_te, needed_subsets
-    from pimento.sensitivity.rs import private_relations, rs_from_te
-
     beta = check_beta(beta)
+    neighbourhood = _neighbourhood(neighbourhood)
     priv = private_relations(query, catalog)
     counts = compute_te(engine, query, catalog, needed_subsets(query, priv, attribution=False), timeout_s=timeout_s)
     base = rs_from_te(query, priv, counts, beta, gs=gs, attribution=False)

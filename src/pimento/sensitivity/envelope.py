@@ -43,7 +43,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
+from decimal import ROUND_CEILING, Decimal, localcontext
 from fractions import Fraction
 
 import numpy as np
@@ -53,7 +53,6 @@ from pimento.errors import InternalError, PrivacyParameterError
 __all__ = [
     "MIN_BETA",
     "Envelope",
-    "beta_from_epsilon",
     "check_beta",
     "exp_neg_upper",
     "k_max",
@@ -95,45 +94,6 @@ def check_beta(beta: float) -> float:
             hint="use a larger epsilon (beta is about epsilon / 10): at this beta the noise would exceed any count by far",
         )
     return value
-
-
-def beta_from_epsilon(epsilon: float | str | Decimal, delta: float | str | Decimal | None = None) -> float:
-    """Smoothing parameter for a release, rounded DOWN to a float.
-
-    ``eps / (2 ln(2/delta))`` for (eps, delta)-DP with Laplace noise, ``eps / 10`` for pure eps-DP
-    (ARCHITECTURE.md, "Privacy model"). A smaller beta only makes RS larger (safe).
-
-    >>> beta_from_epsilon("1")  # 1/10 rounded down: the float 0.1 is above one tenth
-    0.09999999999999999
-    >>> round(beta_from_epsilon("1", "1e-6"), 6)
-    0.034462
-    """
-    with localcontext() as ctx:
-        ctx.prec = _PREC
-        eps = Decimal(str(epsilon)) if isinstance(epsilon, float) else Decimal(epsilon)
-        if not eps.is_finite() or eps <= 0:
-            raise PrivacyParameterError(f"epsilon must be positive and finite, got {epsilon!r}")
-        if delta is None:
-            ctx.rounding = ROUND_FLOOR
-            beta = eps / 10
-        else:
-            dlt = Decimal(str(delta)) if isinstance(delta, float) else Decimal(delta)
-            if not dlt.is_finite() or not (0 < dlt < 1):
-                raise PrivacyParameterError(f"delta must lie strictly between 0 and 1, got {delta!r}")
-            # ln is correctly rounded half-even: add one ulp to make it an upper bound
-            log = (Decimal(2) / dlt).ln().next_plus().next_plus()
-            ctx.rounding = ROUND_CEILING
-            denominator = 2 * log
-            ctx.rounding = ROUND_FLOOR
-            beta = eps / denominator
-    return _float_down(beta)
-
-
-def _float_down(value: Decimal) -> float:
-    f = float(value)
-    if Decimal(f) > value:
-        f = math.nextafter(f, -math.inf)
-    return f
 
 
 def round_up_float(value: Fraction | Decimal | int) -> float:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from pimento.sensitivity.contextual import RelationFacts, contextual_rs
 from pimento.sensitivity.envelope import maximize_envelope
+from pimento.sensitivity.neighbourhood import Neighbourhood
 
 Row = tuple[int, ...]
 
@@ -246,7 +247,7 @@ def facts(schema: Schema, inst: Instance, t: dict[frozenset[str], int]) -> dict[
     return out
 
 
-def crs(schema: Schema, inst: Instance, beta: float, neighbourhood: str = "add_remove", variant: str = "paper",
+def crs(schema: Schema, inst: Instance, beta: float, neighbourhood: Neighbourhood = Neighbourhood.ADD_REMOVE, variant: str = "paper",
         t: dict[frozenset[str], int] | None = None):
     t = all_te(schema, inst) if t is None else t
     rs = maximize_envelope(schema.aliases, schema.private, t, beta).rs
@@ -285,7 +286,7 @@ def value_cells(schema: Schema, inst: Instance) -> frozenset:
     return frozenset((a, c, v) for a, _, c, v in cells(schema, inst))
 
 
-def neighbours(schema: Schema, inst: Instance, model: str = "add_remove", *, contextual: bool = True,
+def neighbours(schema: Schema, inst: Instance, model: Neighbourhood = Neighbourhood.ADD_REMOVE, *, contextual: bool = True,
                by_values: bool = False) -> Iterator[Instance]:
     """Neighbours of ``inst`` that satisfy the constraints (and keep A_c, when ``contextual``)."""
     base = (value_cells if by_values else cells)(schema, inst)
@@ -294,12 +295,12 @@ def neighbours(schema: Schema, inst: Instance, model: str = "add_remove", *, con
         rows = inst[a]
         width = len(schema.rels[a])
         cands: list[tuple[tuple[int, Row], ...]] = []
-        if model in ("add_remove", "both"):
+        if model in (Neighbourhood.ADD_REMOVE, Neighbourhood.BOTH):
             for j in range(len(rows)):
                 cands.append(rows[:j] + rows[j + 1:])
             for row in itertools.product(schema.domain, repeat=width):
                 cands.append(rows + ((fresh, row),))
-        if model in ("change", "both"):
+        if model in (Neighbourhood.CHANGE, Neighbourhood.BOTH):
             for j, (tid, old) in enumerate(rows):
                 for row in itertools.product(schema.domain, repeat=width):
                     if row != old:
@@ -313,7 +314,7 @@ def neighbours(schema: Schema, inst: Instance, model: str = "add_remove", *, con
             yield other
 
 
-def cls(schema: Schema, inst: Instance, model: str = "add_remove", **kw) -> int:
+def cls(schema: Schema, inst: Instance, model: Neighbourhood = Neighbourhood.ADD_REMOVE, **kw) -> int:
     q = count(schema, inst)
     return max((abs(q - count(schema, o)) for o in neighbours(schema, inst, model, **kw)), default=0)
 
@@ -354,14 +355,14 @@ class Cached:
             self.te_memo[key] = all_te(self.schema, inst)
         return self.te_memo[key]
 
-    def __call__(self, inst: Instance, beta: float, model: str, variant: str):
+    def __call__(self, inst: Instance, beta: float, model: Neighbourhood, variant: str):
         key = (canonical(self.schema, inst), beta, model, variant)
         if key not in self.memo:
             self.memo[key] = crs(self.schema, inst, beta, model, variant, self.te(inst))
         return self.memo[key]
 
 
-def check_properties(schema: Schema, inst: Instance, model: str, beta: float, variants: str | tuple[str, ...] = "paper",
+def check_properties(schema: Schema, inst: Instance, model: Neighbourhood, beta: float, variants: str | tuple[str, ...] = "paper",
                      stats: dict | None = None, crs_of: Cached | None = None) -> None:
     """For every contextual neighbour I' under ``model`` and each variant: (i) CRS >= |q(I) - q(I')| and each
     relation's rule bound >= what one edit of it moves, (ii) CRS(I) <= e^beta CRS(I') both ways, (iii) CRS
@@ -389,7 +390,7 @@ def check_properties(schema: Schema, inst: Instance, model: str, beta: float, va
         for v, h in here.items():
             assert moved <= h.crs, f"(i) CRS below CLS ({v})"
             assert moved <= ell[v][edited], f"rule of {edited} below the change an edit of it makes ({v})"
-            if v == "tight" and model == "add_remove":
+            if v == "tight" and model is Neighbourhood.ADD_REMOVE:
                 # the lemma behind the tight variant: T^c_{E_i} moves by at most T_{E_i - j} per edit of R_j
                 t2 = crs_of.te(other)
                 for f in h.facts:
@@ -405,12 +406,12 @@ def check_properties(schema: Schema, inst: Instance, model: str, beta: float, va
             there = crs_of(other, beta, model, v)
             assert float(h.crs) <= bound * float(there.crs), f"(ii) CRS not beta-smooth ({v})"
             assert float(there.crs) <= bound * float(h.crs), f"(ii) CRS not beta-smooth ({v})"
-    if model == "add_remove":
+    if model is Neighbourhood.ADD_REMOVE:
         exact, rest = split_parts(schema, inst)
-        for other in neighbours(schema, inst, "add_remove", contextual=False):
+        for other in neighbours(schema, inst, Neighbourhood.ADD_REMOVE, contextual=False):
             e2, r2 = split_parts(schema, other)
             assert abs(rest - r2) <= abs((exact + rest) - (e2 + r2)), "split remainder moves more than the count"
-        for other in neighbours(schema, inst, "add_remove"):
+        for other in neighbours(schema, inst, Neighbourhood.ADD_REMOVE):
             assert split_parts(schema, other)[0] == exact, "split exact part moved on a contextual neighbour"
     for v in variants:
         stats["instances"] = stats.get("instances", 0) + 1

@@ -7,8 +7,10 @@ from fractions import Fraction
 import pytest
 
 from pimento.errors import InternalError
-from pimento.sensitivity.contextual import RelationFacts, apply_rule, contextual_rs
+from pimento.sensitivity import contextual
+from pimento.sensitivity.contextual import RelationFacts, RuleBound, apply_rule, contextual_rs
 from pimento.sensitivity.envelope import maximize_envelope
+from pimento.sensitivity.neighbourhood import Neighbourhood
 from . import _contextual_model as m
 
 CHAIN = dict(rels={"r1": ("a", "b"), "r2": ("b", "c")}, joins=(("r1", "b", "r2", "b"),))
@@ -20,9 +22,9 @@ def test_correction_1_authorized_information_by_cell_provenance():
     the count moves 2 -> 1 while Prj-Chg says 0. By provenance the b cell of that tuple is fixed."""
     schema = m.Schema(**CHAIN, private=("r2",), auth={"r2": m.Auth(None, ("b",))})
     inst = m.make(schema, {"r1": [(1, 1)], "r2": [(0, 1), (1, 1), (1, 2)]})
-    assert m.cls(schema, inst, "change", by_values=True) == 1  # the literal reading's neighbour exists
-    assert m.cls(schema, inst, "change") == 0  # by provenance it is not a contextual neighbour
-    result = m.crs(schema, inst, 0.5, "change")
+    assert m.cls(schema, inst, Neighbourhood.CHANGE, by_values=True) == 1  # the literal reading's neighbour exists
+    assert m.cls(schema, inst, Neighbourhood.CHANGE) == 0  # by provenance it is not a contextual neighbour
+    result = m.crs(schema, inst, 0.5, Neighbourhood.CHANGE)
     assert [r.rule for r in result.rules] == ["Prj-Chg"]
     assert result.k0 == 0
 
@@ -32,13 +34,13 @@ def test_correction_2_mu_free_ranges_over_unauthorized_tuples():
     gives 1; the unauthorized (0,1) has multiplicity 2 and changing it to (1,1) moves the count by 2."""
     schema = m.Schema(**CHAIN, private=("r2",), auth={"r2": m.Auth(frozenset({(0, 2)}), ("b", "c"))})
     inst = m.make(schema, {"r1": [(1, 0), (2, 0), (2, 2)], "r2": [(0, 1), (0, 2), (2, 1)]})
-    assert m.cls(schema, inst, "both") == 2
+    assert m.cls(schema, inst, Neighbourhood.BOTH) == 2
     t = m.all_te(schema, inst)
     f = m.facts(schema, inst, t)["r2"]
     assert (f.mu_free_1, f.mu_free_min, f.unauthorized) == (2, 1, 2)
     literal = RelationFacts("r2", f.ls, "tuples", 1, 1, 1)  # values occupied by private tuples only: {2}
-    assert apply_rule(literal, "change").ell == 1 < 2  # the literal reading is unsound
-    for model in ("change", "both"):
+    assert apply_rule(literal, Neighbourhood.CHANGE).ell == 1 < 2  # the literal reading is unsound
+    for model in (Neighbourhood.CHANGE, Neighbourhood.BOTH):
         assert m.crs(schema, inst, 0.5, model).k0 >= m.cls(schema, inst, model)
 
 
@@ -66,9 +68,9 @@ def test_correction_4_query_selection_attributes_are_boundary():
     says 0, but (0,0) -> (0,1) keeps the b cell and moves the count 0 -> 1."""
     schema = m.Schema(**CHAIN, private=("r2",), sel={"r2": ("c", 1)}, auth={"r2": m.Auth(None, ("b",))})
     inst = m.make(schema, {"r1": [(1, 0)], "r2": [(0, 0)]})
-    assert m.cls(schema, inst, "change") == 1
+    assert m.cls(schema, inst, Neighbourhood.CHANGE) == 1
     assert schema.boundary_cols("r2") == ("b", "c")
-    result = m.crs(schema, inst, 0.5, "change")
+    result = m.crs(schema, inst, 0.5, Neighbourhood.CHANGE)
     assert result.k0 >= 1
     assert [r.rule for r in result.rules] == ["PrjSel-Chg"]
 
@@ -87,12 +89,29 @@ def test_rules_add_remove():
 
 
 def test_rules_change():
-    assert apply_rule(RelationFacts("r", 7, "tuples", 0), "change").rule == "Prj-Chg"
-    assert apply_rule(RelationFacts("r", 7, "tuples", 0), "change").ell == 0
-    assert apply_rule(RelationFacts("r", 7, "tuples", 2, 3, 2), "change").ell == 5  # max(7 - 2, 3)
-    assert apply_rule(RelationFacts("r", 7, "tuples", 2, 3, 2), "both").ell == 7
+    assert apply_rule(RelationFacts("r", 7, "tuples", 0), Neighbourhood.CHANGE).rule == "Prj-Chg"
+    assert apply_rule(RelationFacts("r", 7, "tuples", 0), Neighbourhood.CHANGE).ell == 0
+    assert apply_rule(RelationFacts("r", 7, "tuples", 2, 3, 2), Neighbourhood.CHANGE).ell == 5  # max(7 - 2, 3)
+    assert apply_rule(RelationFacts("r", 7, "tuples", 2, 3, 2), Neighbourhood.BOTH).ell == 7
     with pytest.raises(InternalError):
         apply_rule(RelationFacts("r", 7), "swap")
+
+
+def test_the_neighbourhood_is_the_one_enum_and_old_spellings_still_parse():
+    """CRS takes a Neighbourhood (sensitivity/neighbourhood.py, its one home); the strings callers
+    passed before it (``add_remove``) and its own values are read as that enum, and the custodian's
+    audit row carries the one spelling every answer uses."""
+    assert not hasattr(contextual, "NEIGHBOURHOODS")  # no second list of the names
+    u = RelationFacts("r", 7, "tuples", 3, 2, 1, m_unocc=3)
+    for spelling in (Neighbourhood.ADD_REMOVE, "add_remove", "add-remove"):
+        assert apply_rule(u, spelling) == apply_rule(u) == RuleBound("r", "Sel-Unique", 3, 7)
+    assert apply_rule(u, "change") == apply_rule(u, Neighbourhood.CHANGE)
+    te = {frozenset(): 1}
+    for spelling, want in (("add_remove", Neighbourhood.ADD_REMOVE), ("both", Neighbourhood.BOTH)):
+        result = contextual_rs(("r",), ("r",), te, 0.5, {"r": u}, neighbourhood=spelling)
+        assert result.neighbourhood is want
+        assert result.custodian_dict()["neighbourhood"] == want.value
+    assert contextual_rs(("r",), ("r",), te, 0.5, {"r": u}).custodian_dict()["neighbourhood"] == "add-remove"
 
 
 def test_crs_never_above_rs_and_below_it_only_at_distance_zero():
@@ -137,15 +156,15 @@ def test_sel_unique_is_unsound_under_change_and_not_used_there():
     count 0 -> 1, while max(mu_free_1, M_unocc) = max(0, 0) = 0."""
     schema = m.Schema(**CHAIN, private=("r1",), sel={"r1": ("a", 0)}, keys={"r1": ("b",)})
     inst = m.make(schema, {"r1": [(1, 0)], "r2": [(0, 0)]})
-    assert m.cls(schema, inst, "change") == 1
+    assert m.cls(schema, inst, Neighbourhood.CHANGE) == 1
     t = m.all_te(schema, inst)
     f = m.facts(schema, inst, t)["r1"]
     assert max(f.mu_free_1, f.m_unocc) == 0  # what Sel-Unique would say
-    for model in ("change", "both"):
+    for model in (Neighbourhood.CHANGE, Neighbourhood.BOTH):
         result = m.crs(schema, inst, 0.1, model)
         assert result.rules[0].rule != "Sel-Unique"
         assert result.k0 >= 1
-    assert m.crs(schema, inst, 0.1, "add_remove").rules[0].rule == "Sel-Unique"
+    assert m.crs(schema, inst, 0.1, Neighbourhood.ADD_REMOVE).rules[0].rule == "Sel-Unique"
 
 
 def test_tight_variant_uses_authorization_at_every_distance():

@@ -24,6 +24,8 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pimento.sensitivity.neighbourhood import Neighbourhood
+
 from . import _contextual_model as m
 
 EXAMPLES = int(os.environ.get("PIMENTO_BRUTE_EXAMPLES", "60"))
@@ -88,7 +90,7 @@ def scenarios(draw, shape: str):
         rows[fa] = [r for r in rows[fa] if tuple(r[rels[fa].index(c)] for c in fcols) in targets]
     inst = m.make(schema, rows)
     assert m.valid(schema, inst)
-    model = draw(st.sampled_from(["add_remove", "change", "both"]))
+    model = draw(st.sampled_from(list(Neighbourhood)))
     beta = draw(st.sampled_from([0.1, 0.5, 1.0, 3.0]))
     variant = draw(st.sampled_from(["paper", "tight"]))
     return schema, inst, model, beta, variant

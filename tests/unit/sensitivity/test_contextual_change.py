@@ -27,13 +27,15 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pimento.sensitivity.neighbourhood import Neighbourhood
+
 from . import _contextual_model as m
 
 EXAMPLES = int(os.environ.get("PIMENTO_BRUTE_EXAMPLES", "40"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 DOMAIN = (0, 1)
 BETAS = (0.1, 0.5, 1.0, 3.0)
-MODELS = ("change", "both")
+MODELS = (Neighbourhood.CHANGE, Neighbourhood.BOTH)
 VARIANTS = ("paper", "tight")
 
 SHAPES = {

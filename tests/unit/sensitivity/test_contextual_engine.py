@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from pimento.engines.duckdb_engine import DuckDBEngine
 from pimento.schema.catalog import Catalog, Column, ForeignKey, Table
 from pimento.sensitivity.contextual import AuthorizationView, contextual_sensitivity
+from pimento.sensitivity.neighbourhood import Neighbourhood
 from pimento.sql.ir import Attribute, CountQuery, JoinCondition, Relation, Selection
 
 from . import _contextual_model as m
@@ -53,7 +54,7 @@ def build(schema: m.Schema, inst: m.Instance):
 def _engine_matches_model(case):
     if len(case) == 3:  # change_scenarios: (schema, inst, beta), checked under change and both
         schema, inst, beta = case
-        for model in ("change", "both"):
+        for model in (Neighbourhood.CHANGE, Neighbourhood.BOTH):
             _engine_matches_model((schema, inst, model, beta, "paper"))
         return
     schema, inst, model, beta, variant = case

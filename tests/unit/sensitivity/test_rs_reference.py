@@ -1,20 +1,18 @@
-"""Reference vectors, overflow, errors, beta derivation and the public API."""
+"""Reference vectors, overflow and errors (the public API is pinned in tests/unit/test_exported_members.py)."""
 
 from __future__ import annotations
 
 import json
-import math
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from itertools import combinations
 from pathlib import Path
 
 import pytest
 
-import pimento.sensitivity as sensitivity
 from pimento.engines.duckdb_engine import DuckDBEngine
 from pimento.errors import PrivacyParameterError
 from pimento.sensitivity import (
-    beta_from_epsilon,
     compute_te,
     maximize_envelope,
     needed_subsets,
@@ -108,52 +106,17 @@ def test_non_positive_beta_is_refused(beta):
         maximize_envelope(["a"], ["a"], {frozenset(): 1}, beta)
 
 
-def test_beta_from_epsilon_rounds_down():
-    assert beta_from_epsilon("1") == 0.1 or beta_from_epsilon("1") < 0.1
-    b = beta_from_epsilon("1", "1e-6")
-    exact = 1 / (2 * math.log(2e6))
-    assert b <= exact and b == pytest.approx(exact, rel=1e-12)
-    with pytest.raises(PrivacyParameterError):
-        beta_from_epsilon("0")
-    with pytest.raises(PrivacyParameterError):
-        beta_from_epsilon("1", "1.5")
-
-
 def test_rs_is_rounded_up():
     te = {frozenset(): 1, frozenset({"a"}): 3, frozenset({"b"}): 5}
     env = maximize_envelope(["a", "b"], ["a", "b"], te, 0.3)
     assert isinstance(env.rs, Fraction)
     # the true value e^{-0.3 k} (T + k) at the maximiser, in high precision, is below rs
-    from decimal import Decimal, localcontext
-
     with localcontext() as ctx:  # never the global context: other tests' decimal arithmetic would change
         ctx.prec = 80
         k = env.k_star
         true = (Decimal(-0.3) * k).exp() * env.inner
         assert Decimal(env.rs.numerator) / Decimal(env.rs.denominator) >= true
     assert env.rs_float >= float(env.rs)
-
-
-def test_public_api_is_pinned():
-    assert sorted(sensitivity.__all__) == sorted(
-        [
-            "Attribution",
-            "Envelope",
-            "ResidualCounts",
-            "ResidualSensitivity",
-            "attribute",
-            "beta_from_epsilon",
-            "check_beta",
-            "compute_te",
-            "maximize_envelope",
-            "needed_subsets",
-            "private_relations",
-            "residual_sensitivity",
-            "rs_from_te",
-            "te_key",
-            "value_function",
-        ]
-    )
 
 
 def test_triangle_uses_the_cyclic_fallback():
