@@ -7,10 +7,9 @@ import pytest
 
 from pimento.demo.hospital import create_demo
 from pimento.engines.database import load_database
-from pimento.errors import DataSourceError, SearchError
+from pimento.errors import DataSourceError, SearchError, SyntheticCopyError
 from pimento.mechanisms import Budget, Ledger
 from pimento.mechanisms.ledger import database_key
-from pimento.release.synthetic import SyntheticCopyError
 from pimento.release.session import Session
 
 

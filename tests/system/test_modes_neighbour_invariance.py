@@ -101,7 +101,7 @@ def authorized_cells(clinic: Clinic) -> frozenset:
     """A_c of the context on ``clinic``, by provenance (custodian tool, tests only)."""
     from pimento.engines.database import load_database
     from pimento.policy import Enforcer
-    from pimento.release.modes import load_compiled_policy
+    from pimento.policy import load_compiled_policy
 
     folder = Path(tempfile.mkdtemp(prefix="pimento-cells-"))
     db = load_database(clinic.write(folder / "c.duckdb"))

@@ -4,7 +4,7 @@ it raises, must not depend on the private data.
 For random counting queries (``tests/outcome_fuzz.py`` generates them, with every construct the
 selection allow-list accepts and adversarial literals), each query that ``parse_count_query``
 admits has its private computation run -- the counted SQL, and for a join its residual
-sensitivity, as ``Session._release``'s ``measure()`` does -- on DuckDB, SQLite and PostgreSQL
+sensitivity, as the noisy modes' ``measure()`` does (``pimento.release.modes.noisy.NoisyMode``) -- on DuckDB, SQLite and PostgreSQL
 (``PIMENTO_PG_DSN``; skipped without it, a failure under ``CI=true``), each on:
 
 * ``none``: no row at all (no predicate is evaluated);

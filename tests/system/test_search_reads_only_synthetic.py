@@ -152,7 +152,7 @@ def test_ask_dp_touches_the_private_database_only_in_the_release(databases, monk
     opened = spy.during_guard()
     assert not any(spy._is_private(p) for p in opened), opened
     # ... and the release was charged afterwards (count and RS of q* are computed there, after the charge).
-    assert answer.release.answer.charge_id is not None and answer.synthetic_rs > 0
+    assert answer.charge_id is not None and answer.synthetic_rs > 0
 
 
 def test_session_ask_answers_through_the_search_and_charges_once(databases):
@@ -170,3 +170,28 @@ def test_session_ask_answers_through_the_search_and_charges_once(databases):
     assert answer.search.result.sql
     assert len(charges) == 1
     assert answer.synthetic_rs > 0 and "rs" not in answer.to_dict()
+
+
+def test_interpret_needs_only_the_catalog_the_settings_the_ledger_and_the_copy(databases, monkeypatch):
+    """Issue 24: the one question -> interpretation path (``pimento.release.interpret``) runs with the
+    private database closed (the service's preview holds only the catalog, settings, ledger and the
+    copy's path), never opens it, and reads what ``Session.preview`` reads."""
+    from pimento.mechanisms import Ledger
+    from pimento.release import Request, interpret
+
+    private, synthetic = databases
+    schema = load_database(str(private), read_only=True)  # what a service reads at start-up, then closes
+    catalog, settings, location = schema.catalog, schema.settings, str(schema.location)
+    schema.close()
+    request = Request.for_question(DEMO_QUESTION, epsilon="1", delta="1e-6", analyst="ann", synthetic=synthetic,
+                                   seed_sql=(DEMO_SQL_PRESCRIPTION,), config=SearchConfig(rollouts=4, seed=0))
+    spy = _Spy(private, monkeypatch)
+    spy.guard = True
+    with Ledger.for_database(location, settings) as ledger:
+        seen = interpret(request, catalog=catalog, settings=settings, ledger=ledger, location=location)
+    spy.guard = False
+    assert spy.during_guard(), "the spy saw nothing: it is not wired"
+    assert not any(spy._is_private(p) for p in spy.during_guard())
+    assert seen.sql.upper().startswith("SELECT COUNT") and seen.to_dict()["spent"] == {"epsilon": "0", "delta": "0"}
+    with Session(str(private), analyst="ann") as session:
+        assert session.preview(request).sql == seen.sql  # the same reading from the session

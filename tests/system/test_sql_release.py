@@ -49,13 +49,13 @@ def rs_impl(request, monkeypatch):
 def test_release_charges_and_caches(db, rs_impl):
     with Session(db, analyst="ann") as s:
         a = s.release_sql("SELECT COUNT(*) FROM customers WHERE region = 'north'", epsilon="0.5", delta="1e-6")
-        assert not a.answer.cached
+        assert not a.cached
         # One relation: global sensitivity 1, plain Laplace at 1/eps, pure eps-DP (delta not spent).
-        assert a.release.mechanism == "global_laplace" and a.release.noise_scale_upper == 2
-        assert a.release.noise == "laplace" and a.release.delta == 0 and a.release.epsilon_rs_bound == 0
+        assert a.mechanism == "global_laplace" and a.noise_scale_upper == 2
+        assert a.noise == "laplace" and a.delta == 0 and a.epsilon_rs_bound == 0
         assert a.budget_left == Budget.of("1.5", "0.00001")
         again = s.release_sql("SELECT COUNT(*) FROM customers WHERE region = 'north'", epsilon="0.5", delta="1e-6")
-        assert again.answer.cached and again.release == a.release
+        assert again.cached and again.release() == a.release()
         assert s.ledger.spent(s.location) == Budget.of("0.5", "0")
         assert s.ledger.verify_audit().rows == 1
 
@@ -112,8 +112,8 @@ def test_join_counts_use_the_smooth_sensitivity_mechanism(tmp_path):
         a = s.release_sql(
             "SELECT COUNT(*) FROM orders o JOIN customers c ON o.cid = c.id", epsilon="1", delta="1e-6"
         )
-        assert a.release.delta == Fraction(1, 10**6) and a.release.mechanism == "smooth_laplace"
-        assert a.release.epsilon_noise == Fraction(9, 10) and a.release.epsilon_rs_bound == Fraction(1, 10)
+        assert a.delta == Fraction(1, 10**6) and a.mechanism == "smooth_laplace"
+        assert a.epsilon_noise == Fraction(9, 10) and a.epsilon_rs_bound == Fraction(1, 10)
         assert "rs" not in a.to_dict() and "scale" not in a.to_dict()
         # The exact RS and scale are in the custodian's audit row only.
         private = s.ledger.audit_rows()[-1]["private"]

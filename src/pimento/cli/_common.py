@@ -6,9 +6,9 @@ import functools
 import json
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -211,17 +211,26 @@ def split_names(private: str | None) -> list[str]:
     return [n.strip() for n in private.split(",") if n.strip()] if private else []
 
 
-def print_authorized_rows(data: dict[str, Any], *, title: str, limit: int = 50) -> None:
+class _Context(Protocol):
+    """A context as a CI result names it: a release answer's or the policy enforcer's (identities print as ``KIND:ID``)."""
+
+    @property
+    def sender(self) -> object: ...
+    @property
+    def recipient(self) -> object: ...
+    @property
+    def purpose(self) -> object: ...
+
+
+def print_authorized_rows(context: _Context, policy: str, columns: Sequence[Any], rows: Sequence[Sequence[Any]], *, title: str,
+                          limit: int = 50) -> None:
     """A CI result (``authorize``, ``sql --mode ci``): its context and policy, then its rows, the
     unauthorized cells NULL, the first ``limit`` of them (the rest are in ``--json``)."""
     from rich.table import Table
 
-    ctx = data["context"]
-    console.print(f"[bold]{ctx['sender']} -> {ctx['recipient']}[/] for {ctx['purpose']} under policy {data['policy']}",
-                  highlight=False)
-    rows = data["rows"]
+    console.print(f"[bold]{context.sender} -> {context.recipient}[/] for {context.purpose} under policy {policy}", highlight=False)
     table = Table(title=f"{len(rows)} rows {title}")
-    for c in data["columns"]:
+    for c in columns:
         table.add_column(str(c))
     for row in rows[:limit]:
         table.add_row(*["[dim]NULL[/]" if v is None else escape(str(v)) for v in row])

@@ -1,4 +1,12 @@
-"""The ``pimento`` command. Each sub-command lives in its own module and registers itself here."""
+"""The ``pimento`` command: the root Typer app, wired from the command modules.
+
+Each command is a module-level function of its ``pimento.cli.cmd_*`` module (importable and testable
+alone: ``from pimento.cli.cmd_sql import sql_cmd``); each module's ``register(app)`` only adds its
+functions to ``app`` (``app.command("sql")(sql_cmd)``) and creates its command groups. So that
+``pimento --help`` starts fast, the command modules import only Typer, Rich and
+:mod:`pimento.cli._common` at their top; everything heavy (the release layer, engines, the search,
+the service) is imported inside the command bodies that need it.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +28,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-#: Modules under pimento.cli that define commands; each exposes ``register(app)``.
+#: Modules under pimento.cli that define commands; each exposes ``register(app)`` (wiring only).
 COMMAND_MODULES: tuple[str, ...] = (
     "cmd_demo",
     "cmd_catalog",

@@ -5,7 +5,7 @@ word (:data:`TRUSTED_CONTEXT`); analysts reach CI mode through ``pimento serve``
 The output holds the public inputs (context, policy name, SQL) and the query's result on the
 authorized data, nothing else. Which norms decided and how many cells they withheld is private;
 the custodian sees it with ``pimento policy explain``. The context goes through the one context
-grammar (:func:`pimento.release.modes.parse_context`), as in ``pimento sql`` and the service.
+grammar (:meth:`pimento.release.request.Context.parse`), as in ``pimento sql`` and the service.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import typer
 
 from pimento.cli._common import TRUSTED_CONTEXT, emit_json, handle_errors, json_option, print_authorized_rows
 
-__all__ = ["configured_policy_path", "register"]
+__all__ = ["authorize_cmd", "configured_policy_path", "register"]
 
 
 def configured_policy_path(settings) -> str:
@@ -30,40 +30,43 @@ def configured_policy_path(settings) -> str:
     return settings.resolve(settings.policy.compiled)
 
 
+@handle_errors
+def authorize_cmd(
+    db: str = typer.Option(..., "--db", help="Database (the one the policy was compiled against)."),
+    sender: str = typer.Option(..., "--sender", help="Sender identity, KIND:ID (e.g. employee:10). " + TRUSTED_CONTEXT),
+    recipient: str = typer.Option(..., "--recipient", help="Recipient (querier) identity, KIND:ID."),
+    purpose: str = typer.Option(..., "--purpose", help="Declared purpose (a value listed in the policy), verbatim."),
+    sql: str = typer.Option(..., "--sql", help="The analyst query (any single SELECT the engine runs)."),
+    json_out: bool = json_option(),
+) -> None:
+    """Answer SQL with only the cells the policy authorizes for (sender, recipient, purpose).
+
+    Prints the authorized result only; unauthorized cells read NULL, rows without an
+    authorized cell are absent. The policy is the custodian's ([policy] compiled in the
+    pimento.toml beside the database). Diagnostics are a custodian tool: `pimento policy explain`.
+    Custodian-side tool: the context is trusted input; analysts use `pimento serve`, where the key
+    fixes the context.
+    """
+    from pimento.engines.database import load_database
+    from pimento.policy import Enforcer, load_compiled_policy
+    from pimento.release.request import Context
+
+    spec = Context.parse({"sender": sender, "recipient": recipient, "purpose": purpose})  # the one context grammar
+    assert spec is not None  # a dict parses to a context or raises
+    database = load_database(db)
+    try:
+        compiled = load_compiled_policy(configured_policy_path(database.settings))
+        enforcer = Enforcer(compiled, database.engine, database.catalog)
+        context = enforcer.context(spec.sender, spec.recipient, spec.purpose)
+        authorized = enforcer.authorize(context, sql)
+    finally:
+        database.close()
+    if json_out:
+        emit_json(authorized.to_dict())
+        return
+    print_authorized_rows(authorized.context, authorized.policy, authorized.columns, authorized.rows, title="(unauthorized cells are NULL)")
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("authorize")
-    @handle_errors
-    def authorize_cmd(
-        db: str = typer.Option(..., "--db", help="Database (the one the policy was compiled against)."),
-        sender: str = typer.Option(..., "--sender", help="Sender identity, KIND:ID (e.g. employee:10). " + TRUSTED_CONTEXT),
-        recipient: str = typer.Option(..., "--recipient", help="Recipient (querier) identity, KIND:ID."),
-        purpose: str = typer.Option(..., "--purpose", help="Declared purpose (a value listed in the policy), verbatim."),
-        sql: str = typer.Option(..., "--sql", help="The analyst query (any single SELECT the engine runs)."),
-        json_out: bool = json_option(),
-    ) -> None:
-        """Answer SQL with only the cells the policy authorizes for (sender, recipient, purpose).
-
-        Prints the authorized result only; unauthorized cells read NULL, rows without an
-        authorized cell are absent. The policy is the custodian's ([policy] compiled in the
-        pimento.toml beside the database). Diagnostics are a custodian tool: `pimento policy explain`.
-        Custodian-side tool: the context is trusted input; analysts use `pimento serve`, where the key
-        fixes the context.
-        """
-        from pimento.engines.database import load_database
-        from pimento.policy import Enforcer, load_compiled_policy
-        from pimento.release.modes import parse_context
-
-        spec = parse_context({"sender": sender, "recipient": recipient, "purpose": purpose})  # the one context grammar
-        assert spec is not None  # a dict parses to a context or raises
-        database = load_database(db)
-        try:
-            compiled = load_compiled_policy(configured_policy_path(database.settings))
-            enforcer = Enforcer(compiled, database.engine, database.catalog)
-            context = enforcer.context(spec.sender, spec.recipient, spec.purpose)
-            payload = enforcer.authorize(context, sql).to_dict()
-        finally:
-            database.close()
-        if json_out:
-            emit_json(payload)
-            return
-        print_authorized_rows(payload, title="(unauthorized cells are NULL)")
+    """Add this module's commands to ``app`` (wiring only: the commands are the module-level functions above)."""
+    app.command("authorize")(authorize_cmd)

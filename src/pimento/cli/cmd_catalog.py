@@ -16,54 +16,57 @@ from pimento.cli._common import (
     split_names,
 )
 
-__all__ = ["register"]
+__all__ = ["catalog_cmd", "register"]
+
+
+@handle_errors
+def catalog_cmd(
+    db: str = db_option(),
+    private: str = typer.Option(
+        None, "--private", help="Comma-separated relations to treat as private in addition to pimento.toml's."
+    ),
+    config: str = typer.Option(
+        None, "--config", help="Custodian tool: a pimento.toml to use instead of the one beside --db."
+    ),
+    check: bool = typer.Option(
+        False,
+        "--check",
+        help="Custodian tool: also check every key, foreign key and FD against the data, showing counts and "
+        "example values (private data; written to the audit log); exit 1 if one fails.",
+    ),
+    json_out: bool = json_option(),
+) -> None:
+    """Show what Pimento knows about a database's schema (introspection merged with pimento.toml),
+    and which relations are private and why. With --check it is a custodian tool."""
+    from pimento.engines.database import validate_constraints
+    from pimento.schema.merge import privacy_marks
+
+    database = open_custodian_database(db, private=private, config=config)
+    try:
+        catalog = database.catalog
+        marks = {m.relation: m for m in privacy_marks(catalog, database.settings, private=split_names(private))}
+        violations = None
+        if check:
+            violations = validate_constraints(database)
+            _audit(database, config, violations)
+    finally:
+        database.close()
+    if json_out:
+        payload = {"location": database.location, "engine": database.engine.name, **catalog.to_dict()}
+        for table in payload["tables"]:
+            table["private_reason"] = marks[table["name"]].reason
+        if violations is not None:
+            payload["violations"] = [v.to_dict() for v in violations]
+        emit_json(payload)
+    else:
+        _show(database, catalog, marks, violations)
+    if violations:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("catalog")
-    @handle_errors
-    def catalog_cmd(
-        db: str = db_option(),
-        private: str = typer.Option(
-            None, "--private", help="Comma-separated relations to treat as private in addition to pimento.toml's."
-        ),
-        config: str = typer.Option(
-            None, "--config", help="Custodian tool: a pimento.toml to use instead of the one beside --db."
-        ),
-        check: bool = typer.Option(
-            False,
-            "--check",
-            help="Custodian tool: also check every key, foreign key and FD against the data, showing counts and "
-            "example values (private data; written to the audit log); exit 1 if one fails.",
-        ),
-        json_out: bool = json_option(),
-    ) -> None:
-        """Show what Pimento knows about a database's schema (introspection merged with pimento.toml),
-        and which relations are private and why. With --check it is a custodian tool."""
-        from pimento.engines.database import validate_constraints
-        from pimento.schema.merge import privacy_marks
-
-        database = open_custodian_database(db, private=private, config=config)
-        try:
-            catalog = database.catalog
-            marks = {m.relation: m for m in privacy_marks(catalog, database.settings, private=split_names(private))}
-            violations = None
-            if check:
-                violations = validate_constraints(database)
-                _audit(database, config, violations)
-        finally:
-            database.close()
-        if json_out:
-            payload = {"location": database.location, "engine": database.engine.name, **catalog.to_dict()}
-            for table in payload["tables"]:
-                table["private_reason"] = marks[table["name"]].reason
-            if violations is not None:
-                payload["violations"] = [v.to_dict() for v in violations]
-            emit_json(payload)
-        else:
-            _show(database, catalog, marks, violations)
-        if violations:
-            raise typer.Exit(1)
+    """Add this module's commands to ``app`` (wiring only: the commands are the module-level functions above)."""
+    app.command("catalog")(catalog_cmd)
 
 
 def _audit(database, config: str | None, violations) -> None:

@@ -22,7 +22,7 @@ from pimento.cli._common import console, emit_json, err_console, handle_errors
 from pimento.errors import UserError
 from pimento.schema.synthetic import default_synthetic_path
 
-__all__ = ["DEFAULT_OUT", "RUN_STEPS", "DemoContext", "DemoStep", "register"]
+__all__ = ["DEFAULT_OUT", "DemoContext", "DemoStep", "RUN_STEPS", "create_cmd", "register", "run_cmd"]
 
 #: Where the demo database goes when ``--out`` is not given (relative to the working directory).
 DEFAULT_OUT = Path("pimento-demo") / "hospital.duckdb"
@@ -313,12 +313,12 @@ def show_sensitivity(data: dict[str, Any]) -> None:
 def step_release(ctx: DemoContext) -> dict[str, Any]:
     """A private answer from a given SQL query: the formulation with the lower RS on the synthetic copy, charged to the ledger."""
     from pimento.demo.hospital import DEMO_QUESTION, DEMO_SQL_ORDERS, DEMO_SQL_PRESCRIPTION
-    from pimento.release.session import Session
+    from pimento.release import Request, Session
 
     sens = {f["name"]: f["synthetic_rs"] for f in ctx.results.get("sensitivity", {}).get("formulations", [])}
     sql = DEMO_SQL_ORDERS if sens.get("orders", 0) <= sens.get("prescription", 1) else DEMO_SQL_PRESCRIPTION
     with Session(ctx.path, analyst=DEMO_ANALYST) as session:
-        answer = session.release_sql(sql, DEMO_EPSILON, DEMO_DELTA, question=DEMO_QUESTION)
+        answer = session.answer(Request.for_sql(sql, epsilon=DEMO_EPSILON, delta=DEMO_DELTA))
     return answer.to_dict()
 
 
@@ -412,10 +412,11 @@ def show_translate(data: dict[str, Any]) -> None:
 def step_ask(ctx: DemoContext) -> dict[str, Any]:
     """The question answered with DP: search on the synthetic copy, release of q* on the private data."""
     from pimento.demo.hospital import DEMO_QUESTION
-    from pimento.release.session import Session
+    from pimento.release import Request, Session
 
+    request = Request.for_question(DEMO_QUESTION, synthetic=synthetic_path(ctx.path), epsilon=DEMO_EPSILON, delta=DEMO_DELTA, k=10)
     with Session(ctx.path, analyst=DEMO_ANALYST) as session:
-        answer = session.ask(DEMO_QUESTION, synthetic=synthetic_path(ctx.path), epsilon=DEMO_EPSILON, delta=DEMO_DELTA, k=10)
+        answer = session.answer(request)
     data = answer.to_dict()
     data["alternatives"] = data["search"]["alternatives"][:8]
     return data
@@ -500,57 +501,60 @@ def _build(path: Path, *, patients: int, seed: int, overwrite: bool, quiet: bool
 # --------------------------------------------------------------------------- commands
 
 
+@handle_errors
+def create_cmd(
+    patients: int = typer.Option(DEFAULT_PATIENTS, "--patients", help="Number of patients; other tables scale with it."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the generator: same seed and size, same database."),
+    out: Path = typer.Option(DEFAULT_OUT, "--out", help="DuckDB file to write; pimento.toml is written beside it."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing database (and its pimento.toml)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Build the demo hospital database and its pimento.toml."""
+    _check_patients(patients)
+    from pimento.demo.hospital import check_target
+
+    check_target(out, overwrite=force)  # fail before the progress bar starts
+    info = _build(out, patients=patients, seed=seed, overwrite=force, quiet=json_out)
+    if json_out:
+        emit_json(info.to_dict())
+        return
+    table = Table(title=f"{info.path} ({info.seconds:.1f} s)")
+    table.add_column("relation")
+    table.add_column("rows", justify="right")
+    for name, rows in info.rows.items():
+        table.add_row(name, f"{rows:,}")
+    console.print(table)
+    console.print(f"settings: {info.config_path}; next: pimento demo run --out {info.path}", highlight=False)
+
+
+@handle_errors
+def run_cmd(
+    out: Path = typer.Option(DEFAULT_OUT, "--out", help="The demo database (built first if missing)."),
+    patients: int = typer.Option(None, "--patients", help=f"Patients when building (default {DEFAULT_PATIENTS:,})."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed when building."),
+    from_corpus: bool = typer.Option(
+        False, "--from-corpus",
+        help=f"Build the database from text: narrate the demo hospital into corpus/ beside --out (default "
+        f"{DEFAULT_CORPUS_PATIENTS:,} patients), ingest it offline, then run the demo on the rebuilt database.",
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Build the demo database if missing, show its catalog, the demo question and its formulations."""
+    _check_patients(patients)
+    if out.is_dir():
+        raise UserError(f"{out} is a directory", hint="give the path of the demo database file")
+    ctx = DemoContext(out, patients=patients, seed=seed, quiet=json_out, from_corpus=from_corpus)
+    results = run_steps(ctx, show=not json_out)
+    if json_out:
+        emit_json(results)
+
+
 def register(app: typer.Typer) -> None:
+    """Add this module's commands to ``app`` (wiring only: the commands are the module-level functions above)."""
     demo = typer.Typer(
         help="The demo hospital database (synthetic, seeded) and a walk through the paper's example.",
         no_args_is_help=True,
     )
     app.add_typer(demo, name="demo")
-
-    @demo.command("create")
-    @handle_errors
-    def create_cmd(
-        patients: int = typer.Option(DEFAULT_PATIENTS, "--patients", help="Number of patients; other tables scale with it."),
-        seed: int = typer.Option(0, "--seed", min=0, help="Seed of the generator: same seed and size, same database."),
-        out: Path = typer.Option(DEFAULT_OUT, "--out", help="DuckDB file to write; pimento.toml is written beside it."),
-        force: bool = typer.Option(False, "--force", help="Replace an existing database (and its pimento.toml)."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-    ) -> None:
-        """Build the demo hospital database and its pimento.toml."""
-        _check_patients(patients)
-        from pimento.demo.hospital import check_target
-
-        check_target(out, overwrite=force)  # fail before the progress bar starts
-        info = _build(out, patients=patients, seed=seed, overwrite=force, quiet=json_out)
-        if json_out:
-            emit_json(info.to_dict())
-            return
-        table = Table(title=f"{info.path} ({info.seconds:.1f} s)")
-        table.add_column("relation")
-        table.add_column("rows", justify="right")
-        for name, rows in info.rows.items():
-            table.add_row(name, f"{rows:,}")
-        console.print(table)
-        console.print(f"settings: {info.config_path}; next: pimento demo run --out {info.path}", highlight=False)
-
-    @demo.command("run")
-    @handle_errors
-    def run_cmd(
-        out: Path = typer.Option(DEFAULT_OUT, "--out", help="The demo database (built first if missing)."),
-        patients: int = typer.Option(None, "--patients", help=f"Patients when building (default {DEFAULT_PATIENTS:,})."),
-        seed: int = typer.Option(0, "--seed", min=0, help="Seed when building."),
-        from_corpus: bool = typer.Option(
-            False, "--from-corpus",
-            help=f"Build the database from text: narrate the demo hospital into corpus/ beside --out (default "
-            f"{DEFAULT_CORPUS_PATIENTS:,} patients), ingest it offline, then run the demo on the rebuilt database.",
-        ),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-    ) -> None:
-        """Build the demo database if missing, show its catalog, the demo question and its formulations."""
-        _check_patients(patients)
-        if out.is_dir():
-            raise UserError(f"{out} is a directory", hint="give the path of the demo database file")
-        ctx = DemoContext(out, patients=patients, seed=seed, quiet=json_out, from_corpus=from_corpus)
-        results = run_steps(ctx, show=not json_out)
-        if json_out:
-            emit_json(results)
+    demo.command("create")(create_cmd)
+    demo.command("run")(run_cmd)

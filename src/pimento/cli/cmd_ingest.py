@@ -13,69 +13,72 @@ from rich.table import Table
 from pimento.cli._common import console, emit_json, err_console, handle_errors
 from pimento.errors import InternalError
 
-__all__ = ["register"]
+__all__ = ["corpus_cmd", "ingest_cmd", "register"]
+
+
+@handle_errors
+def ingest_cmd(
+    corpus: Path = typer.Option(..., "--corpus", help="Folder of documents: .txt/.md files, .jsonl lines with id and text."),
+    schema: str = typer.Option(..., "--schema", help="Target schema: a SQL DDL file (.sql) or an existing database."),
+    out: Path = typer.Option(..., "--out", help="DuckDB file to write; re-running into it adds only new documents."),
+    extractor: str = typer.Option("offline", "--extractor", help="offline (patterns) or llm (OpenAI-compatible endpoint)."),
+    patterns: Path = typer.Option(
+        None, "--patterns", help="YAML pattern spec of the offline extractor (default: forms derived from the schema)."
+    ),
+    llm: str = typer.Option(
+        None, "--llm", help="LLM endpoint: http(s)://.../v1 or replay:DIR (default: PIMENTO_LLM_URL, else a local server)."
+    ),
+    show_rejected: int = typer.Option(10, "--show-rejected", min=0, help="How many rejected rows to list."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Extract the rows a corpus states into a database: keys checked, entities resolved, provenance kept."""
+    from pimento.ingest import ingest
+
+    with _progress(quiet=json_out) as progress:
+        report = ingest(
+            corpus, schema, out, extractor=extractor, patterns=patterns, llm_url=llm, progress=progress
+        )
+    if json_out:
+        emit_json(report.to_dict(examples=show_rejected))
+        return
+    _show(report, show_rejected)
+
+
+@handle_errors
+def corpus_cmd(
+    out: Path = typer.Option(Path("pimento-demo") / "corpus", "--out", help="Folder to write the corpus into."),
+    patients: int = typer.Option(200, "--patients", min=1, help="Number of patients of the demo hospital narrated."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the database and of the wording."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing corpus folder's files."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Narrate the demo hospital as documents (notes, prescriptions, letters) to rebuild with `pimento ingest`."""
+    from pimento.demo.corpus import write_demo_corpus
+
+    info = write_demo_corpus(out, patients=patients, seed=seed, overwrite=force)
+    if json_out:
+        emit_json(info.to_dict())
+        return
+    table = Table(title=f"{info.folder}: {info.documents:,} documents")
+    table.add_column("kind")
+    table.add_column("documents", justify="right")
+    for kind, count in info.kinds.items():
+        table.add_row(kind, f"{count:,}")
+    console.print(table)
+    console.print(
+        f"rebuild the database: pimento ingest --corpus {info.folder} --schema {info.schema_path} "
+        f"--patterns {info.patterns_path} --out {info.folder / 'rebuilt.duckdb'}",
+        highlight=False, soft_wrap=True,
+    )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("ingest")
-    @handle_errors
-    def ingest_cmd(
-        corpus: Path = typer.Option(..., "--corpus", help="Folder of documents: .txt/.md files, .jsonl lines with id and text."),
-        schema: str = typer.Option(..., "--schema", help="Target schema: a SQL DDL file (.sql) or an existing database."),
-        out: Path = typer.Option(..., "--out", help="DuckDB file to write; re-running into it adds only new documents."),
-        extractor: str = typer.Option("offline", "--extractor", help="offline (patterns) or llm (OpenAI-compatible endpoint)."),
-        patterns: Path = typer.Option(
-            None, "--patterns", help="YAML pattern spec of the offline extractor (default: forms derived from the schema)."
-        ),
-        llm: str = typer.Option(
-            None, "--llm", help="LLM endpoint: http(s)://.../v1 or replay:DIR (default: PIMENTO_LLM_URL, else a local server)."
-        ),
-        show_rejected: int = typer.Option(10, "--show-rejected", min=0, help="How many rejected rows to list."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-    ) -> None:
-        """Extract the rows a corpus states into a database: keys checked, entities resolved, provenance kept."""
-        from pimento.ingest import ingest
-
-        with _progress(quiet=json_out) as progress:
-            report = ingest(
-                corpus, schema, out, extractor=extractor, patterns=patterns, llm_url=llm, progress=progress
-            )
-        if json_out:
-            emit_json(report.to_dict(examples=show_rejected))
-            return
-        _show(report, show_rejected)
-
+    """Add this module's commands to ``app`` (wiring only: the commands are the module-level functions above)."""
     demo = next((g.typer_instance for g in app.registered_groups if g.name == "demo"), None)
     if demo is None:  # pragma: no cover - app.py registers cmd_demo first
         raise InternalError("`pimento demo` must be registered before cmd_ingest adds `demo corpus`")
-
-    @demo.command("corpus")
-    @handle_errors
-    def corpus_cmd(
-        out: Path = typer.Option(Path("pimento-demo") / "corpus", "--out", help="Folder to write the corpus into."),
-        patients: int = typer.Option(200, "--patients", min=1, help="Number of patients of the demo hospital narrated."),
-        seed: int = typer.Option(0, "--seed", min=0, help="Seed of the database and of the wording."),
-        force: bool = typer.Option(False, "--force", help="Replace an existing corpus folder's files."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-    ) -> None:
-        """Narrate the demo hospital as documents (notes, prescriptions, letters) to rebuild with `pimento ingest`."""
-        from pimento.demo.corpus import write_demo_corpus
-
-        info = write_demo_corpus(out, patients=patients, seed=seed, overwrite=force)
-        if json_out:
-            emit_json(info.to_dict())
-            return
-        table = Table(title=f"{info.folder}: {info.documents:,} documents")
-        table.add_column("kind")
-        table.add_column("documents", justify="right")
-        for kind, count in info.kinds.items():
-            table.add_row(kind, f"{count:,}")
-        console.print(table)
-        console.print(
-            f"rebuild the database: pimento ingest --corpus {info.folder} --schema {info.schema_path} "
-            f"--patterns {info.patterns_path} --out {info.folder / 'rebuilt.duckdb'}",
-            highlight=False, soft_wrap=True,
-        )
+    app.command("ingest")(ingest_cmd)
+    demo.command("corpus")(corpus_cmd)
 
 
 class _progress:

@@ -11,54 +11,57 @@ from rich.table import Table
 
 from pimento.cli._common import console, db_option, emit_json, handle_errors, json_option, open_database
 
-__all__ = ["register"]
+__all__ = ["parse_cmd", "register"]
+
+
+@handle_errors
+def parse_cmd(
+    db: str = db_option(),
+    sql: str = typer.Option(..., "--sql", help="The SQL query; '-' reads it from standard input."),
+    dialect: str = typer.Option(None, "--dialect", help="sqlglot dialect of the input (default: generic)."),
+    to: str = typer.Option(None, "--to", help="Render the IR in this sqlglot dialect (default: the engine's)."),
+    json_out: bool = json_option(),
+) -> None:
+    """Parse a counting query into the IR, or name the construct that puts it outside the class."""
+    from pimento.errors import UnsupportedQuery
+    from pimento.sql import parse_count_query
+    from pimento.sql.render import describe
+
+    text = sys.stdin.read() if sql == "-" else sql
+    database = open_database(db)
+    try:
+        query = parse_count_query(text, database.catalog, dialect=dialect, max_chars=database.settings.database.max_sql_chars)
+    except UnsupportedQuery as exc:
+        if json_out:
+            emit_json(
+                {
+                    "supported": False,
+                    "construct": exc.construct,
+                    "message": exc.message,
+                    "line": exc.highlight.line if exc.highlight else None,
+                    "column": exc.highlight.column if exc.highlight else None,
+                    "text": exc.highlight.text if exc.highlight else None,
+                }
+            )
+            raise typer.Exit(1) from None
+        console.print(f"[bold yellow]{escape(exc.message)}[/]")
+        if exc.highlight is not None:
+            console.print(exc.highlight.render(), highlight=False, markup=False)
+        raise typer.Exit(1) from None
+    info = describe(query, dialect=to or database.engine.dialect)
+    if json_out:
+        emit_json({"supported": True, **info})
+        return
+    table = Table(title="CountQuery", show_header=False)
+    table.add_row("count", info["count"])
+    table.add_row("relations", ", ".join(f"{r['table']} AS {r['alias']}" for r in info["relations"]))
+    table.add_row("joins", "\n".join(info["joins"]) or "-")
+    table.add_row("join classes", "\n".join("{" + ", ".join(c) + "}" for c in info["join_classes"]) or "-")
+    table.add_row("selections", "\n".join(f"{a}: {p}" for a, p in info["selections"].items()) or "-")
+    console.print(table)
+    console.print(Syntax(query.to_sql(info["dialect"], pretty=True), "sql", word_wrap=True))
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("parse")
-    @handle_errors
-    def parse_cmd(
-        db: str = db_option(),
-        sql: str = typer.Option(..., "--sql", help="The SQL query; '-' reads it from standard input."),
-        dialect: str = typer.Option(None, "--dialect", help="sqlglot dialect of the input (default: generic)."),
-        to: str = typer.Option(None, "--to", help="Render the IR in this sqlglot dialect (default: the engine's)."),
-        json_out: bool = json_option(),
-    ) -> None:
-        """Parse a counting query into the IR, or name the construct that puts it outside the class."""
-        from pimento.errors import UnsupportedQuery
-        from pimento.sql import parse_count_query
-        from pimento.sql.render import describe
-
-        text = sys.stdin.read() if sql == "-" else sql
-        database = open_database(db)
-        try:
-            query = parse_count_query(text, database.catalog, dialect=dialect, max_chars=database.settings.database.max_sql_chars)
-        except UnsupportedQuery as exc:
-            if json_out:
-                emit_json(
-                    {
-                        "supported": False,
-                        "construct": exc.construct,
-                        "message": exc.message,
-                        "line": exc.highlight.line if exc.highlight else None,
-                        "column": exc.highlight.column if exc.highlight else None,
-                        "text": exc.highlight.text if exc.highlight else None,
-                    }
-                )
-                raise typer.Exit(1) from None
-            console.print(f"[bold yellow]{escape(exc.message)}[/]")
-            if exc.highlight is not None:
-                console.print(exc.highlight.render(), highlight=False, markup=False)
-            raise typer.Exit(1) from None
-        info = describe(query, dialect=to or database.engine.dialect)
-        if json_out:
-            emit_json({"supported": True, **info})
-            return
-        table = Table(title="CountQuery", show_header=False)
-        table.add_row("count", info["count"])
-        table.add_row("relations", ", ".join(f"{r['table']} AS {r['alias']}" for r in info["relations"]))
-        table.add_row("joins", "\n".join(info["joins"]) or "-")
-        table.add_row("join classes", "\n".join("{" + ", ".join(c) + "}" for c in info["join_classes"]) or "-")
-        table.add_row("selections", "\n".join(f"{a}: {p}" for a, p in info["selections"].items()) or "-")
-        console.print(table)
-        console.print(Syntax(query.to_sql(info["dialect"], pretty=True), "sql", word_wrap=True))
+    """Add this module's commands to ``app`` (wiring only: the commands are the module-level functions above)."""
+    app.command("parse")(parse_cmd)

@@ -13,234 +13,240 @@ from rich.table import Table
 from pimento.cli._common import console, emit_json, err_console, handle_errors
 from pimento.errors import PolicyError
 
-__all__ = ["register"]
+__all__ = ["compile_cmd", "explain_cmd", "extract_cmd", "register", "show_cmd"]
+
+
+@handle_errors
+def compile_cmd(
+    policy: str = typer.Argument(..., help="Structured policy file (YAML), or 'example:hospital_hipaa'."),
+    db: str = typer.Option(..., "--db", help="Database the policy is grounded in (DuckDB file, ...)."),
+    out: str = typer.Option(None, "--out", help="Write the compiled policy (JSON) here."),
+    config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the check report as JSON."),
+    timeout: float = typer.Option(None, "--timeout", min=1,
+                                  help="Per-statement time limit of the checks, seconds (default: the "
+                                       "database's [database] timeout_s)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress lines on stderr."),
+) -> None:
+    """Custodian tool: shows private data. Compile POLICY to SQL views over DB and run the
+    checks (coverage, redundancy, satisfiability, information implication, unresolved
+    subjects); the report names witness flows and counts cells of the private database,
+    and the compiled JSON stores it. Every use is written to the audit log."""
+    from pimento.engines.database import load_database
+    from pimento.policy import compile_policy, example_policy_path, load_policy, run_checks
+
+    path = example_policy_path(policy.split(":", 1)[1]) if policy.startswith("example:") else policy
+    parsed = load_policy(path)
+    database = load_database(db, config=config)
+    import time
+
+    started = time.perf_counter()
+
+    def progress(text: str) -> None:
+        if not quiet:
+            err_console.print(f"[dim]{time.perf_counter() - started:6.1f} s  {escape(text)}[/]", highlight=False)
+
+    try:
+        if timeout is not None and hasattr(database.engine, "timeout_s"):
+            database.engine.timeout_s = timeout
+        progress(f"compiling {parsed.name} ({len(parsed.norms)} clauses)")
+        compiled = compile_policy(parsed, database.catalog, database.engine)
+        compiled = run_checks(compiled, database.catalog, database.engine, policy=parsed, progress=progress)  # the checked policy
+        report = compiled.checks_report()
+        progress("done")
+        _audit(database, "policy compile", {"policy": parsed.name, "source": str(path), "out": out})
+    finally:
+        database.close()
+    if out:
+        Path(out).write_text(json.dumps(compiled.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
+    if json_out:
+        emit_json({"policy": parsed.name, "out": out, "norms": len(compiled.norms), "checks": report})
+    else:
+        _show_checks(parsed.name, compiled, report, out)
+
+
+@handle_errors
+def extract_cmd(
+    text_path: str = typer.Argument(..., help="Natural-language policy text (UTF-8 file)."),
+    db: str = typer.Option(..., "--db", help="Database whose schema the norms are grounded in."),
+    llm: str = typer.Option(None, "--llm", help="Extract with an LLM instead of the offline rules: "
+                                                "http(s)://.../v1, replay:DIR, or 'env' for PIMENTO_LLM_URL."),
+    out: str = typer.Option(..., "--out", help="Write the structured policy (YAML) here, for review."),
+    name: str = typer.Option(None, "--name", help="Policy name (default: the text file's stem)."),
+    subject: str = typer.Option(None, "--subject", help="Table of the data subjects (default: inferred from the clauses)."),
+    synthetic: str = typer.Option(None, "--synthetic", help="Synthetic database: its values may appear in LLM "
+                                                            "prompts; offline, role and purpose values are read from it "
+                                                            "instead of --db."),
+    config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the per-clause result as JSON."),
+) -> None:
+    """Extract norms from policy text, sentence by sentence, ground them in DB's schema and
+    write the structured YAML for review. Default: offline rules (no LLM, no network); with
+    --llm, an LLM proposes and the compiler validates."""
+    from pimento.engines import open_engine
+    from pimento.engines.database import load_database
+    from pimento.llm import SyntheticValues, Usage, open_backend
+    from pimento.policy.extract import extract
+    from pimento.policy.extract_offline import categorical_values
+
+    p = Path(text_path)
+    if not p.is_file():
+        raise PolicyError(f"policy text not found: {text_path}")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise PolicyError(f"{text_path}: not UTF-8 text") from None
+    usage = Usage()
+    database = load_database(db, config=config)
+    try:
+        values = None
+        categorical = None
+        if synthetic:
+            synth = open_engine(synthetic)
+            try:
+                if llm:
+                    values = SyntheticValues.from_engine(synth)
+                else:
+                    categorical = categorical_values(synth, database.catalog)
+            finally:
+                getattr(synth, "close", lambda: None)()
+        backend = open_backend(database.settings.llm, url=None if llm == "env" else llm) if llm else None
+        try:
+            result = extract(text, database.catalog, backend, engine=database.engine, name=name or p.stem,
+                             values=values, subject_principal=subject, usage=usage, categorical=categorical)
+        finally:
+            getattr(backend, "close", lambda: None)()
+    finally:
+        database.close()
+    Path(out).write_text(result.to_yaml(), encoding="utf-8")
+    method = "llm" if llm else "offline"
+    if json_out:
+        emit_json({"out": out, "method": method, "norms": len(result.policy["norms"]), "clauses": result.clauses,
+                   "not_extracted": result.failures, "usage": usage.to_dict()})
+        return
+    for note in result.clauses:
+        if note["norm"] is None:
+            what = "not a norm (skipped)"
+        elif method == "llm":
+            what = f"{note['norm']['sign']} {note['norm']['data_type']} -> {note['norm']['recipient_role']}"
+        else:
+            n = note["norm"]
+            what = f"{n['sign']} {', '.join(n['data'])} -> {n['recipient']} for {n['purpose']}"
+        console.print(f"[green]{note['clause']}[/]: {escape(what)}", highlight=False, markup=True)
+    if method == "offline":
+        for f in result.failures:
+            err_console.print(f"[yellow]not extracted[/] {f['clause']}: {escape(f['error'])}", highlight=False)
+    requests = f"{usage.requests} LLM requests, {usage.repairs} repairs" if method == "llm" else "offline rules"
+    console.print(f"{len(result.policy['norms'])} norms written to {out} "
+                  f"({requests}): review it, then "
+                  f"`pimento policy compile {out} --db {db}`", highlight=False, markup=False)
+
+
+@handle_errors
+def explain_cmd(
+    db: str = typer.Option(..., "--db", help="Database (the one the policy was compiled against)."),
+    policy: str = typer.Option(..., "--policy", help="Compiled policy (JSON from `pimento policy compile`)."),
+    sender: str = typer.Option(..., "--sender", help="Sender identity, KIND:ID (e.g. employee:10)."),
+    recipient: str = typer.Option(..., "--recipient", help="Recipient (querier) identity, KIND:ID."),
+    purpose: str = typer.Option(..., "--purpose", help="Declared purpose (a value listed in the policy)."),
+    sql: str = typer.Option(..., "--sql", help="The analyst query to explain."),
+    cells: int = typer.Option(20, "--cells", min=0, help="Also list up to N governed cells (values, deciding norms)."),
+    config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Custodian tool: shows private data. Explains a CI answer: the norms that decided,
+    how many cells each permitted or denied, and governed cells with their values (denied
+    ones included). Every use is written to the audit log. Never give its output to an analyst."""
+    from pimento.engines.database import load_database
+    from pimento.policy import Enforcer, load_compiled_policy
+
+    compiled = load_compiled_policy(policy)
+    database = load_database(db, config=config)
+    try:
+        enforcer = Enforcer(compiled, database.engine, database.catalog)
+        context = enforcer.context(sender, recipient, purpose, verify=True)
+        explanation = enforcer.explain(context, sql, cells=cells)
+        _audit(database, "policy explain", {
+            "policy": compiled.name, "sender": str(context.sender), "recipient": str(context.recipient),
+            "purpose": context.purpose, "sql": sql, "cells": cells,
+        })
+    finally:
+        database.close()
+    payload = explanation.to_dict()
+    if json_out:
+        emit_json(payload)
+        return
+    err_console.print("[bold yellow]custodian tool: this output shows private data[/]", highlight=False)
+    ctx = payload["context"]
+    console.print(f"[bold]{ctx['sender']} -> {ctx['recipient']}[/] for {ctx['purpose']}: relevant norms "
+                  f"{', '.join(payload['relevant_norms']) or 'none'}", highlight=False)
+    decided = Table(title="Decisions per column (cells)")
+    for h in ("column", "norm", "sign", "cells"):
+        decided.add_column(h)
+    for d in payload["decided"]:
+        decided.add_row(f"{d['relation']}.{d['attribute']}", d["norm"], d["sign"], str(d["cells"]))
+    console.print(decided)
+    if payload["cells"]:
+        table = Table(title=f"First {len(payload['cells'])} governed cells")
+        for h in ("cell", "value", "permitted by", "prohibited by", "authorized"):
+            table.add_column(h)
+        for c in payload["cells"]:
+            closed = set(c["failed_closed_by"])
+            denied = ", ".join(n + (" (fail closed)" if n in closed else "") for n in c["prohibited_by"])
+            table.add_row(f"{c['relation']}.{c['attribute']}[{c['row_key']}]", escape(str(c["value"])),
+                          ", ".join(c["permitted_by"]), denied, "yes" if c["authorized"] else "no")
+        console.print(table)
+
+
+@handle_errors
+def show_cmd(
+    compiled_path: str = typer.Argument(..., help="A compiled policy (JSON from `pimento policy compile`)."),
+    norm: str = typer.Option(None, "--norm", help="Show the SQL views of this clause only."),
+    config: str = typer.Option(None, "--config", help="pimento.toml whose [policy] acknowledge_observable_denials "
+                                                      "marks the observable denials acknowledged."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Show the norms, views and check results of a compiled policy, and its observable denials
+    (acknowledged or not, with --config; `pimento serve` refuses one that is not)."""
+    from pimento.policy import load_compiled_policy
+
+    compiled = load_compiled_policy(compiled_path)
+    if norm is not None:
+        compiled.norm(norm)
+    denials = _observable(compiled, config, norm)
+    if json_out:
+        data = compiled.to_dict()
+        if norm is not None:
+            data = {"norm": compiled.norm(norm).to_dict(), "views": data["views"][norm]}
+        emit_json({**data, "observable_denials": denials})
+        return
+    table = Table(title=f"Policy {compiled.name}", show_lines=True)
+    for heading in ("clause", "sign", "sender -> recipient", "subject", "data", "purpose", "condition"):
+        table.add_column(heading)
+    for n in compiled.norms:
+        if norm is not None and n.id != norm:
+            continue
+        d = n.to_dict()
+        cond = json.dumps(d["condition"]) + ("" if d["when"] is True else f" when {json.dumps(d['when'])}")
+        table.add_row(n.id, n.sign, f"{n.sender} -> {n.recipient}", n.subject, ", ".join(n.data), n.purpose, cond)
+    console.print(table)
+    _show_observable(denials)
+    if norm is not None:
+        for name, sql in compiled.views(norm).items():
+            console.print(f"[bold]{name}[/]", highlight=False)
+            console.print(sql, highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:
+    """Add this module's commands to ``app`` (wiring only: the commands are the module-level functions above)."""
     policy_app = typer.Typer(help="Contextual-integrity policies: compile to SQL views, inspect, explain "
                                   "(compile and explain are custodian tools: they show private data).",
                              no_args_is_help=True)
     app.add_typer(policy_app, name="policy")
-
-    @policy_app.command("compile")
-    @handle_errors
-    def compile_cmd(
-        policy: str = typer.Argument(..., help="Structured policy file (YAML), or 'example:hospital_hipaa'."),
-        db: str = typer.Option(..., "--db", help="Database the policy is grounded in (DuckDB file, ...)."),
-        out: str = typer.Option(None, "--out", help="Write the compiled policy (JSON) here."),
-        config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
-        json_out: bool = typer.Option(False, "--json", help="Print the check report as JSON."),
-        timeout: float = typer.Option(None, "--timeout", min=1,
-                                      help="Per-statement time limit of the checks, seconds (default: the "
-                                           "database's [database] timeout_s)."),
-        quiet: bool = typer.Option(False, "--quiet", help="No progress lines on stderr."),
-    ) -> None:
-        """Custodian tool: shows private data. Compile POLICY to SQL views over DB and run the
-        checks (coverage, redundancy, satisfiability, information implication, unresolved
-        subjects); the report names witness flows and counts cells of the private database,
-        and the compiled JSON stores it. Every use is written to the audit log."""
-        from pimento.engines.database import load_database
-        from pimento.policy import compile_policy, example_policy_path, load_policy, run_checks
-
-        path = example_policy_path(policy.split(":", 1)[1]) if policy.startswith("example:") else policy
-        parsed = load_policy(path)
-        database = load_database(db, config=config)
-        import time
-
-        started = time.perf_counter()
-
-        def progress(text: str) -> None:
-            if not quiet:
-                err_console.print(f"[dim]{time.perf_counter() - started:6.1f} s  {escape(text)}[/]", highlight=False)
-
-        try:
-            if timeout is not None and hasattr(database.engine, "timeout_s"):
-                database.engine.timeout_s = timeout
-            progress(f"compiling {parsed.name} ({len(parsed.norms)} clauses)")
-            compiled = compile_policy(parsed, database.catalog, database.engine)
-            report = run_checks(compiled, database.catalog, database.engine, policy=parsed, progress=progress)
-            progress("done")
-            _audit(database, "policy compile", {"policy": parsed.name, "source": str(path), "out": out})
-        finally:
-            database.close()
-        if out:
-            Path(out).write_text(json.dumps(compiled.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
-        if json_out:
-            emit_json({"policy": parsed.name, "out": out, "norms": len(compiled.norms), "checks": report})
-        else:
-            _show_checks(parsed.name, compiled, report, out)
-
-    @policy_app.command("extract")
-    @handle_errors
-    def extract_cmd(
-        text_path: str = typer.Argument(..., help="Natural-language policy text (UTF-8 file)."),
-        db: str = typer.Option(..., "--db", help="Database whose schema the norms are grounded in."),
-        llm: str = typer.Option(None, "--llm", help="Extract with an LLM instead of the offline rules: "
-                                                    "http(s)://.../v1, replay:DIR, or 'env' for PIMENTO_LLM_URL."),
-        out: str = typer.Option(..., "--out", help="Write the structured policy (YAML) here, for review."),
-        name: str = typer.Option(None, "--name", help="Policy name (default: the text file's stem)."),
-        subject: str = typer.Option(None, "--subject", help="Table of the data subjects (default: inferred from the clauses)."),
-        synthetic: str = typer.Option(None, "--synthetic", help="Synthetic database: its values may appear in LLM "
-                                                                "prompts; offline, role and purpose values are read from it "
-                                                                "instead of --db."),
-        config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
-        json_out: bool = typer.Option(False, "--json", help="Print the per-clause result as JSON."),
-    ) -> None:
-        """Extract norms from policy text, sentence by sentence, ground them in DB's schema and
-        write the structured YAML for review. Default: offline rules (no LLM, no network); with
-        --llm, an LLM proposes and the compiler validates."""
-        from pimento.engines import open_engine
-        from pimento.engines.database import load_database
-        from pimento.llm import SyntheticValues, Usage, open_backend
-        from pimento.policy.extract import extract
-        from pimento.policy.extract_offline import categorical_values
-
-        p = Path(text_path)
-        if not p.is_file():
-            raise PolicyError(f"policy text not found: {text_path}")
-        try:
-            text = p.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise PolicyError(f"{text_path}: not UTF-8 text") from None
-        usage = Usage()
-        database = load_database(db, config=config)
-        try:
-            values = None
-            categorical = None
-            if synthetic:
-                synth = open_engine(synthetic)
-                try:
-                    if llm:
-                        values = SyntheticValues.from_engine(synth)
-                    else:
-                        categorical = categorical_values(synth, database.catalog)
-                finally:
-                    getattr(synth, "close", lambda: None)()
-            backend = open_backend(database.settings.llm, url=None if llm == "env" else llm) if llm else None
-            try:
-                result = extract(text, database.catalog, backend, engine=database.engine, name=name or p.stem,
-                                 values=values, subject_principal=subject, usage=usage, categorical=categorical)
-            finally:
-                getattr(backend, "close", lambda: None)()
-        finally:
-            database.close()
-        Path(out).write_text(result.to_yaml(), encoding="utf-8")
-        method = "llm" if llm else "offline"
-        if json_out:
-            emit_json({"out": out, "method": method, "norms": len(result.policy["norms"]), "clauses": result.clauses,
-                       "not_extracted": result.failures, "usage": usage.to_dict()})
-            return
-        for note in result.clauses:
-            if note["norm"] is None:
-                what = "not a norm (skipped)"
-            elif method == "llm":
-                what = f"{note['norm']['sign']} {note['norm']['data_type']} -> {note['norm']['recipient_role']}"
-            else:
-                n = note["norm"]
-                what = f"{n['sign']} {', '.join(n['data'])} -> {n['recipient']} for {n['purpose']}"
-            console.print(f"[green]{note['clause']}[/]: {escape(what)}", highlight=False, markup=True)
-        if method == "offline":
-            for f in result.failures:
-                err_console.print(f"[yellow]not extracted[/] {f['clause']}: {escape(f['error'])}", highlight=False)
-        requests = f"{usage.requests} LLM requests, {usage.repairs} repairs" if method == "llm" else "offline rules"
-        console.print(f"{len(result.policy['norms'])} norms written to {out} "
-                      f"({requests}): review it, then "
-                      f"`pimento policy compile {out} --db {db}`", highlight=False, markup=False)
-
-    @policy_app.command("explain")
-    @handle_errors
-    def explain_cmd(
-        db: str = typer.Option(..., "--db", help="Database (the one the policy was compiled against)."),
-        policy: str = typer.Option(..., "--policy", help="Compiled policy (JSON from `pimento policy compile`)."),
-        sender: str = typer.Option(..., "--sender", help="Sender identity, KIND:ID (e.g. employee:10)."),
-        recipient: str = typer.Option(..., "--recipient", help="Recipient (querier) identity, KIND:ID."),
-        purpose: str = typer.Option(..., "--purpose", help="Declared purpose (a value listed in the policy)."),
-        sql: str = typer.Option(..., "--sql", help="The analyst query to explain."),
-        cells: int = typer.Option(20, "--cells", min=0, help="Also list up to N governed cells (values, deciding norms)."),
-        config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-    ) -> None:
-        """Custodian tool: shows private data. Explains a CI answer: the norms that decided,
-        how many cells each permitted or denied, and governed cells with their values (denied
-        ones included). Every use is written to the audit log. Never give its output to an analyst."""
-        from pimento.engines.database import load_database
-        from pimento.policy import Enforcer, load_compiled_policy
-
-        compiled = load_compiled_policy(policy)
-        database = load_database(db, config=config)
-        try:
-            enforcer = Enforcer(compiled, database.engine, database.catalog)
-            context = enforcer.context(sender, recipient, purpose, verify=True)
-            explanation = enforcer.explain(context, sql, cells=cells)
-            _audit(database, "policy explain", {
-                "policy": compiled.name, "sender": str(context.sender), "recipient": str(context.recipient),
-                "purpose": context.purpose, "sql": sql, "cells": cells,
-            })
-        finally:
-            database.close()
-        payload = explanation.to_dict()
-        if json_out:
-            emit_json(payload)
-            return
-        err_console.print("[bold yellow]custodian tool: this output shows private data[/]", highlight=False)
-        ctx = payload["context"]
-        console.print(f"[bold]{ctx['sender']} -> {ctx['recipient']}[/] for {ctx['purpose']}: relevant norms "
-                      f"{', '.join(payload['relevant_norms']) or 'none'}", highlight=False)
-        decided = Table(title="Decisions per column (cells)")
-        for h in ("column", "norm", "sign", "cells"):
-            decided.add_column(h)
-        for d in payload["decided"]:
-            decided.add_row(f"{d['relation']}.{d['attribute']}", d["norm"], d["sign"], str(d["cells"]))
-        console.print(decided)
-        if payload["cells"]:
-            table = Table(title=f"First {len(payload['cells'])} governed cells")
-            for h in ("cell", "value", "permitted by", "prohibited by", "authorized"):
-                table.add_column(h)
-            for c in payload["cells"]:
-                closed = set(c["failed_closed_by"])
-                denied = ", ".join(n + (" (fail closed)" if n in closed else "") for n in c["prohibited_by"])
-                table.add_row(f"{c['relation']}.{c['attribute']}[{c['row_key']}]", escape(str(c["value"])),
-                              ", ".join(c["permitted_by"]), denied, "yes" if c["authorized"] else "no")
-            console.print(table)
-
-    @policy_app.command("show")
-    @handle_errors
-    def show_cmd(
-        compiled_path: str = typer.Argument(..., help="A compiled policy (JSON from `pimento policy compile`)."),
-        norm: str = typer.Option(None, "--norm", help="Show the SQL views of this clause only."),
-        config: str = typer.Option(None, "--config", help="pimento.toml whose [policy] acknowledge_observable_denials "
-                                                          "marks the observable denials acknowledged."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-    ) -> None:
-        """Show the norms, views and check results of a compiled policy, and its observable denials
-        (acknowledged or not, with --config; `pimento serve` refuses one that is not)."""
-        from pimento.policy import load_compiled_policy
-
-        compiled = load_compiled_policy(compiled_path)
-        if norm is not None:
-            compiled.norm(norm)
-        denials = _observable(compiled, config, norm)
-        if json_out:
-            data = compiled.to_dict()
-            if norm is not None:
-                data = {"norm": compiled.norm(norm).to_dict(), "views": data["views"][norm]}
-            emit_json({**data, "observable_denials": denials})
-            return
-        table = Table(title=f"Policy {compiled.name}", show_lines=True)
-        for heading in ("clause", "sign", "sender -> recipient", "subject", "data", "purpose", "condition"):
-            table.add_column(heading)
-        for n in compiled.norms:
-            if norm is not None and n.id != norm:
-                continue
-            d = n.to_dict()
-            cond = json.dumps(d["condition"]) + ("" if d["when"] is True else f" when {json.dumps(d['when'])}")
-            table.add_row(n.id, n.sign, f"{n.sender} -> {n.recipient}", n.subject, ", ".join(n.data), n.purpose, cond)
-        console.print(table)
-        _show_observable(denials)
-        if norm is not None:
-            for name, sql in compiled.views(norm).items():
-                console.print(f"[bold]{name}[/]", highlight=False)
-                console.print(sql, highlight=False, markup=False)
+    policy_app.command("compile")(compile_cmd)
+    policy_app.command("extract")(extract_cmd)
+    policy_app.command("explain")(explain_cmd)
+    policy_app.command("show")(show_cmd)
 
 
 def _observable(compiled, config: str | None, norm: str | None) -> list[dict]:

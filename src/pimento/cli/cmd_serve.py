@@ -15,7 +15,7 @@ from pimento.errors import ConfigError, UserError
 if TYPE_CHECKING:
     from pimento.service.deployment import Deployment
 
-__all__ = ["CUSTODIAN_TOKEN_ENV", "is_loopback", "register"]
+__all__ = ["CUSTODIAN_TOKEN_ENV", "is_loopback", "register", "serve_cmd"]
 
 CUSTODIAN_TOKEN_ENV = "PIMENTO_CUSTODIAN_TOKEN"
 MIN_TOKEN_CHARS = 32
@@ -65,51 +65,54 @@ def refuse_halted(deployment: Deployment) -> None:
         )
 
 
+@handle_errors
+def serve_cmd(
+    db: str = typer.Option(..., "--db", help="The deployment's database; its pimento.toml sets ledger, caps, synthetic copy."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback unless --allow-remote)."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="TCP port."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a non-loopback --host (put a TLS proxy in front)."),
+    synthetic: str = typer.Option(None, "--synthetic", help="The synthetic copy ask and preview search; default: path under synth in pimento.toml, else DB.synthetic.duckdb."),
+    rollouts: int = typer.Option(10, "--rollouts", min=0, help="MCTS rollouts of the search behind ask and preview."),
+    rate: float = typer.Option(2.0, "--rate", min=0.001, help="Requests per second per key (token bucket)."),
+    burst: int = typer.Option(20, "--burst", min=1, help="Requests a key may make at once before --rate applies."),
+    max_body: int = typer.Option(65536, "--max-body", min=1024, help="Largest request body in bytes."),
+    custodian_token_file: str = typer.Option(
+        None, "--custodian-token-file", help=f"File holding the custodian token (else ${CUSTODIAN_TOKEN_ENV}; neither: custodian endpoints off)."
+    ),
+    secure_cookies: bool = typer.Option(False, "--secure-cookies", help="Mark the web page's cookies Secure (behind a TLS proxy)."),
+) -> None:
+    """Serve the analysts' API (/v1/...) and web page for one deployment; bound to loopback by default."""
+    if not is_loopback(host) and not allow_remote:
+        raise UserError(
+            f"refusing to listen on {host}: it is not a loopback address",
+            hint="the service speaks plain HTTP, so keys and answers would cross the network in clear; put a TLS-terminating "
+            "proxy in front and pass --allow-remote (with --secure-cookies), or keep the default 127.0.0.1",
+        )
+    import uvicorn
+
+    from pimento.service.app import ServiceOptions, create_app, token_digest
+    from pimento.service.deployment import Deployment, SearchSettings
+
+    token = custodian_token(custodian_token_file)
+    deployment = Deployment(db, search=SearchSettings(rollouts=rollouts, synthetic=synthetic))  # refuses a damaged ledger
+    refuse_halted(deployment)
+    deployment.hold_open()
+    options = ServiceOptions(
+        custodian_token_sha256=token_digest(token) if token else None,
+        max_body_bytes=max_body, rate=rate, burst=burst, secure_cookies=secure_cookies,
+    )
+    application = create_app(deployment, options)
+    active = sum(1 for k in deployment.keys.keys() if k.active)
+    err_console.print(
+        f"pimento serve: {deployment.location} on http://{host}:{port} ({active} active key(s); custodian endpoints "
+        f"{'on' if token else 'off'}; modes {', '.join(deployment.modes)}); API at /v1, OpenAPI at /openapi.json, web page at /",
+        highlight=False, soft_wrap=True,
+    )
+    if not active:
+        err_console.print("no analyst key yet: issue one with `pimento keys add --db DB --analyst NAME`", highlight=False)
+    uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False, server_header=False)
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("serve")
-    @handle_errors
-    def serve_cmd(
-        db: str = typer.Option(..., "--db", help="The deployment's database; its pimento.toml sets ledger, caps, synthetic copy."),
-        host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback unless --allow-remote)."),
-        port: int = typer.Option(8000, "--port", min=0, max=65535, help="TCP port."),
-        allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a non-loopback --host (put a TLS proxy in front)."),
-        synthetic: str = typer.Option(None, "--synthetic", help="The synthetic copy ask and preview search; default: path under synth in pimento.toml, else DB.synthetic.duckdb."),
-        rollouts: int = typer.Option(10, "--rollouts", min=0, help="MCTS rollouts of the search behind ask and preview."),
-        rate: float = typer.Option(2.0, "--rate", min=0.001, help="Requests per second per key (token bucket)."),
-        burst: int = typer.Option(20, "--burst", min=1, help="Requests a key may make at once before --rate applies."),
-        max_body: int = typer.Option(65536, "--max-body", min=1024, help="Largest request body in bytes."),
-        custodian_token_file: str = typer.Option(
-            None, "--custodian-token-file", help=f"File holding the custodian token (else ${CUSTODIAN_TOKEN_ENV}; neither: custodian endpoints off)."
-        ),
-        secure_cookies: bool = typer.Option(False, "--secure-cookies", help="Mark the web page's cookies Secure (behind a TLS proxy)."),
-    ) -> None:
-        """Serve the analysts' API (/v1/...) and web page for one deployment; bound to loopback by default."""
-        if not is_loopback(host) and not allow_remote:
-            raise UserError(
-                f"refusing to listen on {host}: it is not a loopback address",
-                hint="the service speaks plain HTTP, so keys and answers would cross the network in clear; put a TLS-terminating "
-                "proxy in front and pass --allow-remote (with --secure-cookies), or keep the default 127.0.0.1",
-            )
-        import uvicorn
-
-        from pimento.service.app import ServiceOptions, create_app, token_digest
-        from pimento.service.deployment import Deployment, SearchSettings
-
-        token = custodian_token(custodian_token_file)
-        deployment = Deployment(db, search=SearchSettings(rollouts=rollouts, synthetic=synthetic))  # refuses a damaged ledger
-        refuse_halted(deployment)
-        deployment.hold_open()
-        options = ServiceOptions(
-            custodian_token_sha256=token_digest(token) if token else None,
-            max_body_bytes=max_body, rate=rate, burst=burst, secure_cookies=secure_cookies,
-        )
-        application = create_app(deployment, options)
-        active = sum(1 for k in deployment.keys.keys() if k.active)
-        err_console.print(
-            f"pimento serve: {deployment.location} on http://{host}:{port} ({active} active key(s); custodian endpoints "
-            f"{'on' if token else 'off'}; modes {', '.join(deployment.modes)}); API at /v1, OpenAPI at /openapi.json, web page at /",
-            highlight=False, soft_wrap=True,
-        )
-        if not active:
-            err_console.print("no analyst key yet: issue one with `pimento keys add --db DB --analyst NAME`", highlight=False)
-        uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False, server_header=False)
+    """Add this module's commands to ``app`` (wiring only: the commands are the module-level functions above)."""
+    app.command("serve")(serve_cmd)

@@ -19,7 +19,7 @@ from pimento.cli._common import console, emit_json, err_console, handle_errors, 
 if TYPE_CHECKING:
     from pimento.engines.database import Database
 
-__all__ = ["register"]
+__all__ = ["register", "translate_cmd"]
 
 _PRIVATE_WARNING = (
     "WARNING: values are read from the PRIVATE database (--allow-private-values). Literal values linked "
@@ -28,61 +28,64 @@ _PRIVATE_WARNING = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("translate")
-    @handle_errors
-    def translate_cmd(
-        question: str = typer.Argument(None, help="The counting question (or use --questions FILE)."),
-        db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN: its schema is used."),
-        synthetic: str = typer.Option(None, "--synthetic", help="The synthetic database: literal values are read from it."),
-        questions: Path = typer.Option(None, "--questions", help="A file with one question per line; prints one JSON object per line."),
-        llm: str = typer.Option(None, "--llm", help="OpenAI-compatible endpoint URL (or replay:DIR) for zero-shot generation."),
-        k: int = typer.Option(5, "--k", min=1, max=50, help="How many candidates to return."),
-        allow_private_values: bool = typer.Option(
-            False, "--allow-private-values", help="Custodian tool (shows private data, audited): without --synthetic, read values from --db; testing only."
-        ),
-        max_values: int = typer.Option(2000, "--max-values", help="Distinct values read per text column."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-        kind: str = typer.Option(
-            "count", "--kind", help="count: DP-compatible counting SQL; select: projection/filter over joins (CI mode)."
-        ),
-    ) -> None:
-        """Translate questions to ranked SQL candidates with scores (counts, or any select-project-join)."""
-        from pimento.errors import UserError
+@handle_errors
+def translate_cmd(
+    question: str = typer.Argument(None, help="The counting question (or use --questions FILE)."),
+    db: str = typer.Option(..., "--db", help="Database file (DuckDB/SQLite) or postgresql:// DSN: its schema is used."),
+    synthetic: str = typer.Option(None, "--synthetic", help="The synthetic database: literal values are read from it."),
+    questions: Path = typer.Option(None, "--questions", help="A file with one question per line; prints one JSON object per line."),
+    llm: str = typer.Option(None, "--llm", help="OpenAI-compatible endpoint URL (or replay:DIR) for zero-shot generation."),
+    k: int = typer.Option(5, "--k", min=1, max=50, help="How many candidates to return."),
+    allow_private_values: bool = typer.Option(
+        False, "--allow-private-values", help="Custodian tool (shows private data, audited): without --synthetic, read values from --db; testing only."
+    ),
+    max_values: int = typer.Option(2000, "--max-values", help="Distinct values read per text column."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    kind: str = typer.Option(
+        "count", "--kind", help="count: DP-compatible counting SQL; select: projection/filter over joins (CI mode)."
+    ),
+) -> None:
+    """Translate questions to ranked SQL candidates with scores (counts, or any select-project-join)."""
+    from pimento.errors import UserError
 
-        if (question is None) == (questions is None):
-            raise UserError("give either a QUESTION or --questions FILE (exactly one)")
-        if kind not in ("count", "select"):
-            raise UserError(f"--kind must be 'count' or 'select', not {kind!r}")
-        if kind == "select" and llm:
-            raise UserError(
-                "--llm is not available with --kind select yet: the LLM path generates counting SQL only",
-                hint="drop --llm (the offline parser answers select questions) or use --kind count",
-            )
-        database = open_database(db)
-        catalog = database.catalog
-        dialect = database.engine.dialect
-        values, values_from, syn_engine = _value_index(database, synthetic, allow_private_values, max_values)
-        backend = _backend(llm) if llm else None
+    if (question is None) == (questions is None):
+        raise UserError("give either a QUESTION or --questions FILE (exactly one)")
+    if kind not in ("count", "select"):
+        raise UserError(f"--kind must be 'count' or 'select', not {kind!r}")
+    if kind == "select" and llm:
+        raise UserError(
+            "--llm is not available with --kind select yet: the LLM path generates counting SQL only",
+            hint="drop --llm (the offline parser answers select questions) or use --kind count",
+        )
+    database = open_database(db)
+    catalog = database.catalog
+    dialect = database.engine.dialect
+    values, values_from, syn_engine = _value_index(database, synthetic, allow_private_values, max_values)
+    backend = _backend(llm) if llm else None
 
-        if questions is not None:
+    if questions is not None:
+        try:
+            lines = [line.strip() for line in questions.read_text().splitlines() if line.strip()]
+        except OSError as exc:
+            raise UserError(f"cannot read {questions}: {exc.strerror}") from None
+        for text in lines:
             try:
-                lines = [line.strip() for line in questions.read_text().splitlines() if line.strip()]
-            except OSError as exc:
-                raise UserError(f"cannot read {questions}: {exc.strerror}") from None
-            for text in lines:
-                try:
-                    payload = _answer(text, catalog, values, values_from, dialect, k, backend, syn_engine, kind)
-                except UserError as exc:
-                    payload = {"question": text, "error": _error(exc)}
-                sys.stdout.write(json.dumps(payload, default=str) + "\n")
-                sys.stdout.flush()
-            return
-        payload = _answer(question, catalog, values, values_from, dialect, k, backend, syn_engine, kind)
-        if json_out:
-            emit_json(payload)
-            return
-        _show(payload)
+                payload = _answer(text, catalog, values, values_from, dialect, k, backend, syn_engine, kind)
+            except UserError as exc:
+                payload = {"question": text, "error": _error(exc)}
+            sys.stdout.write(json.dumps(payload, default=str) + "\n")
+            sys.stdout.flush()
+        return
+    payload = _answer(question, catalog, values, values_from, dialect, k, backend, syn_engine, kind)
+    if json_out:
+        emit_json(payload)
+        return
+    _show(payload)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to ``app`` (wiring only: the commands are the module-level functions above)."""
+    app.command("translate")(translate_cmd)
 
 
 def _value_index(database: Database, synthetic: str | None, allow_private: bool, max_values: int):

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 from pimento.engines import Engine, open_engine
 from pimento.errors import DataSourceError, PimentoError, SearchError, UserError
 from pimento.llm.usage import Usage
+from pimento.nl import translate
+from pimento.nl.values import ValueIndex
 from pimento.schema import Catalog
 from pimento.schema.synthetic import SYNTH_META_TABLE, default_synthetic_path
 from pimento.search import SearchConfig, SearchResult, SensitivitySearch
-from pimento.search.mcts import votes_for_samples
+from pimento.search.config import votes_for_samples
 from pimento.sql import CountQuery, parse_count_query
 
 if TYPE_CHECKING:
@@ -178,9 +180,6 @@ def _translated(
     question: str, synthetic: Engine, catalog: Catalog, *, k: int, llm: str | None, usage: Usage, dropped: list[str]
 ) -> tuple[list[CountQuery], bool]:
     """Warm starts from the question, and whether they are LLM samples (else the parser's ranked list)."""
-    from pimento.nl import translate
-    from pimento.nl.values import ValueIndex
-
     out: list[CountQuery] = []
     if llm:
         from pimento.llm import SyntheticValues, generate_zero_shot, open_backend

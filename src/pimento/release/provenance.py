@@ -9,7 +9,7 @@ text flow with the answer, under the same policy and context, with ``[provenance
     release = "span"          # "none" (default) | "span" | "sentence"
     corpus = "corpus/documents"
 
-What the analyst receives (``CIAnswer.provenance``), per output cell that is a plain column of a
+What the analyst receives (``Answer.provenance``), per output cell that is a plain column of a
 base table (``SELECT name, v.diagnosis FROM ...``; an expression, an aggregate or a column of a
 subquery is not traced) and is not NULL:
 
@@ -49,11 +49,23 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.scope import traverse_scope
+
+from pimento.errors import DataSourceError, UserError
+from pimento.ingest.documents import load_corpus
+from pimento.ingest.extract import locate
+from pimento.ingest.resolve import row_key_text
+from pimento.ingest.target import key_of
+from pimento.policy.compiler import quote
+from pimento.policy.lineage import analyze_query, qualify_query
+
 if TYPE_CHECKING:
     from pimento.engines.database import Database
     from pimento.policy import Authorization, Context, Enforcer
-    from pimento.release.modes import ContextSpec
-    from pimento.release.session import Session
+    from pimento.release.modes.base import Private
+    from pimento.release.request import Context as RequestContext
 
 __all__ = ["MAX_TEXTS", "RELEASE_LEVELS", "CellSource", "Trace", "audit_trace", "sentence_bounds", "trace_answer"]
 
@@ -154,9 +166,9 @@ def trace_answer(
     return trace
 
 
-def audit_trace(session: Session, enforcer: Enforcer, context: Context, sql: str, auth: Authorization, *, analyst: str,
-                spec: ContextSpec) -> dict[str, Any] | None:
-    """Trace a CI answer (``auth``) of ``session``: the documents go to the custodian's audit log, the
+def audit_trace(session: Private, enforcer: Enforcer, context: Context, sql: str, auth: Authorization, *, analyst: str,
+                spec: RequestContext) -> dict[str, Any] | None:
+    """Trace a CI answer (``auth``) of ``session`` (a :class:`~pimento.release.session.Session`): the documents go to the custodian's audit log, the
     analyst's part (None when the release level is ``none`` or the database was not ingested) is returned.
 
     A failure never fails the answer: its reason goes to the audit log (engine text may hold private
@@ -204,12 +216,6 @@ class _Tracer:
 
     def plain_columns(self, sql: str, width: int) -> list[tuple[int, str, str, str]]:
         """``(output index, alias, relation, column)`` for output columns that are a base table's column."""
-        from sqlglot import exp
-        from sqlglot.errors import SqlglotError
-        from sqlglot.optimizer.scope import traverse_scope
-
-        from pimento.policy.lineage import analyze_query, qualify_query
-
         analyzed = analyze_query(sql, self.catalog, dialect=self.enforcer.dialect)
         names = {t.name.lower(): t for t in self.catalog.tables}
         try:
@@ -236,8 +242,6 @@ class _Tracer:
     # ---- authorization (A_c) --------------------------------------------------------
 
     def _key(self, relation: str) -> tuple[str, ...]:
-        from pimento.ingest.target import key_of
-
         return key_of(self.catalog.table(relation))
 
     def _row_key_sql(self, relation: str) -> str | None:
@@ -248,8 +252,6 @@ class _Tracer:
 
     def authorized(self, relation: str, column: str) -> set[str]:
         """Policy row keys of the cells of ``relation.column`` authorized in the context."""
-        from pimento.policy.compiler import quote
-
         key = (relation, column)
         if key not in self._authorized:
             cells = self.enforcer.authorized_cells(self.context, f"SELECT {quote(column)} FROM {quote(relation)}")
@@ -258,9 +260,6 @@ class _Tracer:
 
     def rows(self, relation: str) -> list[tuple[str, str, dict[str, Any]]]:
         """``(policy row key, ingest row key, values)`` of every row of ``relation`` (custodian read)."""
-        from pimento.ingest.resolve import row_key_text
-        from pimento.policy.compiler import quote
-
         if relation not in self._rows:
             key = self._key(relation)
             key_sql = self._row_key_sql(relation)
@@ -307,8 +306,6 @@ class _Tracer:
 
     def writes_value(self, span: tuple[str, int, int], relation: str, column: str, value: Any) -> bool:
         """Whether the text of ``span`` is ``value`` as written (a date in words counts; a name for an id does not)."""
-        from pimento.ingest.extract import locate
-
         memo = (span, relation, column, _hashable(value))
         if memo not in self._writes:
             doc_id, start, end = span
@@ -342,9 +339,6 @@ class _Tracer:
             self._documents = {}
             corpus = self.settings.provenance.corpus
             if corpus:
-                from pimento.errors import DataSourceError, UserError
-                from pimento.ingest.documents import load_corpus
-
                 ingested = dict(self.engine.execute(f"SELECT doc_id, sha256 FROM {_DOCUMENTS}").rows)
                 try:
                     loaded = load_corpus(self.settings.resolve(corpus))

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pimento.engines import Engine, open_engine
-from pimento.errors import DataSourceError, PimentoError
+from pimento.errors import PimentoError, SyntheticCopyError
 from pimento.mechanisms.budget import Budget
 from pimento.mechanisms.ledger import Ledger, database_key, database_keys
-from pimento.synth import META_TABLE
+from pimento.synth import META_TABLE, synthesize
 from pimento.synth.api import public_inputs
 
 if TYPE_CHECKING:
@@ -29,13 +29,9 @@ if TYPE_CHECKING:
     from pimento.mechanisms.budget import NumberLike
     from pimento.synth.api import SynthResult
 
-__all__ = ["SyntheticCopyError", "make_copy", "merged", "synthetic_guarantee"]
+__all__ = ["make_copy", "merged", "synthetic_guarantee"]
 
 _REMAKE = "make a copy charged to this database's ledger: `pimento synth --db DB --out SYN.duckdb --epsilon E --delta D`"
-
-
-class SyntheticCopyError(DataSourceError):
-    """The synthetic copy cannot be used: its spend is not in this database's ledger (or it is no copy)."""
 
 
 def _meta(synthetic: str | Path | Engine) -> dict[str, Any]:
@@ -144,8 +140,6 @@ def make_copy(
     them). ``pimento synth`` and the service's ``POST /v1/synth`` both call this. Returns the
     :class:`pimento.synth.api.SynthResult` (its engine open on the copy: close it).
     """
-    from pimento.synth import synthesize
-
     location = str(database.location)  # the resolved database: the key the releases charge
     declared = database.settings.synth
     ledger = Ledger.for_database(location, database.settings)

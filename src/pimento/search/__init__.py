@@ -5,7 +5,8 @@ from __future__ import annotations
 from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, Stop, decompose
 from pimento.search.evaluate import SensitivityInfo
 from pimento.search.expanders import Expander, NodeState, SchemaGraphExpander, make_expander, register_expander
-from pimento.search.mcts import Alternative, SearchConfig, SearchResult, SensitivitySearch
+from pimento.search.config import SearchConfig
+from pimento.search.mcts import Alternative, SearchResult, SensitivitySearch
 
 __all__ = [
     "Action",

@@ -14,19 +14,22 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, overload
+from typing import Annotated, Any, overload
 
-from fastapi import Depends, FastAPI, Query, Request, Security
+from fastapi import APIRouter, Depends, FastAPI, Query, Request, Security
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from pimento import __version__
+from pimento.errors import ServiceError
+from pimento.release.request import Mode
 from pimento.service.deployment import Deployment
-from pimento.service.errors import ServiceError, install_error_handlers
+from pimento.service.errors import install_error_handlers
 from pimento.service.keys import ApiKey
 from pimento.service.limits import BodySizeLimit, RateLimiter
+from pimento.service.web import install_web
 
-__all__ = ["CatalogResponse", "ServiceOptions", "create_app", "token_digest"]
+__all__ = ["CatalogResponse", "Guard", "ServiceOptions", "analyst_key", "create_app", "custodian_token", "deployment_of", "include_routes", "router", "token_digest"]
 
 MAX_QUESTION_CHARS = 2_000
 CUSTODIAN = "custodian"
@@ -59,7 +62,8 @@ class _Body(BaseModel):
 
 
 class _Mode(_Body):
-    mode: Literal["dp", "ci", "split", "contextual"] = Field("dp", description="release mode (ci, split, contextual need the deployment's policy)")
+    # the one list of modes (Mode); strict=False lets the JSON text "ci" be read as Mode.CI, nothing else
+    mode: Mode = Field(Mode.DP, strict=False, description="release mode (ci, split, contextual need the deployment's policy)")
     sender: str | None = Field(None, max_length=200, description="ci/split/contextual: one of the senders your key is bound to "
                                "(GET /v1/me); may be left out when the key has one")
     purpose: str | None = Field(None, max_length=200, description="ci/split/contextual: one of the purposes your key is bound to "
@@ -76,9 +80,12 @@ class AskRequest(_Mode):
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS, description="a counting question in English")
     epsilon: str | float = Field(..., description="epsilon of the release (sets the search's beta in every mode)")
     delta: str | float | None = Field(None, description="delta of the release; omit for pure epsilon-DP")
+    expect_sql: str | None = Field(None, min_length=1, description="the chosen_sql of a preview (POST /v1/ask/preview with the same "
+                                   "fields): the question is answered only if it is still read as this SQL; otherwise it is "
+                                   "refused before anything is charged")
 
 
-class PreviewRequest(_Body):
+class PreviewRequest(_Mode):
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS, description="a counting question in English")
     epsilon: str | float = Field(..., description="epsilon of the release")
     delta: str | float | None = Field(None, description="delta of the release; omit for pure epsilon-DP")
@@ -247,10 +254,175 @@ class Guard:
         self.rate(CUSTODIAN)
 
 
+def deployment_of(request: Request) -> Deployment:
+    """The deployment the application serves (``app.state.deployment``, set by :func:`create_app`)."""
+    deployment: Deployment = request.app.state.deployment
+    return deployment
+
+
+def analyst_key(request: Request, _scheme: Any = Security(ANALYST_KEY)) -> ApiKey:
+    """The analyst's key, verified and rate-limited (:meth:`Guard.analyst`): the dependency of every analyst route."""
+    guard: Guard = request.app.state.guard
+    return guard.analyst(bearer(request), request)
+
+
+def custodian_token(request: Request, _scheme: Any = Security(CUSTODIAN_TOKEN)) -> None:
+    """The custodian token, checked (:meth:`Guard.custodian`): the dependency of every custodian route."""
+    guard: Guard = request.app.state.guard
+    guard.custodian(bearer(request), request)
+
+
+Served = Annotated[Deployment, Depends(deployment_of)]
+Analyst = Annotated[ApiKey, Depends(analyst_key)]
+
+#: The API's routes: module-level functions that take the deployment (and the analyst's key) as
+#: dependencies; :func:`create_app` includes them.
+router = APIRouter()
+
+
+@router.get("/docs", include_in_schema=False)
+@router.get("/redoc", include_in_schema=False)
+def no_docs_pages() -> None:
+    """FastAPI's documentation pages load their scripts from a CDN: they would be blank offline, and a
+    third-party script on this origin could act in an analyst's signed-in session. Not served."""
+    raise ServiceError(404, "this service serves no interactive API pages",
+                       hint="the OpenAPI document is GET /openapi.json (open it in any OpenAPI viewer); see docs/service-api.md")
+
+
+@router.get("/v1/health", tags=["service"], responses=_ERRORS)
+def health() -> dict[str, Any]:
+    """Liveness: the service answers (no authentication, no data)."""
+    return {"status": "ok", "version": __version__}
+
+
+@router.get("/v1/me", tags=["analyst"], responses=_ERRORS)
+def me(deployment: Served, key: Analyst) -> dict[str, Any]:
+    """Who the key says you are: the analyst charged, the principal you stand for (the recipient) and
+    the context the custodian bound the key to (the senders and purposes a request may pick among)."""
+    return {"analyst": key.analyst, "principal": key.principal, "key_id": key.id, "modes": list(deployment.modes),
+            "senders": list(key.senders), "purposes": list(key.purposes), "context": key.context()}
+
+
+@router.get("/v1/catalog", tags=["analyst"], responses=_ERRORS, response_model=CatalogResponse)
+def catalog(deployment: Served, key: Analyst) -> dict[str, Any]:
+    """The public schema: tables, columns (type family), keys, foreign keys, which relations are private
+    and why, and the custodian's public declarations. Read from the schema and pimento.toml at start-up:
+    never a count, a value or a statistic of the private data."""
+    return deployment.public_catalog
+
+
+def _check_sql_length(deployment: Deployment, sql: str | None) -> None:
+    """SQL longer than the custodian's ``[database] max_sql_chars``: a 413, before anything is read."""
+    max_sql = deployment.settings.database.max_sql_chars
+    if sql is not None and len(sql) > max_sql:
+        raise ServiceError(413, f"the SQL is longer than {max_sql} characters", type_="PayloadTooLarge")
+
+
+@router.post("/v1/sql", tags=["analyst"], responses=_ERRORS)
+def sql(body: SqlRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
+    """Release a counting SQL query with DP; the ledger is charged first (an identical request is free)."""
+    _check_sql_length(deployment, body.sql)
+    return deployment.sql(key, body.sql, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender, purpose=body.purpose)
+
+
+@router.post("/v1/ask/preview", tags=["analyst"], responses=_ERRORS)
+def preview(body: PreviewRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
+    """The interpretation of a question in its mode, found on the synthetic copy only: spends nothing."""
+    return deployment.preview(key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
+                              purpose=body.purpose)
+
+
+@router.post("/v1/ask", tags=["analyst"], responses=_ERRORS)
+def ask(body: AskRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
+    """A DP answer to a question: the search on the synthetic copy, then the private release (charged first).
+    With ``expect_sql``, a question no longer read as that SQL is refused before the charge."""
+    _check_sql_length(deployment, body.expect_sql)
+    return deployment.ask(key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
+                          purpose=body.purpose, expect_sql=body.expect_sql)
+
+
+@router.get("/v1/budget", tags=["analyst"], responses=_ERRORS)
+def budget(deployment: Served, key: Analyst) -> dict[str, Any]:
+    """Your cap, what you spent and what is left."""
+    return deployment.budget(key)
+
+
+@router.get("/v1/history", tags=["analyst"], responses=_ERRORS)
+def history(deployment: Served, key: Analyst, limit: int = Query(50, ge=1, le=500)) -> dict[str, Any]:
+    """Your released answers on this deployment, newest first (analyst-safe fields only)."""
+    return {"analyst": key.analyst, "answers": deployment.history(key, limit)}
+
+
+_CUSTODIAN = [Depends(custodian_token)]
+
+
+@router.get("/v1/audit", tags=["custodian"], responses=_ERRORS, dependencies=_CUSTODIAN)
+def audit(deployment: Served, limit: int = Query(100, ge=0, le=10_000)) -> dict[str, Any]:
+    """Custodian: the latest audit rows, private quantities included."""
+    return {"rows": deployment.audit(limit)}
+
+
+@router.get("/v1/caps", tags=["custodian"], responses=_ERRORS, dependencies=_CUSTODIAN)
+def caps(deployment: Served) -> dict[str, Any]:
+    """Custodian: caps, spent and left for the database and every analyst."""
+    return deployment.caps()
+
+
+@router.get("/v1/keys", tags=["custodian"], responses=_ERRORS, dependencies=_CUSTODIAN)
+def keys(deployment: Served) -> dict[str, Any]:
+    """Custodian: every key issued (ids, analysts, principals, dates; never the keys)."""
+    return {"keys": [k.to_dict() for k in deployment.keys.keys()]}
+
+
+@router.post("/v1/keys", tags=["custodian"], responses=_ERRORS, dependencies=_CUSTODIAN)
+def add_key(body: KeyRequest, deployment: Served) -> dict[str, Any]:
+    """Custodian: issue a key; the key is in this response only."""
+    entry, secret = deployment.add_key(body.analyst, body.principal, body.senders, body.purposes)
+    return {**entry.to_dict(), "key": secret}
+
+
+@router.delete("/v1/keys/{key_id}", tags=["custodian"], responses=_ERRORS, dependencies=_CUSTODIAN)
+def revoke_key(key_id: str, deployment: Served) -> dict[str, Any]:
+    """Custodian: revoke a key; its next request is refused."""
+    return deployment.revoke_key(key_id).to_dict()
+
+
+@router.get("/v1/policy", tags=["custodian"], responses=_ERRORS, dependencies=_CUSTODIAN)
+def policy(deployment: Served) -> dict[str, Any]:
+    """Custodian: the compiled policy this deployment enforces (principals, purposes, norms), and its
+    observable denials (acknowledged in [policy] acknowledge_observable_denials, or the start refused)."""
+    summary = deployment.policy_summary()
+    if summary.get("policy") is not None:
+        summary["observable_denials"] = deployment.observable_denials
+    return summary
+
+
+@router.get("/v1/synth", tags=["custodian"], responses=_ERRORS, dependencies=_CUSTODIAN)
+def synth_status(deployment: Served) -> dict[str, Any]:
+    """Custodian: the synthetic copy in use (its charge, its public inputs) and the latest synthesis job."""
+    return deployment.synthetic_status()
+
+
+@router.post("/v1/synth", tags=["custodian"], status_code=202, responses=_ERRORS, dependencies=_CUSTODIAN)
+def synth_start(body: SynthRequest, deployment: Served) -> dict[str, Any]:
+    """Custodian: make a new synthetic copy in the background (charged to the ledger before it reads the
+    data); it replaces the copy in use when it is done. Poll GET /v1/synth."""
+    job = deployment.synth_jobs.start(_text(body.epsilon), _text(body.delta), seed=body.seed)
+    return job.to_dict()
+
+
+def include_routes(app: FastAPI, routes: APIRouter) -> None:
+    """Serve ``routes`` (module-level route functions) on ``app``, each route listed in ``app.routes`` itself.
+
+    (FastAPI's ``include_router`` nests a router as one entry of ``app.routes`` in recent versions;
+    the routes are the same objects either way, and the envelope tests walk ``app.routes``.)
+    """
+    app.router.routes.extend(routes.routes)
+
+
 def create_app(deployment: Deployment, options: ServiceOptions | None = None) -> FastAPI:
-    """The service for ``deployment``: API, custodian API, web page, error envelope and limits."""
+    """The service for ``deployment``: API (:data:`router`), custodian API, web page, error envelope and limits."""
     options = options or ServiceOptions()
-    guard = Guard(deployment, options)
     app = FastAPI(
         title="Pimento",
         version=__version__,
@@ -258,123 +430,12 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
         docs_url=None,
         redoc_url=None,
     )
+    guard = Guard(deployment, options)
     app.state.deployment = deployment
     app.state.guard = guard
     app.state.options = options
     install_error_handlers(app)
-    max_sql = deployment.settings.database.max_sql_chars
-
-    def analyst(request: Request, _scheme: Any = Security(ANALYST_KEY)) -> ApiKey:
-        return guard.analyst(bearer(request), request)
-
-    def custodian(request: Request, _scheme: Any = Security(CUSTODIAN_TOKEN)) -> None:
-        guard.custodian(bearer(request), request)
-
-    @app.get("/docs", include_in_schema=False)
-    @app.get("/redoc", include_in_schema=False)
-    def no_docs_pages() -> None:
-        """FastAPI's documentation pages load their scripts from a CDN: they would be blank offline, and a
-        third-party script on this origin could act in an analyst's signed-in session. Not served."""
-        raise ServiceError(404, "this service serves no interactive API pages",
-                           hint="the OpenAPI document is GET /openapi.json (open it in any OpenAPI viewer); see docs/service-api.md")
-
-    @app.get("/v1/health", tags=["service"], responses=_ERRORS)
-    def health() -> dict[str, Any]:
-        """Liveness: the service answers (no authentication, no data)."""
-        return {"status": "ok", "version": __version__}
-
-    @app.get("/v1/me", tags=["analyst"], responses=_ERRORS)
-    def me(key: ApiKey = Depends(analyst)) -> dict[str, Any]:
-        """Who the key says you are: the analyst charged, the principal you stand for (the recipient) and
-        the context the custodian bound the key to (the senders and purposes a request may pick among)."""
-        return {"analyst": key.analyst, "principal": key.principal, "key_id": key.id, "modes": list(deployment.modes),
-                "senders": list(key.senders), "purposes": list(key.purposes), "context": key.context()}
-
-    @app.get("/v1/catalog", tags=["analyst"], responses=_ERRORS, response_model=CatalogResponse)
-    def catalog(key: ApiKey = Depends(analyst)) -> dict[str, Any]:
-        """The public schema: tables, columns (type family), keys, foreign keys, which relations are private
-        and why, and the custodian's public declarations. Read from the schema and pimento.toml at start-up:
-        never a count, a value or a statistic of the private data."""
-        return deployment.public_catalog
-
-    @app.post("/v1/sql", tags=["analyst"], responses=_ERRORS)
-    def sql(body: SqlRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
-        """Release a counting SQL query with DP; the ledger is charged first (an identical request is free)."""
-        if len(body.sql) > max_sql:
-            raise ServiceError(413, f"the SQL is longer than {max_sql} characters", type_="PayloadTooLarge")
-        return deployment.sql(key, body.sql, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender, purpose=body.purpose)
-
-    @app.post("/v1/ask/preview", tags=["analyst"], responses=_ERRORS)
-    def preview(body: PreviewRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
-        """The interpretation of a question, found on the synthetic copy only: spends nothing."""
-        return deployment.preview(key, body.question, _text(body.epsilon), _text(body.delta))
-
-    @app.post("/v1/ask", tags=["analyst"], responses=_ERRORS)
-    def ask(body: AskRequest, key: ApiKey = Depends(analyst)) -> dict[str, Any]:
-        """A DP answer to a question: the search on the synthetic copy, then the private release (charged first)."""
-        return deployment.ask(
-            key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender, purpose=body.purpose
-        )
-
-    @app.get("/v1/budget", tags=["analyst"], responses=_ERRORS)
-    def budget(key: ApiKey = Depends(analyst)) -> dict[str, Any]:
-        """Your cap, what you spent and what is left."""
-        return deployment.budget(key)
-
-    @app.get("/v1/history", tags=["analyst"], responses=_ERRORS)
-    def history(limit: int = Query(50, ge=1, le=500), key: ApiKey = Depends(analyst)) -> dict[str, Any]:
-        """Your released answers on this deployment, newest first (analyst-safe fields only)."""
-        return {"analyst": key.analyst, "answers": deployment.history(key, limit)}
-
-    @app.get("/v1/audit", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
-    def audit(limit: int = Query(100, ge=0, le=10_000)) -> dict[str, Any]:
-        """Custodian: the latest audit rows, private quantities included."""
-        return {"rows": deployment.audit(limit)}
-
-    @app.get("/v1/caps", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
-    def caps() -> dict[str, Any]:
-        """Custodian: caps, spent and left for the database and every analyst."""
-        return deployment.caps()
-
-    @app.get("/v1/keys", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
-    def keys() -> dict[str, Any]:
-        """Custodian: every key issued (ids, analysts, principals, dates; never the keys)."""
-        return {"keys": [k.to_dict() for k in deployment.keys.keys()]}
-
-    @app.post("/v1/keys", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
-    def add_key(body: KeyRequest) -> dict[str, Any]:
-        """Custodian: issue a key; the key is in this response only."""
-        entry, secret = deployment.add_key(body.analyst, body.principal, body.senders, body.purposes)
-        return {**entry.to_dict(), "key": secret}
-
-    @app.delete("/v1/keys/{key_id}", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
-    def revoke_key(key_id: str) -> dict[str, Any]:
-        """Custodian: revoke a key; its next request is refused."""
-        return deployment.revoke_key(key_id).to_dict()
-
-    @app.get("/v1/policy", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
-    def policy() -> dict[str, Any]:
-        """Custodian: the compiled policy this deployment enforces (principals, purposes, norms), and its
-        observable denials (acknowledged in [policy] acknowledge_observable_denials, or the start refused)."""
-        summary = deployment.policy_summary()
-        if summary.get("policy") is not None:
-            summary["observable_denials"] = deployment.observable_denials
-        return summary
-
-    @app.get("/v1/synth", tags=["custodian"], responses=_ERRORS, dependencies=[Depends(custodian)])
-    def synth_status() -> dict[str, Any]:
-        """Custodian: the synthetic copy in use (its charge, its public inputs) and the latest synthesis job."""
-        return deployment.synthetic_status()
-
-    @app.post("/v1/synth", tags=["custodian"], status_code=202, responses=_ERRORS, dependencies=[Depends(custodian)])
-    def synth_start(body: SynthRequest) -> dict[str, Any]:
-        """Custodian: make a new synthetic copy in the background (charged to the ledger before it reads the
-        data); it replaces the copy in use when it is done. Poll GET /v1/synth."""
-        job = deployment.synth_jobs.start(_text(body.epsilon), _text(body.delta), seed=body.seed)
-        return job.to_dict()
-
-    from pimento.service.web import install_web
-
+    include_routes(app, router)
     install_web(app, deployment, guard, options)
     app.add_middleware(BodySizeLimit, max_bytes=options.max_body_bytes)
     return app

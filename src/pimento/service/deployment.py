@@ -1,9 +1,13 @@
 """One deployment as the service serves it: the custodian's database, its pimento.toml, ledger and keys.
 
-Every analyst-facing result goes through :mod:`pimento.release` (``Session.release_sql``,
-``Session.ask``) and is then post-processed here only: counts are clamped at zero
-(:func:`pimento.release.clamp.clamp_count`, which the release answers already apply). The interpretation preview runs the search on the synthetic copy alone
-(the same functions ``pimento search`` uses) and spends nothing. History is read from the audit
+Every analyst call becomes one :class:`pimento.release.Request` (:meth:`Deployment.request`: the key
+fixes the analyst, the recipient and the choice of sender and purpose; the policy and the search
+settings are the custodian's) handed to :mod:`pimento.release`: :meth:`Session.answer` releases it,
+and the interpretation preview reads it with :func:`pimento.release.interpret` on the
+synthetic copy alone (the private database is not even opened; as ``pimento search`` and
+``pimento ask --preview`` read it) and spends nothing. Results are post-processed here only: counts
+are clamped at zero (:func:`pimento.release.clamp.clamp_count`, which the release answers already
+apply). History is read from the audit
 log, keeping only the analyst's own released rows and only their analyst-safe fields
 (:data:`HISTORY_FIELDS`); the custodian's views (audit rows, caps, keys) are separate methods
 that the service exposes to the custodian token only.
@@ -13,27 +17,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pimento.engines.base import Engine
-from pimento.mechanisms import GlobalLaplace, Ledger, ledger_path, mechanism_for
+from pimento.engines.database import file_identity, load_database
+from pimento.errors import ModeError, PolicyError, UserError
+from pimento.mechanisms import Ledger, ledger_path
 from pimento.mechanisms.budget import format_number
 from pimento.mechanisms.ledger import database_key
-from pimento.mechanisms.smooth import Mechanism
+from pimento.policy import Enforcer, load_compiled_policy
+from pimento.policy.observable import require_acknowledged
+from pimento.release import Context, Mode, Request, SearchOptions, Session, interpret, planner
+from pimento.release.ask import open_synthetic, resolve_synthetic
 from pimento.release.clamp import clamp_count
-from pimento.release.clamp import plain_number as _plain
-from pimento.release.session import estimated_half_width
+from pimento.release.request import context_value
+from pimento.release.synthetic import synthetic_guarantee
+from pimento.schema.merge import privacy_marks
+from pimento.search import SearchConfig
 from pimento.service.keys import ApiKey, KeyStore, keys_path
-from pimento.sql import CountQuery
+from pimento.service.synth_jobs import SynthJobs
 
 if TYPE_CHECKING:
     from pimento.config import Settings
     from pimento.engines.database import Database
-    from pimento.release.session import Session
     from pimento.schema.catalog import Catalog
-    from pimento.search import SearchConfig
 
 __all__ = ["Deployment", "HISTORY_FIELDS", "SearchSettings", "clamp_count", "public_catalog"]
 
@@ -53,13 +61,7 @@ class SearchSettings:
     synthetic: str | None = None
 
     def config(self) -> SearchConfig:
-        from pimento.search import SearchConfig
-
         return SearchConfig(rollouts=self.rollouts, seed=self.seed)
-
-
-#: The epsilons the preview's planner prices (besides the one asked for).
-PLANNER_EPSILONS = ("0.1", "0.25", "0.5", "1", "2", "4")
 
 
 def _finish(data: dict[str, Any]) -> dict[str, Any]:
@@ -79,8 +81,6 @@ def public_catalog(catalog: Catalog, settings: Settings) -> dict[str, Any]:
     the private rows (the same bytes on neighbouring databases,
     ``tests/unit/service/test_catalog.py``). Unlike the CLI it leaves out the database's location.
     """
-    from pimento.schema.merge import privacy_marks
-
     described = catalog.to_dict()
     reasons = {mark.relation: mark.reason for mark in privacy_marks(catalog, settings)}
     for table in described["tables"]:
@@ -98,8 +98,6 @@ class Deployment:
     """The custodian's deployment: ``db`` (file, DSN or folder) under the pimento.toml beside it."""
 
     def __init__(self, db: str | Path, *, search: SearchSettings | None = None) -> None:
-        from pimento.engines.database import load_database
-
         self.db = str(db)
         database = load_database(self.db, read_only=True)  # validates the deployment at start-up
         try:
@@ -116,9 +114,6 @@ class Deployment:
         #: The policy's observable denials, each marked acknowledged (GET /v1/policy lists them).
         self.observable_denials: list[dict[str, Any]] = []
         if self.policy:
-            from pimento.policy.observable import require_acknowledged
-            from pimento.release.modes import load_compiled_policy
-
             # a policy that cannot be read, or whose denials an analyst could see and the custodian
             # has not acknowledged ([policy] acknowledge_observable_denials), stops the start
             self.observable_denials = require_acknowledged(
@@ -127,14 +122,10 @@ class Deployment:
         self.keys = KeyStore(keys_path(self.ledger_file))
         with self.ledger() as ledger:  # a ledger that fails its checks (emptied, missing with a witness, damaged) stops the start
             ledger.check_file()
-        from pimento.engines.database import file_identity
-
         #: The database file as the service opened it: a release is refused once it changed (:meth:`session`).
         self.identity = file_identity(self.location)
         self._held: list[Database] = []
         self._held_copy: Engine | None = None
-        from pimento.service.synth_jobs import SynthJobs
-
         self.synth_jobs = SynthJobs(self.db, self._synthetic_path, self._reopen_copy)
 
     def hold_open(self) -> None:
@@ -145,10 +136,6 @@ class Deployment:
         time at once raced there ("the configuration has been locked", a 503 under load): with an
         instance held open from start-up, every later connection finds it configured.
         """
-        from pimento.engines.database import load_database
-        from pimento.errors import UserError
-        from pimento.release.ask import open_synthetic
-
         self._held.append(load_database(self.db, read_only=True))
         try:
             self._held_copy = open_synthetic(self._synthetic_path())
@@ -157,9 +144,6 @@ class Deployment:
 
     def _reopen_copy(self) -> None:
         """After a new copy replaced the file: the connection held on the old one moves to the new one."""
-        from pimento.errors import UserError
-        from pimento.release.ask import open_synthetic
-
         held, self._held_copy = self._held_copy, None
         if held is None and not self._held:
             return  # hold_open was not called: nothing to move
@@ -184,8 +168,6 @@ class Deployment:
         return Ledger.for_database(self.location, self.settings)
 
     def session(self, analyst: str) -> Session:
-        from pimento.release.session import Session
-
         if self.identity is not None:
             self.identity.check()  # never answer from a database file replaced under the running service
         return Session(self.db, analyst=analyst)
@@ -193,120 +175,85 @@ class Deployment:
     # ------------------------------------------------------------------ analyst
 
     @property
-    def modes(self) -> tuple[str, ...]:
-        """The release modes this deployment serves: dp always; ci, split, contextual with a policy."""
-        return ("dp", "ci", "split", "contextual") if self.policy else ("dp",)
+    def modes(self) -> tuple[Mode, ...]:
+        """The release modes this deployment serves: dp always (listed first); ci, split, contextual with a policy."""
+        return (Mode.DP, *(m for m in Mode if m is not Mode.DP)) if self.policy else (Mode.DP,)
 
-    def mode_arguments(self, key: ApiKey, mode: str, sender: str | None, purpose: str | None) -> dict[str, Any]:
-        """``mode`` and ``context`` for :mod:`pimento.release`, decided from the key before anything is read
-        or charged: the recipient is the key's principal, the sender and purpose among those the custodian
-        bound the key to (``pimento keys add --sender --purpose``; the request may pick one, never name
-        another, :meth:`ApiKey.choose`); the policy is the custodian's. Values obey the one context
-        grammar (:func:`pimento.release.modes.context_value`)."""
-        from pimento.release.modes import MODES, ModeError, context_value, parse_context
-
-        if mode not in MODES:
-            raise ModeError("unknown mode", hint=f"one of {', '.join(MODES)}")
+    def request(self, key: ApiKey, *, sql: str | None = None, question: str | None = None, epsilon: str | None = None,
+                delta: str | None = None, mode: str | Mode = Mode.DP, sender: str | None = None, purpose: str | None = None,
+                expect_sql: str | None = None) -> Request:
+        """The :class:`~pimento.release.request.Request` an analyst's call makes, decided from the key before
+        anything is read or charged: the analyst is the key's, the recipient is the key's principal, the sender
+        and purpose are among those the custodian bound the key to (``pimento keys add --sender --purpose``; the
+        call may pick one, never name another, :meth:`ApiKey.choose`); the policy and the search settings are
+        the custodian's. Values obey the one context grammar (:func:`pimento.release.request.context_value`)."""
+        if mode not in set(Mode):
+            raise ModeError("unknown mode", hint=f"one of {', '.join(Mode)}")  # the caller's text is not repeated
+        chosen = Mode(mode)
         for field, value in (("sender", sender), ("purpose", purpose)):
             if value is not None:
                 context_value(field, value)
-        if mode == "dp":
+        context = None
+        if chosen is Mode.DP:
             if sender or purpose:
                 raise ModeError("sender and purpose are for the modes ci, split and contextual", hint="leave them out in mode dp")
-            return {}
-        if self.policy is None:
-            raise ModeError(f"mode {mode} is not served here: this deployment has no policy", hint="ask the custodian ([policy] compiled in the deployment's pimento.toml)")
-        if key.principal is None:
-            raise ModeError(f"mode {mode} needs a principal, and this key stands for none",
+        elif self.policy is None:
+            raise ModeError(f"mode {chosen} is not served here: this deployment has no policy", hint="ask the custodian ([policy] compiled in the deployment's pimento.toml)")
+        elif key.principal is None:
+            raise ModeError(f"mode {chosen} needs a principal, and this key stands for none",
                             hint="ask the custodian for a key issued with --principal KIND:ID --sender KIND:ID --purpose NAME")
-        spec = parse_context({"sender": key.choose("sender", sender), "recipient": key.principal, "purpose": key.choose("purpose", purpose)})
-        assert spec is not None  # a dict always parses to a context or raises
-        return {"mode": mode, "context": spec.to_dict()}
+        else:
+            context = Context.parse({"sender": key.choose("sender", sender), "recipient": key.principal, "purpose": key.choose("purpose", purpose)})
+        if sql is not None:
+            return Request.for_sql(sql, epsilon=epsilon, delta=delta, analyst=key.analyst, mode=chosen, context=context)
+        search = SearchOptions(synthetic=self.search.synthetic, k=self.search.k, config=self.search.config())
+        return Request(question=question, epsilon=epsilon, delta=delta, analyst=key.analyst, mode=chosen, context=context, search=search,
+                       expect_sql=expect_sql)
 
-    def sql(self, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = "dp",
+    def sql(self, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = Mode.DP,
             sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
-        extra = self.mode_arguments(key, mode, sender, purpose)
+        """``POST /v1/sql``: the key's :meth:`request` for ``sql``, answered by :meth:`Session.answer` (charged first)."""
+        request = self.request(key, sql=sql, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose)
         with self.synth_jobs.swap.shared(), self.session(key.analyst) as session:
-            answer = session.release_sql(sql, epsilon, delta, analyst=key.analyst, **extra)
+            answer = session.answer(request)
         return _finish(answer.to_dict())
 
-    def ask(self, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = "dp",
-            sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
-        extra = self.mode_arguments(key, mode, sender, purpose)
+    def ask(self, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = Mode.DP,
+            sender: str | None = None, purpose: str | None = None, expect_sql: str | None = None) -> dict[str, Any]:
+        """``POST /v1/ask``: the key's :meth:`request` for ``question``, read on the synthetic copy and released by
+        :meth:`Session.answer`; with ``expect_sql``, refused before the charge unless the reading is that SQL."""
+        request = self.request(key, question=question, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose,
+                               expect_sql=expect_sql)
         with self.synth_jobs.swap.shared(), self.session(key.analyst) as session:
-            answer = session.ask(
-                question, synthetic=self.search.synthetic, epsilon=epsilon, delta=delta, analyst=key.analyst,
-                k=self.search.k, config=self.search.config(), **extra,
-            )
+            answer = session.answer(request)
         return _finish(answer.to_dict())
 
-    def preview(self, key: ApiKey, question: str, epsilon: str, delta: str | None) -> dict[str, Any]:
-        """The interpretation of ``question`` (:class:`pimento.release.session.Interpretation`, as
-        ``pimento ask --preview`` shows it), plus the epsilon planner and the budget left; spends nothing.
+    def preview(self, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = Mode.DP,
+                sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
+        """The interpretation of ``question`` in ``mode`` (:func:`pimento.release.interpret`, as ``pimento ask
+        --preview`` shows it), plus the epsilon :func:`~pimento.release.planner` and the budget left; spends nothing.
 
         Found on the synthetic copy only, with the catalog read when the service started: unlike the
         CLI, the private database is not even opened. The chosen SQL is what ``ask`` with the same
-        parameters releases (the search is seeded).
+        parameters releases (the search is seeded; contextual mode: the contextual reading).
         """
-        mechanism = mechanism_for(epsilon, delta, share=self.settings.release.rs_bound_share)
+        request = self.request(key, question=question, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose)
         with self.synth_jobs.swap.shared():
-            return self._preview(key, question, epsilon, delta, mechanism)
-
-    def _preview(self, key: ApiKey, question: str, epsilon: str, delta: str | None, mechanism: Mechanism) -> dict[str, Any]:
-        from pimento import sensitivity
-        from pimento.release.ask import open_synthetic, search_question
-        from pimento.release.session import Interpretation
-        from pimento.release.synthetic import synthetic_guarantee
-        from pimento.sql import parse_count_query
-
-        with self.ledger() as ledger:
-            ledger.analyst_cap(key.analyst)
-            left = ledger.remaining(self.location, key.analyst)
-            path = self._synthetic_path()
-            synthetic_budget, public_inputs = synthetic_guarantee(ledger, self.location, path)
-        engine = open_synthetic(path)
-        try:
-            outcome = search_question(
-                question, engine, self.catalog, beta=mechanism.beta_float(), k=self.search.k, config=self.search.config()
-            )
-            query = parse_count_query(outcome.result.sql, self.catalog)
-            shapley: dict[str, float] = {}
-            if len(query.relations) > 1:
-                on_copy = sensitivity.residual_sensitivity(engine, query, self.catalog, mechanism.beta_float(), attribution=True)
-                shapley = {name: round(float(v), 4) for name, v in on_copy.shapley.items()}
-            planner = self._planner(engine, query, epsilon, delta)
-        finally:
-            engine.close()
-        seen = Interpretation(
-            question=question, mode="dp", outcome=outcome, query=query, sql=outcome.result.sql, mechanism=mechanism,
-            spec=None, policy=None, shapley=shapley, synthetic_budget=synthetic_budget, public_inputs=tuple(public_inputs),
-        )
+            with self.ledger() as ledger:
+                seen = interpret(request, catalog=self.catalog, settings=self.settings, ledger=ledger, location=self.location)
+                left = ledger.remaining(self.location, key.analyst)
+            engine = open_synthetic(self._synthetic_path())
+            try:
+                rows = planner(seen.query, engine, self.catalog, epsilon=epsilon, delta=delta, share=self.settings.release.rs_bound_share)
+            finally:
+                engine.close()
         return {
             **seen.to_dict(),
-            "planner": planner,
+            "planner": rows,
             "budget_left": {"epsilon": format_number(left.epsilon), "delta": format_number(left.delta)},
         }
 
-    def _planner(self, engine: Engine, query: CountQuery, epsilon: str, delta: str | None) -> list[dict[str, Any]]:
-        """What each epsilon buys: the 95% half-width of the noise at the synthetic copy's RS (recomputed at
-        each epsilon's beta) for the chosen query -- an epsilon planner computed on the synthetic copy only."""
-        from pimento import sensitivity
-
-        wanted = sorted({Fraction(e) for e in PLANNER_EPSILONS} | {Fraction(str(epsilon))})
-        rows = []
-        for eps in wanted:
-            text = format_number(eps)
-            mechanism = mechanism_for(text, delta, share=self.settings.release.rs_bound_share).for_relations(len(query.relations))
-            if isinstance(mechanism, GlobalLaplace):
-                rs: Fraction | int = mechanism.gs
-            else:
-                rs = sensitivity.residual_sensitivity(engine, query, self.catalog, mechanism.beta_float(), attribution=False).rs
-            rows.append({"epsilon": text, "estimated_half_width_95": _plain(estimated_half_width(mechanism, rs))})
-        return rows
-
     def _synthetic_path(self) -> Path:
-        from pimento.release.ask import resolve_synthetic
-
         return resolve_synthetic(self.search.synthetic, self.location, self.settings)
 
     def budget(self, key: ApiKey) -> dict[str, Any]:
@@ -343,8 +290,6 @@ class Deployment:
         """Custodian: the compiled policy this deployment enforces (principals, purposes, norms), or none."""
         if self.policy is None:
             return {"policy": None, "modes": list(self.modes)}
-        from pimento.release.modes import load_compiled_policy
-
         compiled = load_compiled_policy(self.policy)
         data = compiled.to_dict()
         return {
@@ -358,9 +303,6 @@ class Deployment:
 
     def synthetic_status(self) -> dict[str, Any]:
         """Custodian: the synthetic copy in use (its charge and declared public inputs) and the latest job."""
-        from pimento.errors import UserError
-        from pimento.release.synthetic import synthetic_guarantee
-
         copy: dict[str, Any]
         try:
             path = self._synthetic_path()
@@ -391,11 +333,6 @@ class Deployment:
     def _check_against_policy(self, principal: str | None, senders: Sequence[str], purposes: Sequence[str]) -> None:
         """A principal or sender the policy does not know (``employe:172``, ``employee:99999``), or an
         unknown purpose, is a :class:`~pimento.errors.PolicyError` naming it (custodian tool: reads the data)."""
-        from pimento.engines.database import load_database
-        from pimento.errors import PolicyError
-        from pimento.policy import Enforcer
-        from pimento.release.modes import load_compiled_policy
-
         assert self.policy is not None
         compiled = load_compiled_policy(self.policy)
         for purpose in purposes:

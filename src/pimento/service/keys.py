@@ -33,25 +33,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pimento.errors import ConfigError, UserError
-from pimento.release.modes import ModeError, context_value
+from pimento.errors import ConfigError, ContextNotAllowedError, KeyStoreError, ModeError
+from pimento.release.request import context_value
 
-__all__ = ["ApiKey", "ContextNotAllowedError", "KeyStoreError", "KeyStore", "keys_path", "PRINCIPAL_PATTERN"]
+__all__ = ["ApiKey", "KeyStore", "keys_path", "PRINCIPAL_PATTERN"]
 
 KEY_PREFIX = "pmk_"
 FORMAT = 1
 #: ``kind:id`` as the policy names principals (``employee:17``, ``researcher:r3``).
 PRINCIPAL_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z0-9_.\-]+$")
 _ANALYST_PATTERN = re.compile(r"^[A-Za-z0-9_.@\-]{1,64}$")
-
-
-class KeyStoreError(UserError):
-    """A key operation the custodian asked for cannot be done (unknown id, bad analyst name...)."""
-
-
-class ContextNotAllowedError(ModeError):
-    """A request that names a sender or purpose its key is not bound to, or a context mode on a key
-    bound to none (the service answers 403, before anything is read or charged)."""
 
 
 REISSUE = ("ask the custodian to re-issue your key bound to a context: "

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pimento.errors import PimentoError
-from pimento.service.errors import ServiceError
+from pimento.engines.database import load_database
+from pimento.errors import PimentoError, PrivacyParameterError, ServiceError
+from pimento.mechanisms.budget import parse_number
+from pimento.release.synthetic import make_copy
 
 __all__ = ["SwapLock", "SynthJob", "SynthJobs"]
 
@@ -112,9 +114,6 @@ class SynthJobs:
         self._running: str | None = None
 
     def start(self, epsilon: str, delta: str, *, seed: int = 0, wait: bool = False) -> SynthJob:
-        from pimento.errors import PrivacyParameterError
-        from pimento.mechanisms.budget import parse_number
-
         # bad parameters are refused now, before a job exists (synthesize checks them again)
         if parse_number(epsilon, name="epsilon") <= 0:
             raise PrivacyParameterError(f"epsilon must be > 0, got {epsilon}")
@@ -140,9 +139,6 @@ class SynthJobs:
             return max(self._jobs.values(), key=lambda j: j.started, default=None)
 
     def _run(self, job: SynthJob) -> None:
-        from pimento.engines.database import load_database
-        from pimento.release.synthetic import make_copy
-
         target = self.target()
         temporary = target.with_name(f".{target.stem}.new-{job.id}{target.suffix}")  # same folder, same engine
 

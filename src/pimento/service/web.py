@@ -10,8 +10,13 @@ request. Pages send ``Content-Security-Policy: default-src 'self'`` (no script a
 Flow for an analyst: ``/ask`` (question, epsilon, delta; budget meter; the public schema, as
 ``GET /v1/catalog`` sends it) -> ``/ask/preview`` (the
 interpretation on the synthetic copy, alternatives, accuracy estimate; nothing spent) ->
-``/ask/confirm`` (the release: value, interval, guarantee, budget left) ; ``/history``. For the
+``/ask/confirm`` (the release: value, interval, guarantee, budget left; refused, nothing spent, if the
+question is no longer read as the SQL previewed) ; ``/history``. For the
 custodian: ``/custodian`` (caps, keys, issue and revoke) and ``/custodian/audit``.
+
+Every page is a module-level route function of :data:`router` that finds what it serves (the
+deployment, the guard, the templates, the sign-in sessions) in the :class:`Web` that
+:func:`install_web` puts on ``app.state.web``.
 """
 
 from __future__ import annotations
@@ -24,18 +29,23 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 
-from pimento.errors import UserError
-from pimento.service.errors import ServiceError, user_error_body
+from pimento.errors import ServiceError, UserError
+from pimento.service.errors import user_error_body
 
-__all__ = ["install_web"]
+if TYPE_CHECKING:
+    from pimento.service.app import Guard, ServiceOptions
+    from pimento.service.deployment import Deployment
+    from pimento.service.keys import ApiKey
+
+__all__ = ["Web", "install_web", "router"]
 
 SESSION_COOKIE = "pimento_session"
 LOGIN_COOKIE = "pimento_login"
@@ -109,235 +119,297 @@ def _meter(budget: dict[str, Any]) -> dict[str, Any]:
 
 def _names(text: str) -> list[str]:
     """The custodian's list of senders or purposes in a form field: names separated by commas or blanks
-    (neither can be part of a name, :func:`pimento.release.modes.context_value`)."""
+    (neither can be part of a name, :func:`pimento.release.request.context_value`)."""
     return [name for name in re.split(r"[,\s]+", text) if name]
 
 
-def install_web(app: FastAPI, deployment, guard, options) -> None:
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]))
-    env.filters["num"] = _fmt
-    sessions = Sessions()
-    app.state.web_sessions = sessions
-    css = (TEMPLATES / "pimento.css").read_text(encoding="utf-8")
+@dataclass
+class Web:
+    """What the pages serve: the deployment, the guard, the options, the templates and the sign-in sessions."""
 
-    def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        html = env.get_template(name).render(**context)
+    deployment: Deployment
+    guard: Guard
+    options: ServiceOptions
+    env: Environment
+    sessions: Sessions
+    css: str
+
+    def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        html = self.env.get_template(name).render(**context)
         return HTMLResponse(html, status_code=status, headers=HEADERS)
 
-    def set_cookie(response: Response, name: str, value: str, max_age: int) -> None:
-        response.set_cookie(name, value, max_age=max_age, httponly=True, samesite="strict", secure=options.secure_cookies, path="/")
+    def set_cookie(self, response: Response, name: str, value: str, max_age: int) -> None:
+        response.set_cookie(name, value, max_age=max_age, httponly=True, samesite="strict", secure=self.options.secure_cookies, path="/")
 
-    async def form(request: Request) -> dict[str, str]:
-        kind = request.headers.get("content-type", "").split(";")[0].strip()
-        if kind != "application/x-www-form-urlencoded":
-            raise ServiceError(415, "this page takes HTML form posts only", hint="use the /v1 API for JSON")
-        data = parse_qs((await request.body()).decode("utf-8", errors="replace"), keep_blank_values=True)
-        return {k: v[0] for k, v in data.items()}
-
-    def current(request: Request) -> tuple[WebSession | None, Any]:
-        session = sessions.get(request.cookies.get(SESSION_COOKIE))
+    def current(self, request: Request) -> tuple[WebSession | None, ApiKey | None]:
+        """The request's sign-in session and, for an analyst, their key (None, None when signed out or revoked)."""
+        session = self.sessions.get(request.cookies.get(SESSION_COOKIE))
         if session is None:
             return None, None
         if session.role == "analyst":
-            key = deployment.keys.get(session.key_id)
+            key = self.deployment.keys.get(session.key_id) if session.key_id is not None else None
             if key is None or not key.active:  # revoked since sign-in
-                sessions.close(request.cookies.get(SESSION_COOKIE))
+                self.sessions.close(request.cookies.get(SESSION_COOKIE))
                 return None, None
             return session, key
         return session, None
 
-    def check_csrf(session: WebSession, data: dict[str, str]) -> None:
-        if not hmac.compare_digest(data.get("csrf", ""), session.csrf):
-            raise ServiceError(403, "the form's CSRF token is missing or wrong", hint="reload the page and submit it again", type_="CsrfError")
-
-    def to_login() -> RedirectResponse:
-        return RedirectResponse("/login", status_code=303)
-
-    def error_text(exc: Exception) -> tuple[int, dict[str, Any]]:
-        if isinstance(exc, ServiceError):
-            return exc.status, {"type": exc.type, "message": exc.message, "hint": exc.hint}
-        assert isinstance(exc, UserError)
-        status, body = user_error_body(exc)
-        return status, body["error"]
-
-    @app.get("/static/pimento.css", include_in_schema=False)
-    def stylesheet() -> Response:
-        return Response(css, media_type="text/css", headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"})
-
-    @app.get("/", include_in_schema=False)
-    def root(request: Request) -> Response:
-        session, _key = current(request)
-        if session is None:
-            return to_login()
-        return RedirectResponse("/custodian" if session.role == "custodian" else "/ask", status_code=303)
-
-    @app.get("/login", include_in_schema=False)
-    def login_page(request: Request) -> Response:
-        token = secrets.token_urlsafe(32)
-        response = page("login.html", csrf=token, error=None)
-        set_cookie(response, LOGIN_COOKIE, token, 900)
-        return response
-
-    @app.post("/login", include_in_schema=False)
-    async def login(request: Request) -> Response:
-        data = await form(request)
-        expected = request.cookies.get(LOGIN_COOKIE, "")
-        if not expected or not hmac.compare_digest(data.get("csrf", ""), expected):
-            raise ServiceError(403, "the sign-in form's CSRF token is missing or wrong", hint="reload /login and sign in again", type_="CsrfError")
-        presented = data.get("key", "").strip()
-        key = await run_in_threadpool(deployment.keys.verify, presented)
-        if key is not None:
-            sid, _ = sessions.open("analyst", key.id)
-            target = "/ask"
-        elif guard.custodian_ok(presented):
-            sid, _ = sessions.open("custodian", None)
-            target = "/custodian"
-        else:
-            try:
-                guard.refuse_sign_in(request)
-            except ServiceError as exc:
-                return page("login.html", status=exc.status, csrf=data.get("csrf"), error={"message": exc.message, "hint": exc.hint})
-            return page("login.html", status=401, csrf=data.get("csrf"), error={"message": "unknown or revoked key", "hint": "ask the custodian for a key"})
-        response = RedirectResponse(target, status_code=303)
-        set_cookie(response, SESSION_COOKIE, sid, SESSION_SECONDS)
-        response.delete_cookie(LOGIN_COOKIE, path="/")
-        return response
-
-    @app.post("/logout", include_in_schema=False)
-    async def logout(request: Request) -> Response:
-        session, _ = current(request)
-        if session is not None:
-            check_csrf(session, await form(request))
-            sessions.close(request.cookies.get(SESSION_COOKIE))
-        response = to_login()
-        response.delete_cookie(SESSION_COOKIE, path="/")
-        return response
-
-    # ------------------------------------------------------------------ analyst pages
-
-    async def analyst_context(session: WebSession, key: Any) -> dict[str, Any]:
-        budget = await run_in_threadpool(deployment.budget, key)
-        return {"key": key, "csrf": session.csrf, "meter": _meter(budget), "budget": budget, "role": "analyst", "modes": deployment.modes,
-                "catalog": deployment.public_catalog}
-
-    @app.get("/ask", include_in_schema=False)
-    async def ask_page(request: Request) -> Response:
-        session, key = current(request)
-        if key is None or session is None:  # an analyst's key comes with their session
-            return to_login()
-        return page("ask.html", **await analyst_context(session, key), form=_request_form({"epsilon": "0.5", "delta": "1e-6"}), error=None)
-
-    async def analyst_post(request: Request) -> tuple[WebSession, Any, dict[str, str]] | Response:
-        session, key = current(request)
-        if key is None or session is None:  # an analyst's key comes with their session
-            return to_login()
-        data = await form(request)
-        check_csrf(session, data)
-        guard.rate(key.id)
-        return session, key, data
-
-    def _request_form(data: dict[str, str]) -> dict[str, str]:
-        """The ask form as posted. Sender and purpose are taken verbatim (the page offers the key's own as
-        choices; anything else is refused by :meth:`Deployment.mode_arguments`, as on the API)."""
-        return {
-            "question": data.get("question", "")[:2000], "epsilon": data.get("epsilon", "").strip(), "delta": data.get("delta", "").strip(),
-            "mode": data.get("mode", "dp").strip() or "dp", "sender": data.get("sender", ""), "purpose": data.get("purpose", ""),
-        }
-
-    @app.post("/ask/preview", include_in_schema=False)
-    async def preview_page(request: Request) -> Response:
-        got = await analyst_post(request)
-        if isinstance(got, Response):
-            return got
-        session, key, data = got
-        f = _request_form(data)
-        try:
-            deployment.mode_arguments(key, f["mode"], f["sender"] or None, f["purpose"] or None)  # refuse a bad mode before the search
-            preview = await run_in_threadpool(deployment.preview, key, f["question"], f["epsilon"], f["delta"] or None)
-        except (UserError, ServiceError) as exc:
-            status, err = error_text(exc)
-            return page("ask.html", status=status, **await analyst_context(session, key), form=f, error=err)
-        return page("preview.html", **await analyst_context(session, key), form=f, preview=preview)
-
-    @app.post("/ask/confirm", include_in_schema=False)
-    async def confirm_page(request: Request) -> Response:
-        got = await analyst_post(request)
-        if isinstance(got, Response):
-            return got
-        session, key, data = got
-        f = _request_form(data)
-        previewed = data.get("previewed_sql", "")
-        try:
-            answer = await run_in_threadpool(
-                lambda: deployment.ask(key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None, purpose=f["purpose"] or None)
-            )
-        except (UserError, ServiceError) as exc:
-            status, err = error_text(exc)
-            return page("ask.html", status=status, **await analyst_context(session, key), form=f, error=err)
-        return page("answer.html", **await analyst_context(session, key), form=f, answer=answer,
-                    changed=bool(previewed) and previewed != (answer.get("chosen_sql") or answer.get("sql")))
-
-    @app.get("/history", include_in_schema=False)
-    async def history_page(request: Request) -> Response:
-        session, key = current(request)
-        if key is None or session is None:  # an analyst's key comes with their session
-            return to_login()
-        rows = await run_in_threadpool(deployment.history, key, 100)
-        return page("history.html", **await analyst_context(session, key), rows=rows)
-
-    # ------------------------------------------------------------------ custodian pages
-
-    def custodian_session(request: Request) -> WebSession | None:
-        session, _ = current(request)
+    def custodian_session(self, request: Request) -> WebSession | None:
+        session, _ = self.current(request)
         return session if session is not None and session.role == "custodian" else None
 
-    async def custodian_page(session: WebSession, status: int = 200, **extra: Any) -> Response:
-        caps = await run_in_threadpool(deployment.caps)
-        keys = [k.to_dict() for k in deployment.keys.keys()]
-        return page("custodian.html", status=status, csrf=session.csrf, role="custodian", caps=caps, keys=keys,
-                    new_key=extra.get("new_key"), error=extra.get("error"))
+    async def analyst_context(self, session: WebSession, key: ApiKey) -> dict[str, Any]:
+        budget = await run_in_threadpool(self.deployment.budget, key)
+        return {"key": key, "csrf": session.csrf, "meter": _meter(budget), "budget": budget, "role": "analyst",
+                "modes": self.deployment.modes, "catalog": self.deployment.public_catalog}
 
-    @app.get("/custodian", include_in_schema=False)
-    async def custodian_home(request: Request) -> Response:
-        session = custodian_session(request)
-        if session is None:
-            return root(request)  # an analyst goes back to their own page, anyone else to sign-in
-        return await custodian_page(session)
+    async def custodian_page(self, session: WebSession, status: int = 200, **extra: Any) -> Response:
+        caps = await run_in_threadpool(self.deployment.caps)
+        keys = [k.to_dict() for k in self.deployment.keys.keys()]
+        return self.page("custodian.html", status=status, csrf=session.csrf, role="custodian", caps=caps, keys=keys,
+                         new_key=extra.get("new_key"), error=extra.get("error"))
 
-    @app.post("/custodian/keys", include_in_schema=False)
-    async def custodian_add_key(request: Request) -> Response:
-        session = custodian_session(request)
-        if session is None:
-            return to_login()
-        data = await form(request)
-        check_csrf(session, data)
+
+def install_web(app: FastAPI, deployment: Deployment, guard: Guard, options: ServiceOptions) -> None:
+    """Serve the web page of ``deployment`` on ``app``: the :data:`router`'s pages over a new :class:`Web`."""
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]))
+    env.filters["num"] = _fmt
+    sessions = Sessions()
+    app.state.web = Web(deployment, guard, options, env, sessions, (TEMPLATES / "pimento.css").read_text(encoding="utf-8"))
+    app.state.web_sessions = sessions
+    app.router.routes.extend(router.routes)  # each page in app.routes itself (as pimento.service.app.include_routes)
+
+
+def web_of(request: Request) -> Web:
+    """The :class:`Web` the application serves (``app.state.web``, set by :func:`install_web`)."""
+    web: Web = request.app.state.web
+    return web
+
+
+async def form(request: Request) -> dict[str, str]:
+    """The posted HTML form (refused unless it is ``application/x-www-form-urlencoded``)."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip()
+    if kind != "application/x-www-form-urlencoded":
+        raise ServiceError(415, "this page takes HTML form posts only", hint="use the /v1 API for JSON")
+    data = parse_qs((await request.body()).decode("utf-8", errors="replace"), keep_blank_values=True)
+    return {k: v[0] for k, v in data.items()}
+
+
+def check_csrf(session: WebSession, data: dict[str, str]) -> None:
+    if not hmac.compare_digest(data.get("csrf", ""), session.csrf):
+        raise ServiceError(403, "the form's CSRF token is missing or wrong", hint="reload the page and submit it again", type_="CsrfError")
+
+
+def to_login() -> RedirectResponse:
+    return RedirectResponse("/login", status_code=303)
+
+
+def error_text(exc: Exception) -> tuple[int, dict[str, Any]]:
+    """The status and the ``{type, message, hint}`` of an error, as the API's envelope holds them."""
+    if isinstance(exc, ServiceError):
+        return exc.status, {"type": exc.type, "message": exc.message, "hint": exc.hint}
+    assert isinstance(exc, UserError)
+    status, body = user_error_body(exc)
+    return status, body["error"]
+
+
+def request_form(data: dict[str, str]) -> dict[str, str]:
+    """The ask form as posted. Sender and purpose are taken verbatim (the page offers the key's own as
+    choices; anything else is refused by :meth:`Deployment.request`, as on the API)."""
+    return {
+        "question": data.get("question", "")[:2000], "epsilon": data.get("epsilon", "").strip(), "delta": data.get("delta", "").strip(),
+        "mode": data.get("mode", "dp").strip() or "dp", "sender": data.get("sender", ""), "purpose": data.get("purpose", ""),
+    }
+
+
+#: The web page's routes (none in the OpenAPI document); :func:`install_web` includes them.
+router = APIRouter()
+
+
+@router.get("/static/pimento.css", include_in_schema=False)
+def stylesheet(request: Request) -> Response:
+    return Response(web_of(request).css, media_type="text/css", headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"})
+
+
+@router.get("/", include_in_schema=False)
+def root(request: Request) -> Response:
+    session, _key = web_of(request).current(request)
+    if session is None:
+        return to_login()
+    return RedirectResponse("/custodian" if session.role == "custodian" else "/ask", status_code=303)
+
+
+@router.get("/login", include_in_schema=False)
+def login_page(request: Request) -> Response:
+    web = web_of(request)
+    token = secrets.token_urlsafe(32)
+    response = web.page("login.html", csrf=token, error=None)
+    web.set_cookie(response, LOGIN_COOKIE, token, 900)
+    return response
+
+
+@router.post("/login", include_in_schema=False)
+async def login(request: Request) -> Response:
+    web = web_of(request)
+    data = await form(request)
+    expected = request.cookies.get(LOGIN_COOKIE, "")
+    if not expected or not hmac.compare_digest(data.get("csrf", ""), expected):
+        raise ServiceError(403, "the sign-in form's CSRF token is missing or wrong", hint="reload /login and sign in again", type_="CsrfError")
+    presented = data.get("key", "").strip()
+    key = await run_in_threadpool(web.deployment.keys.verify, presented)
+    if key is not None:
+        sid, _ = web.sessions.open("analyst", key.id)
+        target = "/ask"
+    elif web.guard.custodian_ok(presented):
+        sid, _ = web.sessions.open("custodian", None)
+        target = "/custodian"
+    else:
         try:
-            entry, secret = await run_in_threadpool(
-                deployment.add_key, data.get("analyst", "").strip(), data.get("principal", "").strip() or None,
-                _names(data.get("senders", "")), _names(data.get("purposes", "")),
-            )
-        except UserError as exc:
-            status, err = error_text(exc)
-            return await custodian_page(session, status=status, error=err)
-        return await custodian_page(session, new_key={**entry.to_dict(), "key": secret})
+            web.guard.refuse_sign_in(request)
+        except ServiceError as exc:
+            return web.page("login.html", status=exc.status, csrf=data.get("csrf"), error={"message": exc.message, "hint": exc.hint})
+        return web.page("login.html", status=401, csrf=data.get("csrf"), error={"message": "unknown or revoked key", "hint": "ask the custodian for a key"})
+    response = RedirectResponse(target, status_code=303)
+    web.set_cookie(response, SESSION_COOKIE, sid, SESSION_SECONDS)
+    response.delete_cookie(LOGIN_COOKIE, path="/")
+    return response
 
-    @app.post("/custodian/keys/{key_id}/revoke", include_in_schema=False)
-    async def custodian_revoke(key_id: str, request: Request) -> Response:
-        session = custodian_session(request)
-        if session is None:
-            return to_login()
+
+@router.post("/logout", include_in_schema=False)
+async def logout(request: Request) -> Response:
+    web = web_of(request)
+    session, _ = web.current(request)
+    if session is not None:
         check_csrf(session, await form(request))
-        try:
-            await run_in_threadpool(deployment.revoke_key, key_id)
-        except UserError as exc:
-            status, err = error_text(exc)
-            return await custodian_page(session, status=status, error=err)
-        return RedirectResponse("/custodian", status_code=303)
+        web.sessions.close(request.cookies.get(SESSION_COOKIE))
+    response = to_login()
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
 
-    @app.get("/custodian/audit", include_in_schema=False)
-    async def custodian_audit(request: Request) -> Response:
-        session = custodian_session(request)
-        if session is None:
-            return to_login()
-        rows = await run_in_threadpool(deployment.audit, 200)
-        return page("audit.html", csrf=session.csrf, role="custodian", rows=list(reversed(rows)))
+
+# ------------------------------------------------------------------ analyst pages
+
+
+@router.get("/ask", include_in_schema=False)
+async def ask_page(request: Request) -> Response:
+    web = web_of(request)
+    session, key = web.current(request)
+    if key is None or session is None:  # an analyst's key comes with their session
+        return to_login()
+    return web.page("ask.html", **await web.analyst_context(session, key), form=request_form({"epsilon": "0.5", "delta": "1e-6"}), error=None)
+
+
+async def analyst_post(request: Request) -> tuple[WebSession, ApiKey, dict[str, str]] | Response:
+    """A signed-in analyst's form post, its CSRF token checked and their rate limit taken; else the sign-in page."""
+    web = web_of(request)
+    session, key = web.current(request)
+    if key is None or session is None:  # an analyst's key comes with their session
+        return to_login()
+    data = await form(request)
+    check_csrf(session, data)
+    web.guard.rate(key.id)
+    return session, key, data
+
+
+@router.post("/ask/preview", include_in_schema=False)
+async def preview_page(request: Request) -> Response:
+    got = await analyst_post(request)
+    if isinstance(got, Response):
+        return got
+    web = web_of(request)
+    session, key, data = got
+    f = request_form(data)
+    try:
+        preview = await run_in_threadpool(
+            lambda: web.deployment.preview(key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
+                                           purpose=f["purpose"] or None)
+        )
+    except (UserError, ServiceError) as exc:
+        status, err = error_text(exc)
+        return web.page("ask.html", status=status, **await web.analyst_context(session, key), form=f, error=err)
+    return web.page("preview.html", **await web.analyst_context(session, key), form=f, preview=preview)
+
+
+@router.post("/ask/confirm", include_in_schema=False)
+async def confirm_page(request: Request) -> Response:
+    got = await analyst_post(request)
+    if isinstance(got, Response):
+        return got
+    web = web_of(request)
+    session, key, data = got
+    f = request_form(data)
+    previewed = data.get("previewed_sql", "") or None  # the reading the analyst confirmed: refused before the charge if it changed
+    try:
+        answer = await run_in_threadpool(
+            lambda: web.deployment.ask(key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
+                                       purpose=f["purpose"] or None, expect_sql=previewed)
+        )
+    except (UserError, ServiceError) as exc:
+        status, err = error_text(exc)
+        return web.page("ask.html", status=status, **await web.analyst_context(session, key), form=f, error=err)
+    return web.page("answer.html", **await web.analyst_context(session, key), form=f, answer=answer)
+
+
+@router.get("/history", include_in_schema=False)
+async def history_page(request: Request) -> Response:
+    web = web_of(request)
+    session, key = web.current(request)
+    if key is None or session is None:  # an analyst's key comes with their session
+        return to_login()
+    rows = await run_in_threadpool(web.deployment.history, key, 100)
+    return web.page("history.html", **await web.analyst_context(session, key), rows=rows)
+
+
+# ------------------------------------------------------------------ custodian pages
+
+
+@router.get("/custodian", include_in_schema=False)
+async def custodian_home(request: Request) -> Response:
+    session = web_of(request).custodian_session(request)
+    if session is None:
+        return root(request)  # an analyst goes back to their own page, anyone else to sign-in
+    return await web_of(request).custodian_page(session)
+
+
+@router.post("/custodian/keys", include_in_schema=False)
+async def custodian_add_key(request: Request) -> Response:
+    web = web_of(request)
+    session = web.custodian_session(request)
+    if session is None:
+        return to_login()
+    data = await form(request)
+    check_csrf(session, data)
+    try:
+        entry, secret = await run_in_threadpool(
+            web.deployment.add_key, data.get("analyst", "").strip(), data.get("principal", "").strip() or None,
+            _names(data.get("senders", "")), _names(data.get("purposes", "")),
+        )
+    except UserError as exc:
+        status, err = error_text(exc)
+        return await web.custodian_page(session, status=status, error=err)
+    return await web.custodian_page(session, new_key={**entry.to_dict(), "key": secret})
+
+
+@router.post("/custodian/keys/{key_id}/revoke", include_in_schema=False)
+async def custodian_revoke(key_id: str, request: Request) -> Response:
+    web = web_of(request)
+    session = web.custodian_session(request)
+    if session is None:
+        return to_login()
+    check_csrf(session, await form(request))
+    try:
+        await run_in_threadpool(web.deployment.revoke_key, key_id)
+    except UserError as exc:
+        status, err = error_text(exc)
+        return await web.custodian_page(session, status=status, error=err)
+    return RedirectResponse("/custodian", status_code=303)
+
+
+@router.get("/custodian/audit", include_in_schema=False)
+async def custodian_audit(request: Request) -> Response:
+    web = web_of(request)
+    session = web.custodian_session(request)
+    if session is None:
+        return to_login()
+    rows = await run_in_threadpool(web.deployment.audit, 200)
+    return web.page("audit.html", csrf=session.csrf, role="custodian", rows=list(reversed(rows)))

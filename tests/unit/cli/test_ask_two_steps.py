@@ -61,7 +61,7 @@ def test_confirm_sql_releases_exactly_the_confirmed_sql_and_refuses_another(hosp
 
 
 def test_yes_is_refused_for_a_low_confidence_reading(monkeypatch, hospital):
-    from pimento.release.session import Interpretation
+    from pimento.release import Interpretation
 
     monkeypatch.setattr(Interpretation, "confidence", property(lambda self: "low"))
     before = len(_charges(hospital))

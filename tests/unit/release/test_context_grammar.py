@@ -1,4 +1,4 @@
-"""Issue 23, finding 8: one grammar for contexts (pimento.release.modes.parse_context / context_value).
+"""Issue 23, finding 8: one grammar for contexts (pimento.release.request.Context.parse / context_value).
 Values are verbatim: surrounding blanks and control characters are refused, never stripped; text and
 dict forms accept exactly the same values."""
 
@@ -8,7 +8,10 @@ import random
 
 import pytest
 
-from pimento.release.modes import ModeError, context_value, parse_context
+from pimento.errors import ModeError
+from pimento.release.request import Context, context_value
+
+parse_context = Context.parse
 
 
 def test_values_are_verbatim_and_names_are_forgiving():

@@ -24,7 +24,10 @@ from hypothesis import strategies as st
 from neighbours import ADD_REMOVE, CHANGE, VALUE_FIELDS, Clinic, assert_neighbour_invariant, cli_json, clinics, neighbours, outcome, few_examples
 
 from pimento.errors import UserError
-from pimento.release.modes import NEIGHBOURS, ModeError, check_neighbours, guarantee_kind, neighbourhood_of, resolve_neighbours
+from pimento.errors import ModeError
+from pimento.release.modes import check_neighbourhood, release_mode
+from pimento.release.request import resolve_neighbourhood
+from pimento.sensitivity.neighbourhood import Neighbourhood
 from pimento.mechanisms.samplers import fixed_noise_for_tests
 from pimento.release.session import Session
 from policy_config import configure_policy
@@ -53,38 +56,40 @@ from system.test_modes_neighbour_invariance import authorized_cells, compiled_po
 
 
 def test_default_is_the_custodians_and_both_is_the_only_stricter_choice():
-    assert NEIGHBOURS == ("add-remove", "change", "both")
-    assert resolve_neighbours(None) == "add-remove"
-    for custodian in NEIGHBOURS:
-        assert resolve_neighbours(None, custodian) == custodian
-        assert resolve_neighbours(custodian, custodian) == custodian
-        assert resolve_neighbours("both", custodian) == "both"
-    assert resolve_neighbours("add_remove", "add-remove") == "add-remove"  # the contextual module's spelling
+    assert tuple(Neighbourhood) == ("add-remove", "change", "both")
+    assert resolve_neighbourhood(None) == "add-remove"
+    for custodian in Neighbourhood:
+        assert resolve_neighbourhood(None, custodian) == custodian
+        assert resolve_neighbourhood(custodian, custodian) == custodian
+        assert resolve_neighbourhood("both", custodian) == "both"
+    assert resolve_neighbourhood("add_remove", "add-remove") == "add-remove"  # the contextual module's spelling
     # incomparable: an analyst never swaps add-remove for change or back, nor weakens both
     for custodian, asked in (("add-remove", "change"), ("change", "add-remove"), ("both", "change"), ("both", "add-remove")):
         with pytest.raises(ModeError, match="not stricter") as info:
-            resolve_neighbours(asked, custodian)
+            resolve_neighbourhood(asked, custodian)
         assert "custodian" in (info.value.hint or "")
     for bad in ("everything", "", "swap"):
         with pytest.raises(ModeError, match="unknown"):
-            resolve_neighbours(bad)
+            resolve_neighbourhood(bad)
     assert issubclass(ModeError, UserError)
-    assert neighbourhood_of("add-remove") == "add_remove" and neighbourhood_of("both") == "both"
 
 
 def test_only_the_contextual_mode_covers_change_and_both():
-    for n in NEIGHBOURS:
-        check_neighbours("contextual", n, explicit=True)
+    for n in Neighbourhood:
+        check_neighbourhood(release_mode("contextual"), n, explicit=True)
     for mode in ("dp", "split"):
-        check_neighbours(mode, "add-remove", explicit=True)
-        for n in ("change", "both"):
-            with pytest.raises(ModeError, match="add-remove neighbours only"):
-                check_neighbours(mode, n, explicit=False)
-    check_neighbours("ci", "change", explicit=False)  # the custodian's setting does not block CI answers
-    with pytest.raises(ModeError, match="not to --mode ci"):
-        check_neighbours("ci", "add-remove", explicit=True)
-    assert "change neighbours" in guarantee_kind("contextual", "change")
-    assert "inserted, deleted or changed" in guarantee_kind("contextual", "both")
+        check_neighbourhood(release_mode(mode), Neighbourhood.ADD_REMOVE, explicit=True)
+        for n in (Neighbourhood.CHANGE, Neighbourhood.BOTH):
+            with pytest.raises(ModeError, match="add-remove neighbours only") as info:
+                check_neighbourhood(release_mode(mode), n, explicit=False)
+            assert info.value.hint.startswith("--mode contextual covers change and both neighbourhoods")
+    # the custodian's setting does not block CI answers, which hold for no neighbourhood
+    assert check_neighbourhood(release_mode("ci"), Neighbourhood.CHANGE, explicit=False) is None
+    with pytest.raises(ModeError, match="not to --mode ci") as info:
+        check_neighbourhood(release_mode("ci"), Neighbourhood.ADD_REMOVE, explicit=True)
+    assert "(dp, split, contextual)" in str(info.value)
+    assert "change neighbours" in release_mode("contextual").guarantee_kind(Neighbourhood.CHANGE)
+    assert "inserted, deleted or changed" in release_mode("contextual").guarantee_kind(Neighbourhood.BOTH)
 
 
 # ------------------------------------------------------------------ in a release
@@ -119,7 +124,7 @@ def test_the_answer_states_its_neighbourhood_and_the_bound_is_computed_for_it(cl
     assert not both["cached"]  # another neighbourhood is another release, never the cached add-remove answer
     private = [json.dumps(r) for r in audit]
     assert sum('"neighbourhood": "both"' in r for r in private) == 1
-    assert sum('"neighbourhood": "add_remove"' in r for r in private) == 1
+    assert sum('"neighbourhood": "add-remove"' in r for r in private) == 1  # one spelling (Neighbourhood)
 
 
 def test_custodian_change_applies_by_default_and_blocks_what_cannot_give_it(clinic_db):
@@ -162,7 +167,7 @@ def _bound(clinic: Clinic, sql: str, neighbourhood: str):
     from pimento.mechanisms import mechanism_for
     from pimento.policy import Enforcer
     from pimento.policy.authorized_tuples import authorization_view
-    from pimento.release.modes import load_compiled_policy
+    from pimento.policy import load_compiled_policy
     from pimento.sensitivity.contextual import contextual_sensitivity
     from pimento.sql import parse_count_query
 

@@ -182,7 +182,7 @@ def test_cached_answers_carry_no_private_field(shop):
     with Session(shop, analyst="ann") as s:
         first = s.release_sql(JOIN, epsilon="1", delta="1e-6")
         again = s.release_sql(JOIN, epsilon="1", delta="1e-6")
-        assert again.answer.cached and again.release == first.release
+        assert again.cached and again.release() == first.release()
         for data in (first.to_dict(), again.to_dict(), json.loads(json.dumps(again.to_dict()))):
             assert not {"rs", "rs_exact", "scale", "scale_exact", "noise_std", "sensitivity", "private", "te"} & set(data)
         # The stored answer itself (what any later caller gets) holds no private field either.

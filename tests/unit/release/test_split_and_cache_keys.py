@@ -167,7 +167,7 @@ def test_a_failing_authorized_part_of_a_cached_split_answer_halts_the_deployment
     fails, the deployment halts like after any post-charge failure (one fixed message, for every
     analyst, nothing charged) until the custodian resumes; the engine text goes to the audit log only."""
     from pimento.errors import DeploymentHaltedError, EngineError
-    from pimento.release import modes
+    from pimento.release.modes import split as modes
 
     def broken(*_a, **_k):
         raise EngineError("Conversion Error: could not convert 'Ana Baker' to INT")

@@ -7,9 +7,10 @@ import json
 
 import duckdb
 
+from pimento.errors import SyntheticCopyError
 from pimento.mechanisms import Budget, Ledger
 from pimento.mechanisms.ledger import database_key, deployment_file
-from pimento.release.synthetic import SyntheticCopyError, synthetic_guarantee
+from pimento.release.synthetic import synthetic_guarantee
 
 
 def _copy(path, key: str, copy_id: str) -> None:

@@ -86,6 +86,8 @@ def test_released_counts_are_clamped_at_zero_and_say_so(client_for, analyst_key)
 def test_preview_spends_nothing_never_opens_the_private_database_and_matches_ask(client_for, analyst_key, served, monkeypatch):
     entry, _key, headers = analyst_key
     client = client_for()
+    import sys
+
     import pimento.engines.database as database_module
     import pimento.release.session as session_module
 
@@ -93,7 +95,10 @@ def test_preview_spends_nothing_never_opens_the_private_database_and_matches_ask
         raise AssertionError("the preview opened the private database")
 
     with monkeypatch.context() as m:
-        m.setattr(database_module, "load_database", forbidden)
+        # load_database wherever a module imported it (the service and the release layer import it at their top)
+        for module in [mod for name, mod in sys.modules.items() if name.startswith("pimento.")]:
+            if getattr(module, "load_database", None) is database_module.load_database:
+                m.setattr(module, "load_database", forbidden)
         m.setattr(session_module.Session, "__init__", forbidden)
         r = client.post("/v1/ask/preview", headers=headers, json={"question": DEMO_QUESTION, "epsilon": "1", "delta": "1e-6"})
     assert r.status_code == 200, r.text

@@ -18,9 +18,9 @@ from service_support import TESTCLIENT_WARNING
 from typer.testing import CliRunner
 
 from pimento.cli.app import app
+from pimento.errors import LedgerIntegrityError
 from pimento.mechanisms import Ledger, ledger_path
 from pimento.mechanisms import ledger as ledger_mod
-from pimento.mechanisms.ledger import LedgerIntegrityError
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
 

@@ -284,13 +284,13 @@ CLEAN = ("employee:1", "employee:1", "treatment")
     ("employee:1", "employee:1\n", "treatment"),
 ])
 def test_every_path_gives_the_same_verdict_on_the_same_context(with_policy, fields):
-    """Finding 8 of issue 23: one grammar for contexts. parse_context, `pimento sql --context`,
+    """Finding 8 of issue 23: one grammar for contexts. Context.parse, `pimento sql --context`,
     `pimento authorize`, Session and the service accept exactly the same texts, taken verbatim."""
     from typer.testing import CliRunner
 
     from pimento.cli.app import app
-    from pimento.release.modes import ModeError, parse_context
-    from pimento.release.session import Session
+    from pimento.errors import ModeError
+    from pimento.release import Context, Session
 
     deployment, client, _plain = with_policy
     sender, recipient, purpose = fields
@@ -298,10 +298,10 @@ def test_every_path_gives_the_same_verdict_on_the_same_context(with_policy, fiel
     ok = fields == CLEAN
     verdicts = {}
     try:
-        parse_context(text)
-        verdicts["parse_context"] = True
+        Context.parse(text)
+        verdicts["Context.parse"] = True
     except ModeError:
-        verdicts["parse_context"] = False
+        verdicts["Context.parse"] = False
     runner = CliRunner()
     db = str(deployment.db)
     out = runner.invoke(app, ["sql", "--db", db, "--mode", "ci", "--sql", GROUPED, "--context", text, "--json"])
@@ -338,3 +338,48 @@ def test_the_answer_cache_follows_the_bound_context(with_policy):
     assert first["cached"] is False and other["cached"] is False and again["cached"] is True, (first, other, again)
     assert other["context"]["sender"] == "employee:13" and again["value"] == first["value"]
     assert len(_charges(deployment, entry.analyst)) == 2
+
+
+#: A reading the search alone never chooses for the demo question: the contextual mode's, in the test below.
+CONTEXTUAL_READING = "SELECT COUNT(*) FROM Patient AS p JOIN Visit AS v ON p.pat_id = v.pat_id WHERE v.diagnosis = 'Asthma'"
+
+
+def test_the_preview_reads_the_question_in_its_mode_and_ask_releases_that_reading(with_policy, monkeypatch):
+    """Issue 24: the preview (API and web page) is the reading of the same request the answer releases,
+    in its mode: in contextual mode the contextual reading, not the dp one (the web page used to preview
+    the dp reading). The contextual mode's choice on the copy is pinned to a reading the search never makes."""
+    import html
+    import re
+
+    from pimento.demo.hospital import DEMO_QUESTION
+    from pimento.release.modes.contextual import ContextualMode
+
+    monkeypatch.setattr(ContextualMode, "reading_on_copy", lambda self, job, outcome, synthetic, catalog: (CONTEXTUAL_READING, 1.0))
+    deployment, client, _plain = with_policy
+    entry, key = deployment.add_key("preview-ctx", "employee:1", ["employee:1"], ["treatment"])
+    headers = {"Authorization": f"Bearer {key}"}
+    body = {"question": DEMO_QUESTION, "epsilon": "1", "delta": "1e-6"}
+    dp = client.post("/v1/ask/preview", headers=headers, json=body).json()
+    assert dp["mode"] == "dp" and dp["chosen_sql"] != CONTEXTUAL_READING
+    r = client.post("/v1/ask/preview", headers=headers, json={**body, "mode": "contextual"})
+    assert r.status_code == 200, r.text
+    preview = r.json()
+    assert preview["mode"] == "contextual" and preview["chosen_sql"] == CONTEXTUAL_READING and preview["synthetic_crs"] == 1.0
+    assert _charges(deployment, entry.analyst) == []
+    answer = client.post("/v1/ask", headers=headers, json={**body, "mode": "contextual", "expect_sql": CONTEXTUAL_READING})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["chosen_sql"] == CONTEXTUAL_READING and answer.json()["mode"] == "contextual"
+    assert len(_charges(deployment, entry.analyst)) == 1
+    # The web page previews the same request (its mode, the key's context) and confirms what it showed.
+    page_client = type(client)(client.app, raise_server_exceptions=False)
+    login = page_client.get("/login")
+    page_client.post("/login", data={"csrf": re.search(r'name="csrf" value="([^"]+)"', login.text).group(1), "key": key})
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page_client.get("/ask").text).group(1)
+    form = {"csrf": csrf, **body, "mode": "contextual", "sender": "employee:1", "purpose": "treatment"}
+    shown = page_client.post("/ask/preview", data=form)
+    assert shown.status_code == 200, shown.text
+    previewed = html.unescape(re.search(r'name="previewed_sql" value="([^"]+)"', shown.text).group(1))
+    assert previewed == CONTEXTUAL_READING
+    confirmed = page_client.post("/ask/confirm", data={**form, "previewed_sql": previewed})
+    assert confirmed.status_code == 200 and CONTEXTUAL_READING.replace("'", "&#39;") in confirmed.text
+    assert len(_charges(deployment, entry.analyst)) == 1  # the same request again: the cached answer, free

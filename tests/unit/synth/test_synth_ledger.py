@@ -17,9 +17,10 @@ import pimento.synth as synth
 from pimento.cli.app import app
 from pimento.engines import open_engine
 from pimento.engines.database import load_database
+from pimento.errors import SyntheticCopyError
 from pimento.mechanisms import Budget, Ledger
 from pimento.mechanisms.ledger import ledger_path
-from pimento.release.synthetic import SyntheticCopyError, synthetic_guarantee
+from pimento.release.synthetic import synthetic_guarantee
 
 
 @pytest.fixture()

@@ -1,0 +1,135 @@
+"""How ``pimento sql`` and ``pimento ask`` show an answer: one function, :func:`print_answer`, over the
+typed :class:`~pimento.release.answers.Answer` (its attributes, not its JSON; ``--json`` prints
+``answer.to_dict()``).
+
+A noisy count is its value and 95% interval (clamped at zero, said when it was), how it was released
+(:func:`describe_release`) and, for a question, the end-to-end guarantee and what the synthetic copy
+showed; an exact (ci) answer is its rows on the authorized data (:func:`print_ci`). Numbers are shown
+as the JSON shows them: counts as plain numbers, budgets as exact decimals.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+from rich.table import Table
+
+from pimento.cli._common import console, print_authorized_rows
+from pimento.numbers import format_number
+from pimento.release.clamp import plain_number
+
+if TYPE_CHECKING:
+    from pimento.release.answers import Answer
+    from pimento.release.ask import SearchOutcome
+
+__all__ = ["alternatives_table", "describe_release", "print_answer", "print_ci"]
+
+
+def print_answer(answer: Answer) -> None:
+    """``answer`` as ``pimento sql`` (SQL) and ``pimento ask`` (a question) print it."""
+    asked = answer.question is not None
+    if asked:
+        console.print(f"[bold]{answer.question}[/]")
+    if answer.exact:
+        if asked:
+            console.print(f"SQL: {answer.sql}", highlight=False)
+        print_ci(answer)
+        return
+    if answer.remainder is not None:  # split: the authorized part exact, the remainder noisy
+        if asked:
+            console.print(f"authorized part (exact): [bold]{answer.authorized_exact}[/]; remainder ({answer.remainder}):", highlight=False)
+        else:
+            console.print(f"authorized part (exact): [bold]{answer.authorized_exact}[/]", highlight=False)
+            console.print(f"remainder ({answer.remainder}):", highlight=False)
+    console.print(_value_line(answer, prefix="answer: " if asked else "", style="bold green" if asked else "bold"), highlight=False)
+    console.print(describe_release(answer), highlight=False)
+    if asked:
+        _print_question_part(answer)
+        return
+    if answer.guarantee_kind is not None and answer.context is not None:  # split, contextual
+        ctx = answer.context
+        console.print(f"guarantee: {answer.guarantee_kind}; context {ctx.sender} -> {ctx.recipient} for {ctx.purpose}", highlight=False)
+    console.print(f"[dim]{answer.sql}[/]", highlight=False)
+
+
+def _value_line(answer: Answer, *, prefix: str, style: str) -> str:
+    """The released value and its 95% interval, clamping and the answer cache said."""
+    assert answer.value is not None and answer.interval is not None and answer.value_unclamped is not None  # a noisy count
+    lo, hi = (plain_number(end) for end in answer.interval)
+    clamped = f"  [dim]clamped at 0 (noisy value {plain_number(answer.value_unclamped)})[/]" if answer.clamped else ""
+    cached = "  [dim]cached, no new cost[/]" if answer.cached else ""
+    return f"{prefix}[{style}]{plain_number(answer.value)}[/]  (95% interval {lo} .. {hi}){clamped}{cached}"
+
+
+def describe_release(answer: Answer) -> str:
+    """One line on how a count was released: the noise, the (DP) scale bound, the spend and what is left."""
+    assert answer.noise_scale_upper is not None and answer.epsilon is not None and answer.delta is not None  # a noisy count
+    assert answer.budget_left is not None and answer.epsilon_rs_bound is not None
+    scale = float(answer.noise_scale_upper)
+    if answer.interval_basis == "global_sensitivity":
+        how = f"{answer.mechanism}: {answer.noise} noise of scale {scale:.4g} (global sensitivity 1)"
+    else:
+        how = (
+            f"{answer.mechanism}: {answer.noise} noise, scale at most {scale:.4g} "
+            f"(DP estimate from epsilon {format_number(answer.epsilon_rs_bound)} of the spend)"
+        )
+    left = answer.budget_left
+    return (
+        f"{how}; spent epsilon {format_number(answer.epsilon)} delta {format_number(answer.delta)}; "
+        f"left epsilon {format_number(left.epsilon)} delta {format_number(left.delta)}"
+    )
+
+
+def _print_question_part(answer: Answer) -> None:
+    """A question's noisy answer: the end-to-end guarantee, the SQL chosen and what the synthetic copy showed."""
+    e2e, search = answer.end_to_end, answer.search
+    assert e2e is not None and search is not None  # a question's noisy answer has both
+    public = f", for neighbours that agree on: {'; '.join(e2e.public_inputs)}" if e2e.public_inputs else ""
+    console.print(
+        f"end-to-end guarantee: ({format_number(e2e.epsilon)}, {format_number(e2e.delta)})-{e2e.kind}, {e2e.neighbours} neighbours"
+        f" = synthetic copy ({format_number(e2e.synthetic.epsilon)}, {format_number(e2e.synthetic.delta)}) + this release "
+        f"({format_number(e2e.release.epsilon)}, {format_number(e2e.release.delta)}){public}",
+        highlight=False,
+    )
+    console.print(f"SQL: {answer.chosen_sql or search.result.sql}", highlight=False)
+    drivers = ", ".join(f"{name} {share:.2f}" for name, share in sorted(answer.synthetic_shapley.items(), key=lambda kv: -kv[1]))
+    console.print(
+        f"on the synthetic copy: residual sensitivity {answer.synthetic_rs:.4g}"
+        + (f"; what drives it (Shapley shares): {drivers}" if drivers else ""),
+        highlight=False,
+    )
+    if answer.avoided_sql:
+        console.print(f"avoided (zero-shot top-1): {answer.avoided_sql}", highlight=False)
+    console.print(alternatives_table(search))
+
+
+def print_ci(answer: Answer) -> None:
+    """An exact (ci) answer: the authorized result, with its context, policy, provenance and guarantee."""
+    assert answer.context is not None and answer.policy is not None  # a ci answer has both
+    print_authorized_rows(answer.context, answer.policy, answer.columns, answer.rows,
+                          title="on the authorized data (unauthorized cells are NULL)")
+    provenance = answer.provenance or {}
+    traced = [c for c in provenance.get("cells", []) if c["texts"]]
+    if traced:  # the custodian's [provenance] lets the text of authorized cells flow (docs/ingest.md)
+        console.print(f"read from ({provenance['release']}):", highlight=False)
+        for c in traced[:20]:
+            console.print(f"  row {c['row'] + 1}, {escape(c['column'])}: " + " | ".join(escape(t["text"]) for t in c["texts"]),
+                          highlight=False)
+        if len(traced) > 20:
+            console.print(f"  ... {len(traced) - 20} more traced cells (use --json)")
+    console.print(f"guarantee: {answer.guarantee_kind}", highlight=False)
+
+
+def alternatives_table(outcome: SearchOutcome) -> Table:
+    """The formulations weighed, readable at 80 columns: the SQL takes the width, numbers never wrap."""
+    table = Table(title="formulations evaluated on the synthetic database", caption="cl: execution cluster (its size)")
+    table.add_column("cl", no_wrap=True)
+    table.add_column("answer", justify="right", no_wrap=True)
+    table.add_column("RS", justify="right", no_wrap=True)
+    table.add_column("source", no_wrap=True)
+    table.add_column("SQL", overflow="fold", ratio=1)
+    for alt in outcome.result.alternatives[:12]:
+        source = alt.source.replace("warm-start ", "warm")
+        table.add_row(f"{str(alt.cluster)[:6]} ({alt.cluster_size})", str(alt.synthetic_answer), f"{alt.synthetic_rs:.4g}", source, alt.sql)
+    return table

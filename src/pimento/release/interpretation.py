@@ -1,0 +1,252 @@
+"""What a question will be answered as, found on the synthetic copy alone: one home for the reading.
+
+:func:`interpret` is the one path from a question to the SQL that will be released. It needs the
+public schema (the catalog), the custodian's settings, the ledger (for the analyst's cap and the
+synthetic copy's charge) and the synthetic copy; it never opens the private database, so the
+service's preview calls it with what it read at start-up. :meth:`Session.preview
+<pimento.release.session.Session.preview>` and :meth:`Session.answer
+<pimento.release.session.Session.answer>` call it too (through :func:`interpret_admitted`, for a
+request already admitted), so that a preview shows exactly what a confirmed ask releases, in every
+mode (contextual: the chosen cluster's formulation of lowest CRS on the copy).
+
+:func:`planner` prices a reading at several epsilons (the half-width of the noise at the copy's
+RS) and :func:`estimated_half_width` is the one formula both use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pimento import sensitivity
+from pimento.engines.base import Engine
+from pimento.errors import ModeError
+from pimento.mechanisms import GlobalLaplace, Ledger, mechanism_for
+from pimento.mechanisms.budget import Budget, NumberLike, format_number
+from pimento.mechanisms.smooth import Mechanism
+from pimento.release import ask as _ask
+from pimento.release.admission import DEFAULT_ANALYST, Admitted, admit
+from pimento.release.ask import SearchOutcome
+from pimento.release.clamp import plain_number
+from pimento.release.enforcement import enforcer_for
+from pimento.release.request import Context, Request
+from pimento.release.synthetic import synthetic_guarantee
+from pimento.sensitivity.neighbourhood import Neighbourhood
+from pimento.sql import CountQuery, parse_count_query
+from pimento.sql.reading import reading
+
+if TYPE_CHECKING:
+    from pimento.config import Settings
+    from pimento.schema import Catalog
+
+__all__ = ["PLANNER_EPSILONS", "Interpretation", "estimated_half_width", "interpret", "interpret_admitted", "planner"]
+
+#: The epsilons the preview's planner prices (besides the one asked for).
+PLANNER_EPSILONS = ("0.1", "0.25", "0.5", "1", "2", "4")
+
+
+def estimated_half_width(mechanism: Mechanism, rs: Fraction | float | int | None) -> Fraction:
+    """The 95% half-width of ``mechanism``'s noise at sensitivity ``rs`` (its GS for the global mechanism).
+
+    The accuracy estimate of a preview and of the epsilon planner: ``rs`` is computed on the
+    synthetic copy, never on the private database.
+    """
+    if isinstance(mechanism, GlobalLaplace):
+        return Fraction(mechanism.half_width(mechanism.scale(mechanism.gs)))
+    if not rs or float(rs) <= 0:
+        return Fraction(0)
+    return Fraction(mechanism.half_width(mechanism.scale(rs)))
+
+
+@dataclass(frozen=True)
+class Interpretation:
+    """What a question will be answered as, found on the synthetic copy only (:func:`interpret`).
+
+    Every field is public input or computed on the synthetic copy: showing it spends nothing.
+    ``confidence`` weighs the readings the parser (or LLM) proposed as the final selection does
+    (the proposal ranked r counts 2^-r): ``"high"`` when those giving the chosen answer on the
+    synthetic copy hold at least 2/3 of the weight (the two best-ranked readings agree, say),
+    ``"low"`` otherwise: the question can be read in several ways, and the analyst should check
+    the reading before spending. A heuristic on the synthetic copy, not a guarantee.
+    """
+
+    question: str
+    mode: str
+    outcome: SearchOutcome
+    query: CountQuery
+    sql: str
+    mechanism: Mechanism
+    context: Context | None
+    policy: str | None
+    shapley: dict[str, float]
+    synthetic_budget: Budget
+    public_inputs: tuple[str, ...]
+    contextual_sql: str | None = None
+    synthetic_crs: float | None = None
+    #: the neighbourhood the guarantee will hold for (None for an exact answer: ci)
+    neighbours: Neighbourhood | None = Neighbourhood.ADD_REMOVE
+
+    @property
+    def confidence(self) -> str:
+        result = self.outcome.result
+        chosen = next((a.cluster for a in result.alternatives if a.sql == result.sql), None)
+        weights: dict[int, float] = {}
+        for a in result.alternatives:
+            if a.source.startswith("warm-start #"):
+                rank = int(a.source.rsplit("#", 1)[1]) - 1
+                weights[a.cluster] = weights.get(a.cluster, 0.0) + 2.0**-rank
+        total = sum(weights.values())
+        if total == 0 or chosen is None:
+            return "low"
+        return "high" if weights.get(chosen, 0.0) >= 2 * total / 3 else "low"
+
+    @property
+    def synthetic_rs(self) -> float:
+        """The sensitivity the estimate uses: the CRS of the contextual reading, else the search's RS, on the copy."""
+        return self.synthetic_crs if self.synthetic_crs is not None else float(self.outcome.result.synthetic_rs)
+
+    def estimated_half_width(self) -> Fraction:
+        """The 95% half-width of the noise at the copy's sensitivity and this epsilon (an accuracy estimate)."""
+        return estimated_half_width(self.mechanism.for_relations(len(self.query.relations)), self.synthetic_rs)
+
+    def to_dict(self) -> dict[str, Any]:
+        used = self.mechanism.for_relations(len(self.query.relations))
+        cost = used.privacy_cost()
+        rs = self.synthetic_crs if self.synthetic_crs is not None else self.outcome.result.synthetic_rs
+        half = estimated_half_width(used, rs)
+        result = self.outcome.result
+        return {
+            "question": self.question,
+            "mode": str(self.mode),
+            "chosen_sql": self.sql,
+            "reading": reading(self.query),
+            "confidence": self.confidence,
+            "readings_proposed": len({a.cluster for a in result.alternatives if a.source.startswith("warm-start")}),
+            "synthetic_answer": result.synthetic_answer,
+            "synthetic_rs": result.synthetic_rs,
+            **({"synthetic_crs": self.synthetic_crs} if self.synthetic_crs is not None else {}),
+            "synthetic_shapley": dict(self.shapley),
+            "estimated_half_width_95": plain_number(half),
+            "estimate_basis": "noise at the synthetic copy's residual sensitivity for this epsilon; the released "
+            "interval comes from a DP bound of the private one and is usually wider",
+            "cost": {"epsilon": format_number(cost.epsilon), "delta": format_number(cost.delta)},
+            "mechanism": used.describe()["mechanism"],
+            "guarantee_if_confirmed": {
+                "epsilon": format_number(self.synthetic_budget.epsilon + cost.epsilon),
+                "delta": format_number(self.synthetic_budget.delta + cost.delta),
+                "epsilon_synthetic": format_number(self.synthetic_budget.epsilon),
+                "delta_synthetic": format_number(self.synthetic_budget.delta),
+                "public_inputs": list(self.public_inputs),
+                **({"neighbours": str(self.neighbours)} if self.neighbours is not None else {}),
+            },
+            "alternatives": [a.to_dict() for a in result.alternatives[:10]],
+            "notes": list(self.outcome.notes),
+            "search_seconds": round(self.outcome.seconds, 4),
+            "spent": {"epsilon": "0", "delta": "0"},
+        }
+
+
+def interpret(
+    request: Request,
+    *,
+    catalog: Catalog,
+    settings: Settings,
+    ledger: Ledger,
+    location: str,
+    analyst: str = DEFAULT_ANALYST,
+    synthetic: Engine | str | Path | None = None,
+) -> Interpretation:
+    """The reading of ``request`` (a question) on the synthetic copy; spends nothing, never opens the private database.
+
+    ``catalog``, ``settings``: the deployment's public schema and the custodian's settings;
+    ``ledger``, ``location``: the deployment's ledger and the location its releases charge (the
+    analyst's cap, the copy's charge). ``analyst``: who asks when the request names nobody.
+    ``synthetic``: an Engine already open on the copy, or its path; default the request's
+    ``search.synthetic``, else ``[synth] path``, else ``DB.synthetic.duckdb`` beside the database.
+    Raises what admission raises (:func:`pimento.release.admission.admit`), a
+    :class:`pimento.errors.SyntheticCopyError` for a copy not charged to this ledger, a
+    :class:`pimento.errors.SearchError` when no formulation is found.
+    """
+    job = admit(request, settings=settings, ledger=ledger, analyst=analyst)
+    return interpret_admitted(job, catalog=catalog, settings=settings, ledger=ledger, location=location, synthetic=synthetic)
+
+
+def interpret_admitted(
+    job: Admitted,
+    *,
+    catalog: Catalog,
+    settings: Settings,
+    ledger: Ledger,
+    location: str,
+    synthetic: Engine | str | Path | None = None,
+) -> Interpretation:
+    """:func:`interpret` for a request :func:`~pimento.release.admission.admit` already admitted."""
+    question = job.question
+    if question is None or job.mechanism is None:  # admit gives every question a mechanism
+        raise _not_a_question()
+    if isinstance(synthetic, Engine):
+        synthetic_budget, public_inputs = synthetic_guarantee(ledger, location, synthetic)
+        return _read(job, question, job.mechanism, synthetic, catalog, synthetic_budget, public_inputs)
+    path = _ask.resolve_synthetic(synthetic or job.request.search.synthetic, location, settings)
+    synthetic_budget, public_inputs = synthetic_guarantee(ledger, location, path)
+    engine = _ask.open_synthetic(path)
+    try:
+        return _read(job, question, job.mechanism, engine, catalog, synthetic_budget, public_inputs)
+    finally:
+        engine.close()
+
+
+def _not_a_question() -> Exception:
+    return ModeError("only a question has an interpretation; a SQL request is answered as written")
+
+
+def _read(job: Admitted, question: str, mechanism: Mechanism, engine: Engine, catalog: Catalog,
+          synthetic_budget: Budget, public_inputs: list[str]) -> Interpretation:
+    """The search on the open synthetic copy ``engine``, then the mode's own choice and the explanation there."""
+    if job.mode.needs_context:
+        assert job.policy is not None and job.context is not None  # admit refused a mode without them
+        enforcer_for(job.policy, job.context, engine, catalog)  # a bad policy or context fails before the search
+    options = job.request.search
+    outcome = _ask.search_question(question, engine, catalog, beta=mechanism.beta_float(), seed_sql=options.seed_sql,
+                                   k=options.k, config=options.config, llm=options.llm)
+    chosen = job.mode.reading_on_copy(job, outcome, engine, catalog)
+    sql = chosen[0] if chosen is not None else outcome.result.sql
+    query = parse_count_query(sql, catalog)
+    shapley: dict[str, float] = {}
+    if len(query.relations) > 1:
+        on_copy = sensitivity.residual_sensitivity(engine, query, catalog, mechanism.beta_float(), attribution=True)
+        shapley = {name: round(float(v), 4) for name, v in on_copy.shapley.items()}
+    return Interpretation(
+        question=question, mode=job.mode.name, outcome=outcome, query=query, sql=sql, mechanism=mechanism,
+        context=job.context, policy=job.policy, shapley=shapley, synthetic_budget=synthetic_budget,
+        public_inputs=tuple(public_inputs), contextual_sql=chosen[0] if chosen is not None else None,
+        synthetic_crs=chosen[1] if chosen is not None else None, neighbours=job.neighbours,
+    )
+
+
+def planner(
+    query: CountQuery,
+    synthetic: Engine,
+    catalog: Catalog,
+    *,
+    epsilon: NumberLike,
+    delta: NumberLike | None,
+    share: NumberLike,
+    epsilons: tuple[str, ...] = PLANNER_EPSILONS,
+) -> list[dict[str, Any]]:
+    """What each epsilon buys: the 95% half-width of the noise at the synthetic copy's RS (recomputed at
+    each epsilon's beta) for ``query``, at each of ``epsilons`` and the one asked for; computed on the
+    synthetic copy only. ``share``: the custodian's ``[release] rs_bound_share``."""
+    wanted = sorted({Fraction(e) for e in epsilons} | {Fraction(str(epsilon))})
+    rows = []
+    for eps in wanted:
+        text = format_number(eps)
+        mechanism = mechanism_for(text, delta, share=share).for_relations(len(query.relations))
+        if isinstance(mechanism, GlobalLaplace):
+            rs: Fraction | int = mechanism.gs
+        else:
+            rs = sensitivity.residual_sensitivity(synthetic, query, catalog, mechanism.beta_float(), attribution=False).rs
+        rows.append({"epsilon": text, "estimated_half_width_95": plain_number(estimated_half_width(mechanism, rs))})
+    return rows
