@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from decimal import Decimal
 from fractions import Fraction
 from typing import Union
 
 from pimento.errors import ConfigError, InternalError, PrivacyParameterError
 
-__all__ = ["MAX_BITS", "MAX_DIGITS", "MIN_MEMORY_BYTES", "NumberLike", "format_number", "parse_number", "parse_size", "shown"]
+__all__ = ["MAX_BITS", "MAX_DIGITS", "MIN_MEMORY_BYTES", "NumberLike", "display_float", "format_number", "json_number", "parse_number",
+           "parse_size", "short_number", "shown"]
 
 NumberLike = Union[str, int, Fraction, float, Decimal]
 
@@ -175,3 +177,33 @@ def parse_size(text: object, *, name: str = "memory limit") -> int:
     if value < MIN_MEMORY_BYTES:
         raise ConfigError(f"{name} {shown(text)} is below 16 MB", hint="give the engine at least 16MB")
     return value
+
+
+def display_float(x: Fraction) -> float:
+    """``float(x)``, saturated at the largest finite float (JSON has no infinity): for display, never for arithmetic."""
+    try:
+        return float(x)
+    except OverflowError:
+        return sys.float_info.max if x > 0 else -sys.float_info.max
+
+
+def json_number(x: Fraction) -> int | float:
+    """The JSON form of an exact value: an int when integral (and under 8192 bits), else :func:`display_float`.
+
+        >>> json_number(Fraction(6, 2)), json_number(Fraction(1, 4))
+        (3, 0.25)
+    """
+    return x.numerator if x.denominator == 1 and x.numerator.bit_length() <= 8192 else display_float(x)
+
+
+def short_number(value: object) -> str:
+    """A figure as a short decimal for people (the web page's budget meter): the integer, or 6 significant digits.
+
+        >>> short_number("1/3"), short_number(Fraction(10)), short_number("n/a")
+        ('0.333333', '10', 'n/a')
+    """
+    try:
+        x = Fraction(str(value))
+    except (ValueError, ZeroDivisionError):
+        return str(value)
+    return str(x.numerator) if x.denominator == 1 else f"{display_float(x):.6g}"

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from pimento.cli._common import console, print_authorized_rows
 from pimento.numbers import format_number
-from pimento.release.clamp import plain_number
+from pimento.numbers import json_number
 
 if TYPE_CHECKING:
     from pimento.release.answers import Answer
@@ -56,10 +56,10 @@ def print_answer(answer: Answer) -> None:
 def _value_line(answer: Answer, *, prefix: str, style: str) -> str:
     """The released value and its 95% interval, clamping and the answer cache said."""
     assert answer.value is not None and answer.interval is not None and answer.value_unclamped is not None  # a noisy count
-    lo, hi = (plain_number(end) for end in answer.interval)
-    clamped = f"  [dim]clamped at 0 (noisy value {plain_number(answer.value_unclamped)})[/]" if answer.clamped else ""
+    lo, hi = (json_number(end) for end in answer.interval)
+    clamped = f"  [dim]clamped at 0 (noisy value {json_number(answer.value_unclamped)})[/]" if answer.clamped else ""
     cached = "  [dim]cached, no new cost[/]" if answer.cached else ""
-    return f"{prefix}[{style}]{plain_number(answer.value)}[/]  (95% interval {lo} .. {hi}){clamped}{cached}"
+    return f"{prefix}[{style}]{json_number(answer.value)}[/]  (95% interval {lo} .. {hi}){clamped}{cached}"
 
 
 def describe_release(answer: Answer) -> str:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -48,6 +47,7 @@ import numpy as np
 
 from pimento.errors import InternalError, PrivacyParameterError, UnsupportedQuery
 from pimento.mechanisms.budget import Budget, NumberLike, format_number, parse_number
+from pimento.numbers import display_float, json_number
 from pimento.mechanisms.samplers import RandomSource, default_rng, rounded_laplace, rounded_quartic
 
 __all__ = [
@@ -150,13 +150,13 @@ class Release:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "value": _plain(self.value),
+            "value": json_number(self.value),
             "value_exact": format_number(self.value),
-            "interval": [_plain(self.interval[0]), _plain(self.interval[1])],
+            "interval": [json_number(self.interval[0]), json_number(self.interval[1])],
             "interval_exact": [format_number(self.interval[0]), format_number(self.interval[1])],
             "confidence": float(self.confidence),
             "interval_basis": self.interval_basis,
-            "noise_scale_upper": _display_float(self.noise_scale_upper),
+            "noise_scale_upper": display_float(self.noise_scale_upper),
             "noise_scale_upper_exact": format_number(self.noise_scale_upper),
             "mechanism": self.mechanism,
             "noise": self.noise,
@@ -221,19 +221,6 @@ class Outcome(NamedTuple):
 
     release: Release
     private: PrivateDetails
-
-
-def _plain(x: Fraction) -> int | float | str:
-    """JSON form of an exact value: an int when integral (and under 8192 bits), else its display float."""
-    return x.numerator if x.denominator == 1 and x.numerator.bit_length() <= 8192 else _display_float(x)
-
-
-def _display_float(x: Fraction) -> float:
-    """``float(x)``, saturated at the largest finite float (JSON has no infinity); the ``_exact`` field is exact."""
-    try:
-        return float(x)
-    except OverflowError:
-        return sys.float_info.max if x > 0 else -sys.float_info.max
 
 
 def _parse_stored(x: Any) -> Fraction:

@@ -16,13 +16,9 @@ from fractions import Fraction
 from typing import Any
 
 from pimento.mechanisms.budget import format_number
+from pimento.numbers import json_number
 
-__all__ = ["clamp_count", "plain_number"]
-
-
-def plain_number(x: Fraction) -> int | float:
-    """JSON form of an exact value: an int when integral, else its float."""
-    return int(x) if x.denominator == 1 else float(x)
+__all__ = ["clamp_count"]
 
 
 def clamp_count(data: dict[str, Any]) -> dict[str, Any]:
@@ -30,12 +26,12 @@ def clamp_count(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     value = Fraction(str(data.get("value_exact", data["value"])))
     lo, hi = (Fraction(str(x)) for x in data.get("interval_exact", data["interval"]))
-    out["value_unclamped"] = plain_number(value)
-    out["value"] = plain_number(max(value, Fraction(0)))
+    out["value_unclamped"] = json_number(value)
+    out["value"] = json_number(max(value, Fraction(0)))
     if "value_exact" in data:
         out["value_exact"] = format_number(max(value, Fraction(0)))
     new_lo, new_hi = max(lo, Fraction(0)), max(hi, Fraction(0))
-    out["interval"] = [plain_number(new_lo), plain_number(new_hi)]
+    out["interval"] = [json_number(new_lo), json_number(new_hi)]
     if "interval_exact" in data:
         out["interval_exact"] = [format_number(new_lo), format_number(new_hi)]
     out["clamped"] = value < 0 or lo < 0

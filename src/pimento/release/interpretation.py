@@ -29,7 +29,7 @@ from pimento.mechanisms.smooth import Mechanism
 from pimento.release import ask as _ask
 from pimento.release.admission import DEFAULT_ANALYST, Admitted, admit
 from pimento.release.ask import SearchOutcome
-from pimento.release.clamp import plain_number
+from pimento.numbers import json_number
 from pimento.release.enforcement import enforcer_for
 from pimento.release.request import Context, Request
 from pimento.release.synthetic import synthetic_guarantee
@@ -128,7 +128,7 @@ class Interpretation:
             "synthetic_rs": result.synthetic_rs,
             **({"synthetic_crs": self.synthetic_crs} if self.synthetic_crs is not None else {}),
             "synthetic_shapley": dict(self.shapley),
-            "estimated_half_width_95": plain_number(half),
+            "estimated_half_width_95": json_number(half),
             "estimate_basis": "noise at the synthetic copy's residual sensitivity for this epsilon; the released "
             "interval comes from a DP bound of the private one and is usually wider",
             "cost": {"epsilon": format_number(cost.epsilon), "delta": format_number(cost.delta)},
@@ -248,5 +248,5 @@ def planner(
             rs: Fraction | int = mechanism.gs
         else:
             rs = sensitivity.residual_sensitivity(synthetic, query, catalog, mechanism.beta_float(), attribution=False).rs
-        rows.append({"epsilon": text, "estimated_half_width_95": plain_number(estimated_half_width(mechanism, rs))})
+        rows.append({"epsilon": text, "estimated_half_width_95": json_number(estimated_half_width(mechanism, rs))})
     return rows

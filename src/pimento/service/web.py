@@ -38,6 +38,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 
 from pimento.errors import ServiceError, UserError
+from pimento.numbers import short_number
 from pimento.service.errors import user_error_body
 
 if TYPE_CHECKING:
@@ -98,23 +99,12 @@ class Sessions:
             self._items.pop(sid or "", None)
 
 
-def _fmt(value: Any) -> str:
-    """A budget figure as a short decimal for the page (the exact text stays in the API)."""
-    try:
-        x = Fraction(str(value))
-    except (ValueError, ZeroDivisionError):
-        return str(value)
-    if x.denominator == 1:
-        return str(x.numerator)
-    return f"{float(x):.6g}"
-
-
 def _meter(budget: dict[str, Any]) -> dict[str, Any]:
     cap = Fraction(str(budget["cap"]["epsilon"]))
     left = Fraction(str(budget["left"]["epsilon"]))
     share = float(left / cap) if cap > 0 else 0.0
-    return {"left": _fmt(budget["left"]["epsilon"]), "cap": _fmt(budget["cap"]["epsilon"]), "spent": _fmt(budget["spent"]["epsilon"]),
-            "delta_left": _fmt(budget["left"]["delta"]), "percent": max(0, min(100, round(100 * share)))}
+    return {"left": short_number(budget["left"]["epsilon"]), "cap": short_number(budget["cap"]["epsilon"]), "spent": short_number(budget["spent"]["epsilon"]),
+            "delta_left": short_number(budget["left"]["delta"]), "percent": max(0, min(100, round(100 * share)))}
 
 
 def _names(text: str) -> list[str]:
@@ -173,7 +163,7 @@ class Web:
 def install_web(app: FastAPI, deployment: Deployment, guard: Guard, options: ServiceOptions) -> None:
     """Serve the web page of ``deployment`` on ``app``: the :data:`router`'s pages over a new :class:`Web`."""
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]))
-    env.filters["num"] = _fmt
+    env.filters["num"] = short_number
     sessions = Sessions()
     app.state.web = Web(deployment, guard, options, env, sessions, (TEMPLATES / "pimento.css").read_text(encoding="utf-8"))
     app.state.web_sessions = sessions
