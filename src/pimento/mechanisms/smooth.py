@@ -40,6 +40,7 @@ import functools
 import math
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import StrEnum
 from fractions import Fraction
 from typing import Any, NamedTuple, Protocol, Self
 
@@ -52,6 +53,7 @@ from pimento.mechanisms.samplers import RandomSource, default_rng, rounded_lapla
 
 __all__ = [
     "BOUND_SCALE_MAX",
+    "Noise",
     "CONFIDENCE",
     "DEFAULT_RS_BOUND_SHARE",
     "GlobalLaplace",
@@ -68,6 +70,13 @@ __all__ = [
     "exact_sensitivity",
     "float_down",
 ]
+
+
+class Noise(StrEnum):
+    """The noise laws of the mechanisms: Laplace, and the quartic law of density proportional to 1/(1+z^4)."""
+
+    LAPLACE = "laplace"
+    QUARTIC = "quartic"
 
 #: Coverage of the interval every release reports.
 CONFIDENCE = Fraction(95, 100)
@@ -137,7 +146,7 @@ class Release:
     value: Fraction
     interval: tuple[Fraction, Fraction]
     mechanism: str
-    noise: str
+    noise: Noise
     epsilon: Fraction
     delta: Fraction
     epsilon_noise: Fraction
@@ -180,7 +189,7 @@ class Release:
             value=f(data["value_exact"]),
             interval=(f(data["interval_exact"][0]), f(data["interval_exact"][1])),
             mechanism=str(data.get("mechanism", "")),
-            noise=data["noise"],
+            noise=Noise(data["noise"]),
             epsilon=epsilon,
             delta=f(data["delta"]),
             epsilon_noise=f(data.get("epsilon_noise", data["epsilon"])),
@@ -266,7 +275,7 @@ def rs_bound_share(value: NumberLike | None) -> Fraction:
 
 
 class Mechanism(Protocol):
-    noise: str
+    noise: Noise
     name: str
 
     def privacy_cost(self) -> Budget: ...
@@ -287,7 +296,7 @@ class Mechanism(Protocol):
 
 
 class _SmoothBase:
-    noise = ""
+    noise: Noise
     name = ""
     _q95 = Fraction(0)
     #: scale = _factor * S / epsilon_noise.
@@ -498,7 +507,7 @@ class _SmoothBase:
 class SmoothLaplace(_SmoothBase):
     """(epsilon, delta)-DP: beta = eps_noise / (2 ln(2/delta)), Laplace noise of scale 2 S / eps_noise."""
 
-    noise = "laplace"
+    noise = Noise.LAPLACE
     name = "smooth_laplace"
     _q95 = _Q95_LAPLACE
     _factor = Fraction(2)
@@ -526,7 +535,7 @@ class SmoothLaplace(_SmoothBase):
 class SmoothQuartic(_SmoothBase):
     """Pure epsilon-DP: beta = eps_noise / 10, noise (10 S / eps_noise) Z with density of Z proportional to 1/(1+z^4)."""
 
-    noise = "quartic"
+    noise = Noise.QUARTIC
     name = "smooth_quartic"
     _q95 = _Q95_QUARTIC
     _factor = Fraction(10)
@@ -560,7 +569,7 @@ class GlobalLaplace(_SmoothBase):
     The sensitivity passed to :meth:`release` must be that GS.
     """
 
-    noise = "laplace"
+    noise = Noise.LAPLACE
     name = "global_laplace"
     _q95 = _Q95_LAPLACE
     _factor = Fraction(1)
@@ -745,15 +754,15 @@ _EXPONENT_MARGIN_BITS = 2.0**-20
 _Q_DIGITS = 6
 
 
-def _abs_tail(noise: str, x: Any) -> Any:
+def _abs_tail(noise: Noise, x: Any) -> Any:
     """P(|X| > x) for x >= 0 (numpy array), X the unit noise law: exp(-x) for Laplace(1), closed form for 1/(1+z^4).
 
     The quartic CDF: P(|Z| <= x) = ln((x^2 + sqrt2 x + 1)/(x^2 - sqrt2 x + 1)) / (2 pi)
     + (atan(sqrt2 x + 1) + atan(sqrt2 x - 1)) / pi (0 at x = 0, 1 at infinity).
     """
-    if noise == "laplace":
+    if noise == Noise.LAPLACE:
         return np.exp(-x)
-    if noise != "quartic":
+    if noise != Noise.QUARTIC:
         raise InternalError(f"no tail for noise law {noise!r}")
     r2 = math.sqrt(2)
     # proof: quartic-cdf
@@ -773,7 +782,7 @@ def _laplace_steps() -> tuple[Any, Any, float]:
     return left, mass, math.exp(-_Y_SPAN)
 
 
-def _miss_terms(noise: str, b: float, shift_bits: float, log2_q: float) -> Any:
+def _miss_terms(noise: Noise, b: float, shift_bits: float, log2_q: float) -> Any:
     """mass_i * P(|X| > 2^(e_i)) with e_i = log2 q + shift_bits + b y_i minus a margin, capped at 500 bits."""
     left, mass, _ = _laplace_steps()
     # proof: miss-exponent
@@ -783,7 +792,7 @@ def _miss_terms(noise: str, b: float, shift_bits: float, log2_q: float) -> Any:
 
 
 # proof: interval-miss-upper
-def interval_miss_upper(noise: str, b: Fraction, shift_steps: int, q: Fraction) -> float:
+def interval_miss_upper(noise: Noise, b: Fraction, shift_steps: int, q: Fraction) -> float:
     """An upper bound (before the float allowance) of the interval's miss probability at quantile ``q``.
 
     The miss probability is at most E[P(|X| > q 2^(t' - h/2 + b Y))], Y ~ Laplace(1), with
@@ -802,7 +811,7 @@ def interval_miss_upper(noise: str, b: Fraction, shift_steps: int, q: Fraction) 
 
 # proof: interval-quantile
 @functools.lru_cache(maxsize=256)
-def interval_quantile(noise: str, b: Fraction, shift_steps: int) -> Fraction:
+def interval_quantile(noise: Noise, b: Fraction, shift_steps: int) -> Fraction:
     """The smallest q (6 significant digits, rounded up) whose interval misses with probability at most 1 - CONFIDENCE.
 
     Public: a function of the noise law and of the bound's public constants b and t' only. The

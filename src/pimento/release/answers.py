@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pimento.mechanisms.budget import Budget, format_number
 from pimento.mechanisms.guarded import GuardedAnswer
-from pimento.mechanisms.smooth import Release
+from pimento.mechanisms.smooth import Noise, Release
 from pimento.release.clamp import clamp_count
 from pimento.release.request import Context
 from pimento.sensitivity.neighbourhood import Neighbourhood
@@ -89,7 +89,7 @@ class Answer:
     value_unclamped: Fraction | None = None
     interval_unclamped: tuple[Fraction, Fraction] | None = None
     mechanism: str | None = None
-    noise: str | None = None
+    noise: Noise | None = None
     epsilon: Fraction | None = None
     delta: Fraction | None = None
     epsilon_noise: Fraction | None = None

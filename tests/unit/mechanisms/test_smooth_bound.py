@@ -24,6 +24,7 @@ from pimento.mechanisms.smooth import (
     CONFIDENCE,
     RS_BOUND_MISS,
     GlobalLaplace,
+    Noise,
     SmoothLaplace,
     SmoothQuartic,
     _abs_tail,
@@ -95,17 +96,17 @@ def test_interval_quantile_is_public_and_monotone():
     """A function of (law, b, t') only; a larger bound noise b needs a larger quantile; the miss bound decreases in q."""
     mech = mechanism_for("1", "1e-6")
     b, steps = mech._bound_law()
-    assert interval_quantile("laplace", b, steps) == mech._q_bound == SmoothLaplace.of("1", "1e-6")._q_bound
-    assert interval_quantile("laplace", 2 * b, steps) > mech._q_bound
-    misses = [interval_miss_upper("laplace", b, steps, Fraction(k, 4)) for k in range(1, 12)]
+    assert interval_quantile(Noise.LAPLACE, b, steps) == mech._q_bound == SmoothLaplace.of("1", "1e-6")._q_bound
+    assert interval_quantile(Noise.LAPLACE, 2 * b, steps) > mech._q_bound
+    misses = [interval_miss_upper(Noise.LAPLACE, b, steps, Fraction(k, 4)) for k in range(1, 12)]
     assert misses == sorted(misses, reverse=True) and misses[0] > 0.05 > misses[-1]
 
 
 def test_tail_closed_forms_match_quadrature():
     for x in (0.0, 0.3, 1.0, 1.7933616, 4.0, 30.0):
         quartic = 2 * integrate.quad(lambda z: (math.sqrt(2) / math.pi) / (1 + z**4), x, math.inf)[0]
-        assert abs(float(_abs_tail("quartic", np.array([x]))[0]) - quartic) < 1e-12
-        assert float(_abs_tail("laplace", np.array([x]))[0]) == math.exp(-x)
+        assert abs(float(_abs_tail(Noise.QUARTIC, np.array([x]))[0]) - quartic) < 1e-12
+        assert float(_abs_tail(Noise.LAPLACE, np.array([x]))[0]) == math.exp(-x)
 
 
 EPSILONS = ["1e-25", "1e-9", "1e-3", "1", "10"]
