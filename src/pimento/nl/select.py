@@ -26,20 +26,11 @@ from sqlglot import exp
 from pimento.errors import InternalError, NotACountingQuestion, NotASelectQuestion
 from pimento.nl.count_intent import _AVERAGE, _EXTREME, _RATIO, _SUM, CountIntent, detect_intent
 from pimento.nl.text import STOPWORDS, Token, tokenize
-from pimento.nl.translate import (
-    _GENERIC,
-    _strength,
-    _Context,
-    _edge_bonus,
-    _Element,
-    _lexicon,
-    _match,
-    _Mention,
-    _pred_sql,
-    _trees,
-    _value_mentions,
-    translate,
-)
+from pimento.nl.count_assembly import _edge_bonus, _pred_sql, _trees
+from pimento.nl.mentions import _value_mentions
+from pimento.nl.predicates import _Mention
+from pimento.nl.schema_linking import _GENERIC, _Context, _Element, _lexicon, _match, _strength
+from pimento.nl.translate import translate
 from pimento.nl.values import ValueIndex
 from pimento.schema import Catalog
 from pimento.sql.quote import quote_identifier

@@ -205,13 +205,11 @@ def test_an_aggregate_word_inside_a_column_name_is_not_an_average():
 
 def test_a_proper_name_beside_its_tables_noun_goes_to_the_name_not_to_an_id():
     """The column-label bonus ("the team X" names team_id's own word) skips id columns."""
-    import sys
-
+    from pimento.nl import schema_linking as tr
     from pimento.nl.count_intent import detect_intent
     from pimento.nl.open_values import link_span, quoted_span
     from pimento.nl.text import tokenize
 
-    tr = sys.modules["pimento.nl.translate"]
     cat = _cat(
         [
             Table("team", (Column("team_key", "integer"), Column("name", "text")), ("team_key",)),

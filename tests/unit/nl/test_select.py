@@ -148,7 +148,7 @@ def test_relative_periods_on_date_columns(clinic):
 def test_period_bounds():
     import datetime
 
-    from pimento.nl.translate import _period_bounds
+    from pimento.nl.mentions import _period_bounds
 
     d = datetime.date(2024, 3, 15)  # a Friday
     assert _period_bounds(d, "this", "month") == (datetime.date(2024, 3, 1), datetime.date(2024, 4, 1))
