@@ -30,7 +30,7 @@ fixed grid (1 for counts).
     >>> mech.epsilon_noise, mech.epsilon_rs_bound
     (Fraction(9, 10), Fraction(1, 10))
     >>> release, private = mech.release(120, rs=3, rng=random.Random(0))
-    >>> private.scale, release.noise, "rs" in release.to_dict()
+    >>> private.scale, str(release.noise), "rs" in release.to_dict()
     (Fraction(20, 3), 'laplace', False)
 """
 
