@@ -1,6 +1,6 @@
 """Pimento's benchmarks: the measurements behind the figures of docs/benchmarks.md.
 
-Not part of the installed package (``pip install pimento`` does not ship this folder): run each
+Not part of the installed package (``pip install pimento-dp`` does not ship this folder): run each
 one from the repository root, ``python -m benchmarks.NAME --help``. A benchmark imports
 ``pimento``; nothing under ``src/pimento`` imports a benchmark (an import-linter contract and
 tests/unit/bench/test_outside_package.py check it). The tests of the benchmarks live in

@@ -240,7 +240,7 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-MATPLOTLIB_MISSING = ("the figure needs matplotlib, which is not installed: pip install 'pimento[bench]' "
+MATPLOTLIB_MISSING = ("the figure needs matplotlib, which is not installed: pip install 'pimento-dp[bench]' "
                       "(or run with --no-png for the tables only)")
 
 

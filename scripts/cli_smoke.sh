@@ -20,7 +20,7 @@ trap 'rm -rf "$WORK"' EXIT
 VENV="${PIMENTO_SMOKE_VENV:-$WORK/venv}"
 start=$(date +%s)
 [[ -x "$VENV/bin/pip" ]] || "$PYTHON" -m venv "$VENV"
-"$VENV/bin/pip" install -q --disable-pip-version-check -e .
+"$VENV/bin/pip" install -q --disable-pip-version-check -c requirements/lock-py311.txt -e .  # the core: no extra
 log "runtime-only environment ready in $(( $(date +%s) - start ))s: $VENV"
 
 # Anything not declared in [project] dependencies must be absent here, or the test proves nothing.
@@ -73,6 +73,13 @@ expect 2 1 -- sql --db "$DB" --sql "SELECT COUNT(*) FROM t" --epsilon abc
 expect 2 1 -- catalog --db "$DB" --private nope
 expect 2 1 -- catalog --db "$WORK/typo/tiny.sqlite"
 expect 2 - -- sql --db "$DB"
+# Refused from the arguments alone, before anything heavy is imported (issue 28).
+expect 2 1 -- budget --db "$WORK/missing.duckdb"
+expect 2 1 -- keys list --db "$WORK/missing.duckdb"
+expect 2 1 -- synth --db "$DB" --out "$DB" --epsilon 1 --delta 1e-6
+expect 2 1 -- synth --db "$DB" --out "$WORK/syn.duckdb" --epsilon abc --delta 1e-6
+expect 2 1 -- ask "" --db "$DB" --epsilon 1
+expect 2 1 -- search "" --db "$DB"
 
 if (( failures )); then
     log "$failures command(s) failed"

@@ -20,7 +20,7 @@ def spark_missing() -> str | None:
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        return "pyspark is not installed (pip install 'pimento[spark]')"
+        return "pyspark is not installed (pip install 'pimento-dp[spark]')"
     if shutil.which("java") is None:
         return "no Java runtime (Spark needs Java 17)"
     try:

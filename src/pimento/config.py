@@ -32,13 +32,13 @@ Example ``pimento.toml`` (all sections optional)::
 from __future__ import annotations
 
 import difflib
-import tomllib
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pimento._compat import tomllib
 from pimento.errors import ConfigError, PrivacyParameterError, UserError
 from pimento.numbers import parse_number, parse_size, shown
 
@@ -62,6 +62,9 @@ CONFIG_FILE_NAME = "pimento.toml"
 
 #: Default memory limit of a connection to the data (sized for a 2-core, 24 GB machine).
 DEFAULT_MEMORY_LIMIT = "4GB"
+#: Default share of the database's epsilon cap that each analyst may spend (``[ledger] analyst_share``)
+#: when the custodian sets no ``analyst_epsilon_cap``: one analyst cannot spend everyone's budget.
+DEFAULT_ANALYST_SHARE = "0.25"
 #: Default bound on the length of SQL text accepted from a caller.
 MAX_SQL_CHARS = 100_000
 
@@ -174,7 +177,13 @@ class LedgerSettings(_Section):
     )
     epsilon_cap: str = Field("10", description="total epsilon per database: a number (10, 2.5) or its exact text (\"10\", \"1/3\")")
     delta_cap: str = Field("1e-5", description="total delta per database, in [0, 1): a number (1e-5) or its exact text (\"1e-5\")")
-    analyst_epsilon_cap: str | None = Field(None, description="epsilon per analyst, a number or its text; default: database cap")
+    analyst_epsilon_cap: str | None = Field(
+        None, description="epsilon per analyst, a number or its text; default: analyst_share of the database cap"
+    )
+    analyst_share: str = Field(
+        DEFAULT_ANALYST_SHARE,
+        description="when analyst_epsilon_cap is not set, each analyst's epsilon cap is this share of epsilon_cap, in (0, 1]",
+    )
     analysts: list[str] = Field(default_factory=list, description="known analysts; empty: any name")
     answer_cache: bool = Field(True, description="identical request returns the same answer at no cost")
 
@@ -187,6 +196,14 @@ class LedgerSettings(_Section):
     @classmethod
     def _delta(cls, value: object) -> str:
         return _number_in(value, low=Fraction(0), high=Fraction(1), open_low=False, what="in [0, 1)")
+
+    @field_validator("analyst_share", mode="before")
+    @classmethod
+    def _analyst_share(cls, value: object) -> str:
+        text, exact = _exact_setting(value)
+        if not 0 < exact <= 1:
+            raise _number_error(f"must be in (0, 1] (a share of epsilon_cap), got {text}")
+        return text
 
 
 class LLMSettings(_Section):

@@ -12,7 +12,7 @@ the synthetic copy that their caller hands them.
 from __future__ import annotations
 
 import ast
-import tomllib
+from pimento._compat import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]

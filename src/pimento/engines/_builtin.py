@@ -32,7 +32,13 @@ register_engine(
 
 
 def _postgres(location: str, **kwargs):
-    from pimento.engines.postgres_engine import PostgresEngine
+    from pimento.extras import check_extra
+
+    try:  # the `postgres` extra (psycopg): one line naming it when missing
+        from pimento.engines.postgres_engine import PostgresEngine
+    except ImportError as exc:
+        check_extra(exc, "postgres", "a PostgreSQL database")
+        raise
 
     return PostgresEngine(location, **kwargs)
 

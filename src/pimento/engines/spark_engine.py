@@ -57,6 +57,7 @@ from sqlglot.dialects.spark import Spark
 from pimento.config import DEFAULT_MEMORY_LIMIT
 from pimento.engines.base import Result, memory_limit_bytes
 from pimento.errors import DataSourceError, EngineError, EngineQueryError, QueryTimeout
+from pimento.extras import check_extra
 from pimento.schema import Catalog, Column, Table, normalize_type
 from pimento.sql.quote import quote_identifier, quote_identifiers
 
@@ -112,9 +113,8 @@ def _root_session(threads: int | None, memory_limit: str):
         try:
             from pyspark.sql import SparkSession
         except ImportError as exc:  # pragma: no cover - depends on the installation
-            raise DataSourceError(
-                "the Spark engine needs pyspark", hint="pip install 'pimento[spark]' (and a Java 17 runtime)"
-            ) from exc
+            check_extra(exc, "spark", "the Spark engine (with a Java 17 runtime)")
+            raise
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         memory_mb = max(512, memory_limit_bytes(memory_limit) // 1024**2)
         warehouse = tempfile.mkdtemp(prefix="pimento-spark-warehouse-")
@@ -465,7 +465,7 @@ def write_spark_deployment(duckdb_path: str | os.PathLike[str], folder: str | os
     declares the keys and foreign keys that DuckDB enforced, which Spark cannot store. Returns
     ``folder`` (open it with ``load_database(folder)``). Trusted (custodian) tool.
     """
-    import tomllib
+    from pimento._compat import tomllib
 
     import duckdb
 

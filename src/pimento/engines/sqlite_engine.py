@@ -91,7 +91,8 @@ class SQLiteEngine:
         con = self._con
         if hasattr(con, "enable_load_extension"):
             con.enable_load_extension(False)
-        con.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        if hasattr(con, "setlimit"):  # Python 3.11+; on 3.10 the authorizer below alone refuses ATTACH
+            con.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
         current = con.execute("PRAGMA hard_heap_limit").fetchone()[0]
         if not current or current > heap_limit:
             con.execute(f"PRAGMA hard_heap_limit = {int(heap_limit)}")

@@ -14,11 +14,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import httpx
-
 from pimento.config import LLMSettings
 from pimento.errors import LLMError
+from pimento.extras import missing_extra
 from pimento.llm.base import ChatRequest, ChatResponse, Completion
+
+try:  # the `llm` extra: without it pimento.llm still imports, and OpenAIBackend() names the extra
+    import httpx
+except ImportError:
+    httpx = None  # type: ignore[assignment]
 
 __all__ = ["JSON_MODES", "OpenAIBackend"]
 
@@ -65,6 +69,8 @@ class OpenAIBackend:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        if httpx is None:
+            raise missing_extra("llm", "the OpenAI-compatible LLM backend")
         if not base_url.startswith(("http://", "https://")):
             raise LLMError(f"LLM endpoint {base_url!r} is not an http(s) URL", hint="e.g. http://127.0.0.1:8080/v1")
         if json_mode not in JSON_MODES:

@@ -61,10 +61,9 @@ class PgConnection:
     the sqlite3 surface the ledger uses."""
 
     def __init__(self, url: str, *, connect_timeout_s: float = 30.0) -> None:
-        try:
-            import psycopg
-        except ImportError:  # pragma: no cover - psycopg is a dependency
-            raise LedgerBackendError("a PostgreSQL ledger needs the psycopg package") from None
+        from pimento.extras import require_extra
+
+        psycopg = require_extra("psycopg", "postgres", "a PostgreSQL ledger")
         self._psycopg = psycopg
         try:
             self._conn = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(connect_timeout_s)))

@@ -40,12 +40,12 @@ import functools
 import math
 from dataclasses import dataclass
 from decimal import Decimal
-from enum import StrEnum
 from fractions import Fraction
-from typing import Any, NamedTuple, Protocol, Self
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from pimento._compat import Self, StrEnum
 from pimento.errors import InternalError, PrivacyParameterError, UnsupportedQuery
 from pimento.mechanisms.budget import Budget, NumberLike, format_number, parse_number
 from pimento.numbers import display_float, json_number

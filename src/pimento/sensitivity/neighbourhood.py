@@ -14,7 +14,7 @@ change 2 epsilon-DP only; change-DP says nothing about whether a tuple is presen
 
 from __future__ import annotations
 
-from enum import StrEnum
+from pimento._compat import StrEnum
 
 __all__ = ["Neighbourhood"]
 

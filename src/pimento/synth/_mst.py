@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from pimento.extras import require_extra
+
 __all__ = ["TableModel", "fit_table_model"]
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
@@ -29,13 +31,12 @@ SPLIT = (0.2, 0.2, 0.6)
 
 
 def _mbi():
+    """The mbi package (with jax in 64-bit mode), or the error naming the `synth` extra."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import jax
-
+        jax = require_extra("jax", "synth", "the synthetic copy")
         jax.config.update("jax_enable_x64", True)
-        import mbi
-    return mbi
+        return require_extra("mbi", "synth", "the synthetic copy")
 
 
 @dataclass

@@ -21,6 +21,7 @@ from pimento.mechanisms.budget import Budget
 from pimento.mechanisms.ledger import database_key
 from pimento.schema import Catalog
 from pimento.synth._budget import Accountant, check_budget
+from pimento.synth._mst import _mbi
 from pimento.synth._units import unit_forest
 from pimento.synth._state import Progress, start
 from pimento.synth._write import META_TABLE, source_ddl, write_database
@@ -182,6 +183,7 @@ def synthesize(
         Path(out_path).unlink()
     if str(Path(out_path).resolve()) == str(Path(str(getattr(engine, "location", ""))).resolve()):
         raise DataSourceError("the output file is the source database", hint="choose another --out")
+    _mbi()  # the `synth` extra is installed: checked before the charge, like every refusal
     forest = unit_forest(catalog, root)
     acc = Accountant(eps, dlt, noise_seed=_noise_seed)
     state = start(

@@ -73,5 +73,5 @@ def test_missing_matplotlib_fails_at_once_with_a_clear_message(tmp_path, monkeyp
     monkeypatch.setattr(contextual_dp, "run_domains", lambda *a, **k: built.append(a))
     assert main(["--domains", "retail", "--png", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err
-    assert "matplotlib" in err and "pimento[bench]" in err and "--no-png" in err
+    assert "matplotlib" in err and "pimento-dp[bench]" in err and "--no-png" in err
     assert not built and not (tmp_path / "x.png").exists()  # nothing was computed

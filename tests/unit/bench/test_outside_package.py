@@ -16,7 +16,7 @@ import os
 import pkgutil
 import subprocess
 import sys
-import tomllib
+from pimento._compat import tomllib
 from pathlib import Path
 
 import pytest

@@ -14,9 +14,9 @@ imports it to parse a mode).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
+from pimento._compat import StrEnum
 from pimento.errors import ModeError
 from pimento.registry import Registry
 from pimento.sensitivity.neighbourhood import Neighbourhood
