@@ -14,14 +14,26 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from functools import cached_property
 
 import sqlglot
 from sqlglot import exp
 
+from pimento._compat import StrEnum
 from pimento.errors import InternalError, SqlError
 
-__all__ = ["Attribute", "Count", "CountQuery", "JoinCondition", "Relation", "Selection"]
+__all__ = [
+    "AggregateKind",
+    "AggregateQuery",
+    "Attribute",
+    "ClipBounds",
+    "Count",
+    "CountQuery",
+    "JoinCondition",
+    "Relation",
+    "Selection",
+]
 
 
 @dataclass(frozen=True, order=True)
@@ -276,6 +288,177 @@ class CountQuery:
         return self.to_sql()
 
 
+class AggregateKind(StrEnum):
+    """The aggregate of an :class:`AggregateQuery`; its value is the SQL function's name in lower case."""
+
+    COUNT = "count"
+    SUM = "sum"
+    AVG = "avg"
+
+
+@dataclass(frozen=True)
+class ClipBounds:
+    """The custodian's clipping interval ``[lower, upper]`` of a summed column, exact.
+
+    Each value must have a finite decimal expansion (a denominator of the form 2^a 5^b) so that
+    the engine receives it exactly as a decimal literal. ``bound`` = max(|lower|, |upper|) is the
+    largest contribution of one join result to a clipped sum.
+    """
+
+    lower: Fraction
+    upper: Fraction
+
+    def __post_init__(self) -> None:
+        for name in ("lower", "upper"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, Fraction)):
+                raise InternalError(f"clip bound {name} must be an int or a Fraction, got {value!r}")
+            value = Fraction(value)
+            if _decimal_literal(value) is None:
+                raise InternalError(f"clip bound {name} = {value} has no finite decimal expansion")
+            object.__setattr__(self, name, value)
+        if self.lower > self.upper:
+            raise InternalError(f"clip bounds [{self.lower}, {self.upper}] are empty")
+
+    @property
+    def bound(self) -> Fraction:
+        return max(abs(self.lower), abs(self.upper))
+
+
+@dataclass(frozen=True)
+class AggregateQuery:
+    """``SELECT g1, ..., COUNT/SUM/AVG(..) FROM <body> GROUP BY g1, ...``: a grouped or summed query.
+
+    ``body`` holds the relations, equi-joins and selections (a :class:`CountQuery`, so the
+    structure, validation and self-join refusal are that class's). For ``COUNT`` the body's
+    ``count`` is the aggregate; for ``SUM``/``AVG`` the body's count is ``COUNT(*)`` and
+    ``column`` is the aggregated column. ``group_by`` may be empty (an ungrouped SUM or AVG).
+
+    ``bounds`` (SUM/AVG only) is the custodian's clipping interval. With bounds, :meth:`to_sql`
+    renders the statement the engine runs: every value clipped in the engine as
+    ``CASE WHEN c < lo THEN lo WHEN c > hi THEN hi ELSE c END`` (NULL stays NULL: SQL's SUM
+    skips it; a group whose values are all NULL sums to 0 through ``COALESCE``; NaN, where the
+    engine has it, compares above every number on DuckDB and PostgreSQL and is clipped to
+    ``hi``), and AVG as two outputs, the clipped SUM and ``COUNT(c)``, released separately.
+    Without bounds it renders the analyst's reading (``SUM(c)``, ``AVG(c)``), never for release.
+    Groups are the key values present in the join; zero-filling a public domain is the release
+    layer's (a LEFT JOIN from the domain is not rendered here).
+    """
+
+    body: CountQuery
+    group_by: tuple[Attribute, ...] = ()
+    kind: AggregateKind = AggregateKind.COUNT
+    column: Attribute | None = None
+    bounds: ClipBounds | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", AggregateKind(self.kind))
+        object.__setattr__(self, "group_by", tuple(self.group_by))
+        known = set(self.body.aliases)
+        if len(set(self.group_by)) != len(self.group_by):
+            raise InternalError(f"duplicate group-by column in {[str(g) for g in self.group_by]}")
+        for g in self.group_by:
+            if g.alias not in known:
+                raise InternalError(f"group-by column {g} names a relation not in the query")
+        if self.kind is AggregateKind.COUNT:
+            if self.column is not None or self.bounds is not None:
+                raise InternalError("a grouped COUNT keeps its column in body.count and takes no clip bounds")
+            return
+        if self.column is None or self.column.alias not in known:
+            raise InternalError(f"{self.kind.value.upper()} needs a column of a relation of the query")
+        if self.body.count != Count():
+            raise InternalError(f"the body of a {self.kind.value.upper()} counts *, not {self.body.count}")
+
+    @property
+    def count_query(self) -> CountQuery:
+        """The ungrouped count whose local sensitivity bounds this query's (sensitivity/PROOF.md, section 5).
+
+        COUNT: the body itself. SUM/AVG: ``COUNT(column)``, the join results that contribute.
+        """
+        if self.kind is AggregateKind.COUNT:
+            return self.body
+        assert self.column is not None, "checked in __post_init__"
+        return self.body.with_count(Count(self.column))
+
+    def with_bounds(self, bounds: ClipBounds) -> AggregateQuery:
+        if self.kind is AggregateKind.COUNT:
+            raise InternalError("a COUNT takes no clip bounds")
+        return replace(self, bounds=bounds)
+
+    def canonical(self) -> AggregateQuery:
+        """The same query with every alias renamed to its table name (see :meth:`CountQuery.canonical`)."""
+        mapping = {r.alias: r.table for r in self.body.relations}
+
+        def attr(a: Attribute) -> Attribute:
+            return Attribute(mapping[a.alias], a.column)
+
+        return replace(
+            self,
+            body=self.body.canonical(),
+            group_by=tuple(attr(g) for g in self.group_by),
+            column=attr(self.column) if self.column is not None else None,
+        )
+
+    def to_sql(self, dialect: str = "duckdb", *, pretty: bool = False) -> str:
+        """Render in any sqlglot dialect: group columns first, then the aggregate(s); see the class doc."""
+        outputs: list[exp.Expr] = [_qualified(g) for g in self.group_by]
+        outputs.extend(self._aggregates())
+        select = _select_from(self.body, outputs)
+        if self.group_by:
+            select.set("group", exp.Group(expressions=[_qualified(g) for g in self.group_by]))
+        return _sql(select, dialect, pretty)
+
+    def _aggregates(self) -> list[exp.Expr]:
+        if self.kind is AggregateKind.COUNT:
+            return [_count_expression(self.body.count)]
+        assert self.column is not None, "checked in __post_init__"
+        col = _qualified(self.column)
+        if self.bounds is None:
+            func = exp.Sum if self.kind is AggregateKind.SUM else exp.Avg
+            return [func(this=col)]
+        # proof: clip-in-engine
+        lo, hi = _number(self.bounds.lower), _number(self.bounds.upper)
+        clipped = exp.Case(
+            ifs=[
+                exp.If(this=exp.LT(this=col.copy(), expression=lo), true=lo.copy()),
+                exp.If(this=exp.GT(this=col.copy(), expression=hi), true=hi.copy()),
+            ],
+            default=col.copy(),
+        )
+        total = exp.Coalesce(this=exp.Sum(this=clipped), expressions=[exp.Literal.number(0)])
+        if self.kind is AggregateKind.SUM:
+            return [total]
+        return [total, exp.Count(this=col.copy())]
+
+    def __str__(self) -> str:
+        return self.to_sql()
+
+
+def _decimal_literal(value: Fraction) -> str | None:
+    """``value`` as an exact decimal string, or None when its expansion does not terminate."""
+    den, twos, fives = value.denominator, 0, 0
+    while den % 2 == 0:
+        den, twos = den // 2, twos + 1
+    while den % 5 == 0:
+        den, fives = den // 5, fives + 1
+    if den != 1:
+        return None
+    digits = max(twos, fives)
+    scaled = abs(value) * 10**digits
+    assert scaled.denominator == 1
+    text = str(scaled.numerator).rjust(digits + 1, "0")
+    body = text if digits == 0 else f"{text[:-digits]}.{text[-digits:]}"
+    return ("-" if value < 0 else "") + body
+
+
+def _number(value: Fraction) -> exp.Expr:
+    text = _decimal_literal(value)
+    assert text is not None, "ClipBounds admits finite decimals only"
+    if text.startswith("-"):
+        return exp.Neg(this=exp.Literal.number(text[1:]))
+    return exp.Literal.number(text)
+
+
 def quoted_if_needed(name: str) -> exp.Identifier:
     """``name`` as a sqlglot identifier, quoted only when it must be (a keyword, a space, a quote...)."""
     safe = name.isidentifier() and name.lower() == name.lower().strip()
@@ -313,12 +496,27 @@ def _render_with_joins(query: CountQuery, dialect: str, pretty: bool) -> str:
     Relations are emitted in an order where each one after the first joins an earlier one
     when the join graph is connected; disconnected parts become CROSS JOINs.
     """
-    if query.count.column is None:
-        agg: exp.Expr = exp.Count(this=exp.Star())
-    else:
-        col = _qualified(query.count.column)
-        agg = exp.Count(this=exp.Distinct(expressions=[col]) if query.count.distinct else col)
+    select = _select_from(query, [_count_expression(query.count)])
+    return _sql(select, dialect, pretty)
 
+
+def _count_expression(count: Count) -> exp.Expr:
+    """``COUNT(*)``, ``COUNT(col)`` or ``COUNT(DISTINCT col)`` as a sqlglot expression."""
+    if count.column is None:
+        return exp.Count(this=exp.Star())
+    col = _qualified(count.column)
+    return exp.Count(this=exp.Distinct(expressions=[col]) if count.distinct else col)
+
+
+def _sql(select: exp.Select, dialect: str, pretty: bool) -> str:
+    try:
+        return select.sql(dialect=dialect, pretty=pretty)
+    except Exception as exc:  # noqa: BLE001 - sqlglot raises assorted errors per dialect
+        raise SqlError(f"cannot render the query in dialect {dialect!r}: {exc}") from exc
+
+
+def _select_from(query: CountQuery, outputs: list[exp.Expr]) -> exp.Select:
+    """``SELECT outputs FROM`` the query's joins ``WHERE`` its selections (the body of every rendering)."""
     order: list[str] = []
     remaining = list(query.aliases)
     while remaining:
@@ -335,7 +533,7 @@ def _render_with_joins(query: CountQuery, dialect: str, pretty: bool) -> str:
             return exp.alias_(table, quoted_if_needed(rel.alias), table=True)
         return table
 
-    select = exp.Select(expressions=[agg])
+    select = exp.Select(expressions=outputs)
     select.set("from_", exp.From(this=table_expr(order[0])))
     placed = {order[0]}
     joins = []
@@ -358,10 +556,7 @@ def _render_with_joins(query: CountQuery, dialect: str, pretty: bool) -> str:
     if where:
         wrapped = [exp.paren(w, copy=False) if isinstance(w, exp.Or) else w for w in where]
         select.set("where", exp.Where(this=exp.and_(*wrapped)))
-    try:
-        return select.sql(dialect=dialect, pretty=pretty)
-    except Exception as exc:  # noqa: BLE001 - sqlglot raises assorted errors per dialect
-        raise SqlError(f"cannot render the query in dialect {dialect!r}: {exc}") from exc
+    return select
 
 
 def _qualified(attr: Attribute) -> exp.Column:

@@ -37,10 +37,20 @@ from pimento.config import MAX_SQL_CHARS
 from pimento.errors import CatalogError, Highlight, Refusal, SqlError, UnsupportedQuery
 from pimento.schema import Catalog
 from pimento.sql.allowlist import SELECTION_REASONS, check_selection, column_family, unrunnable_character
-from pimento.sql.ir import Attribute, Count, CountQuery, JoinCondition, Relation, Selection, quoted_if_needed
+from pimento.sql.ir import (
+    AggregateKind,
+    AggregateQuery,
+    Attribute,
+    Count,
+    CountQuery,
+    JoinCondition,
+    Relation,
+    Selection,
+    quoted_if_needed,
+)
 from pimento.sql.join_types import JOIN_TYPES_CONSTRUCT, check_join_types
 
-__all__ = ["MAX_NESTING", "REJECTION_REASONS", "parse_count_query"]
+__all__ = ["MAX_NESTING", "REJECTION_REASONS", "parse_aggregate_query", "parse_count_query"]
 
 #: Deepest nesting accepted: parentheses in the text, and levels of the parsed tree. Deeper
 #: input is refused with a SqlError instead of exhausting Python's recursion limit.
@@ -113,6 +123,38 @@ def parse_count_query(
         return check_join_types(_Parser(sql, catalog, dialect).run(), catalog)
     except RecursionError:
         raise _too_deep("its expressions exhaust the parser's recursion") from None
+
+
+def parse_aggregate_query(
+    sql: str, catalog: Catalog, *, dialect: str | None = None, max_chars: int = MAX_SQL_CHARS
+) -> AggregateQuery:
+    """Parse a grouped COUNT, or a SUM or AVG of a column, into an :class:`~pimento.sql.ir.AggregateQuery`.
+
+    The accepted shape is ``SELECT g1, ..., AGG FROM <body> [GROUP BY g1, ...]`` where the body
+    is what :func:`parse_count_query` accepts, every ``g`` is a plain column, the non-aggregate
+    outputs are exactly the GROUP BY columns, and AGG is ``COUNT(...)`` as there, or ``SUM(col)``
+    / ``AVG(col)``. Subqueries (the ``IN (SELECT ...)`` rewrite) are refused here. Same errors
+    as :func:`parse_count_query`; a plain scalar COUNT parses too (no group, kind COUNT).
+
+    >>> from pimento.schema import Catalog, Table, Column
+    >>> cat = Catalog((Table("t", (Column("a", "integer"), Column("g", "text"))),))
+    >>> str(parse_aggregate_query("select g, sum(a) from t group by g", cat))
+    'SELECT t.g, SUM(t.a) FROM t GROUP BY t.g'
+    """
+    if len(sql) > max_chars:
+        raise SqlError(
+            f"the SQL text has {len(sql):,} characters, more than the {max_chars:,} accepted",
+            hint="shorten the query (the limit is [database] max_sql_chars in pimento.toml)",
+        )
+    depth = _parenthesis_depth(sql)
+    if depth > MAX_NESTING:
+        raise _too_deep(f"{depth} levels of parentheses, at most {MAX_NESTING} are accepted")
+    parser = _AggregateParser(sql, catalog, dialect)
+    try:
+        body = check_join_types(parser.run(), catalog)
+    except RecursionError:
+        raise _too_deep("its expressions exhaust the parser's recursion") from None
+    return parser.finish(body)
 
 
 # --------------------------------------------------------------------------- internals
@@ -603,6 +645,78 @@ class _Parser:
             self._sources.get(loose.alias.lower()),
             detail=f"{names} {'is' if names.count(',') == 0 else 'are'} not joined to {relations[0].alias}",
         )
+
+
+class _AggregateParser(_Parser):
+    """The counting parser on the SELECT with GROUP BY removed and the aggregate replaced by a COUNT.
+
+    The body (FROM, joins, WHERE) goes through the counting parser unchanged; the original
+    text stays ``self.sql``, so highlights point into what the user wrote.
+    """
+
+    def __init__(self, sql: str, catalog: Catalog, dialect: str | None):
+        super().__init__(sql, catalog, dialect)
+        self._keys: list[exp.Column] = []
+        self._outputs: list[exp.Column] = []
+        self._kind = AggregateKind.COUNT
+        self._aggregate: exp.Expr | None = None
+
+    def _select(self, select: exp.Select) -> CountQuery:
+        group = select.args.get("group")
+        if group is not None:
+            for extra in ("rollup", "cube", "grouping_sets", "totals"):
+                if group.args.get(extra):
+                    raise self._reject("group_by", group, keyword=r"\bGROUP\s+BY\b", detail=f"{extra.upper()}")
+            for key in group.expressions:
+                if not isinstance(key, exp.Column) or isinstance(key.this, exp.Star):
+                    raise self._reject("group_by", key, detail="GROUP BY an expression: only plain columns are grouped")
+                self._keys.append(key)
+        aggregates = []
+        for node in select.expressions:
+            inner = node.this if isinstance(node, exp.Alias) else node
+            if isinstance(inner, exp.Column) and not isinstance(inner.this, exp.Star):
+                self._outputs.append(inner)
+            else:
+                aggregates.append(inner)
+        if not aggregates:
+            raise self._reject("not_count", select.expressions[0] if select.expressions else select, detail="no aggregate")
+        if len(aggregates) > 1:
+            raise self._reject("multiple_outputs", aggregates[1], detail="one aggregate per query")
+        count_node = self._aggregate_as_count(aggregates[0])
+        body = select.copy()
+        body.set("group", None)
+        body.set("expressions", [count_node])
+        return super()._select(body)
+
+    def _aggregate_as_count(self, node: exp.Expr) -> exp.Expr:
+        """The COUNT the body is parsed with: the COUNT itself, or ``COUNT(col)`` for SUM/AVG(col)."""
+        if isinstance(node, exp.Count):
+            return node
+        if isinstance(node, (exp.Sum, exp.Avg)):
+            self._kind = AggregateKind.SUM if isinstance(node, exp.Sum) else AggregateKind.AVG
+            column = node.this
+            if not isinstance(column, exp.Column) or isinstance(column.this, exp.Star):
+                raise self._reject("other_aggregate", node, detail=f"{self._kind.value.upper()} over an expression: only a column is aggregated")
+            self._aggregate = column
+            return exp.Count(this=column.copy())
+        return node  # the counting parser names what it is (another aggregate, not a COUNT, ...)
+
+    def finish(self, body: CountQuery) -> AggregateQuery:
+        """The AggregateQuery over ``body``: keys resolved, outputs checked against them."""
+        if self._pending_semi_joins:
+            raise self._reject("subquery", self._pending_semi_joins[0], detail="not rewritten under GROUP BY, SUM or AVG")
+        keys = [self._resolve(k) for k in self._keys]
+        if len(set(keys)) != len(keys):
+            raise self._reject("group_by", None, keyword=r"\bGROUP\s+BY\b", detail="a column is grouped twice")
+        shown = [self._resolve(c) for c in self._outputs]
+        for column, attr in zip(self._outputs, shown, strict=True):
+            if attr not in keys:
+                raise self._reject("group_by" if keys else "multiple_outputs", column, detail=f"{attr} is output but not grouped by")
+        if set(shown) != set(keys) or len(shown) != len(keys):
+            raise self._reject("group_by", None, keyword=r"\bGROUP\s+BY\b", detail="every GROUP BY column must be output once")
+        if self._kind is AggregateKind.COUNT:
+            return AggregateQuery(body, tuple(shown))
+        return AggregateQuery(body.with_count(Count()), tuple(shown), self._kind, body.count.column)
 
 
 def _too_deep(what: str) -> SqlError:
