@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from pimento.errors import InternalError, PimentoError, UserError
 
-__all__ = ["TRUSTED_CONTEXT", "ProgressLines", "config_option", "console", "db_option", "err_console", "emit_json", "error_payload", "handle_errors", "json_option",
+__all__ = ["TRUSTED_CONTEXT", "ProgressLines", "StageProgress", "config_option", "console", "db_option", "err_console", "emit_json", "error_payload", "handle_errors", "json_option",
            "open_custodian_database", "open_database", "print_authorized_rows", "split_names"]
 
 console = Console()
@@ -184,6 +184,52 @@ class ProgressLines:
         if finished:
             self._done.add(stage)
         self._write(f"{self.prefix}: {stage} {done}/{total}{' done' if finished else ''} ({now - self._start:.0f} s)")
+
+
+class StageProgress:
+    """The one progress display of a long step (``pimento synth``, each step of ``pimento demo run``).
+
+    Used as ``with StageProgress("synth", labels) as report: work(progress=report)``, where the work
+    calls ``report(stage, done, total)``. A terminal gets Rich bars on stderr, one per stage (gone when
+    the step ends); anything else (a log, a pipe, CI) gets :class:`ProgressLines`, since bars print
+    nothing there, and so does ``json_out`` (``--json``: stdout keeps the JSON document alone, the
+    lines go to stderr); ``quiet`` shows nothing at all. ``labels`` names the stages for people
+    (``{"fit": "fitting models"}``).
+    """
+
+    def __init__(self, prefix: str, labels: dict[str, str] | None = None, *, quiet: bool = False, json_out: bool = False) -> None:
+        self.prefix = prefix
+        self.labels = labels or {}
+        self.quiet = quiet
+        self.bars = err_console.is_terminal and not (quiet or json_out)
+        self._progress: Any = None
+        self._tasks: dict[str, Any] = {}
+        self._lines = None if self.bars or quiet else ProgressLines(prefix)
+
+    def __enter__(self) -> Callable[[str, int, int], None]:
+        if self.bars:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(
+                TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                console=err_console, transient=True,
+            )
+            self._progress.start()
+        return self.report
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        """One progress report of the work: ``done`` of ``total`` in ``stage``."""
+        label = self.labels.get(stage, stage)
+        if self._lines is not None:
+            self._lines(label, done, total)
+        elif self._progress is not None:
+            if stage not in self._tasks:
+                self._tasks[stage] = self._progress.add_task(label, total=max(total, 1))
+            self._progress.update(self._tasks[stage], completed=done, total=max(total, 1))
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
 
 
 def open_database(db: str, *, read_only: bool = True, private: str | None = None):

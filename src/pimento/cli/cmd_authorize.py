@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import typer
 
+from pimento.cli._checks import require_database
 from pimento.cli._common import TRUSTED_CONTEXT, emit_json, handle_errors, json_option, print_authorized_rows
 
 __all__ = ["authorize_cmd", "configured_policy_path", "register"]
@@ -47,6 +48,7 @@ def authorize_cmd(
     Custodian-side tool: the context is trusted input; analysts use `pimento serve`, where the key
     fixes the context.
     """
+    require_database(db)
     from pimento.engines.database import load_database
     from pimento.policy import Enforcer, load_compiled_policy
     from pimento.release.request import Context

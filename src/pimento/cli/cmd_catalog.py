@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from pimento.cli._checks import require_database
 from pimento.cli._common import (
     console,
     db_option,
@@ -38,6 +39,7 @@ def catalog_cmd(
 ) -> None:
     """Show what Pimento knows about a database's schema (introspection merged with pimento.toml),
     and which relations are private and why. With --check it is a custodian tool."""
+    require_database(db)
     from pimento.engines.database import validate_constraints
     from pimento.schema.merge import privacy_marks
 

@@ -15,14 +15,15 @@ from typing import Any
 
 import typer
 from rich.console import JustifyMethod
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
 
-from pimento.cli._common import console, emit_json, err_console, handle_errors
+from pimento.cli._common import StageProgress, console, emit_json, err_console, handle_errors
+from pimento.cli.cmd_synth import SYNTH_STAGES
 from pimento.errors import UserError
 from pimento.schema.synthetic import default_synthetic_path
 
-__all__ = ["DEFAULT_OUT", "DemoContext", "DemoStep", "RUN_STEPS", "create_cmd", "register", "run_cmd"]
+__all__ = ["DEFAULT_OUT", "DemoContext", "DemoStep", "RUN_STEPS", "create_cmd", "print_labelled", "register", "run_cmd"]
 
 #: Where the demo database goes when ``--out`` is not given (relative to the working directory).
 DEFAULT_OUT = Path("pimento-demo") / "hospital.duckdb"
@@ -46,6 +47,8 @@ class DemoContext:
     from_corpus: bool = False
     database: Any = None
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: seconds each step took (shown in the summary)
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def close(self) -> None:
         if self.database is not None:
@@ -55,11 +58,13 @@ class DemoContext:
 
 @dataclass(frozen=True)
 class DemoStep:
-    """One step of ``demo run``: ``run(ctx) -> dict`` and ``show(dict)`` for the Rich view."""
+    """One step of ``demo run``: ``run(ctx) -> dict`` and ``show(dict)`` for the Rich view; ``title`` is
+    what the progress line on stderr says while it runs (default: the name)."""
 
     name: str
     run: Callable[[DemoContext], dict[str, Any]]
     show: Callable[[dict[str, Any]], None]
+    title: str = ""
 
 
 def step_database(ctx: DemoContext) -> dict[str, Any]:
@@ -199,7 +204,7 @@ def show_catalog(data: dict[str, Any]) -> None:
         table.add_row(t["name"], f"{t['rows']:,}", str(t["columns"]), "[red]private[/]" if t["private"] else "[green]public[/]")
     console.print(table)
     fds = ", ".join(data["functional_dependencies"]) or "none"
-    console.print(f"{data['foreign_keys']} foreign keys; functional dependencies: {fds}", highlight=False)
+    print_labelled(f"{data['foreign_keys']} foreign keys; functional dependencies:", fds, indent=0)
 
 
 def step_question(ctx: DemoContext) -> dict[str, Any]:
@@ -220,7 +225,7 @@ def step_question(ctx: DemoContext) -> dict[str, Any]:
 def show_question(data: dict[str, Any]) -> None:
     console.print(f"\n[bold]Question:[/] {data['question']}", highlight=False)
     for f in data["formulations"]:
-        console.print(f"  [cyan]{f['name']}[/]: {f['sql']}", highlight=False)
+        print_labelled(f"[cyan]{f['name']}[/]:", f["sql"])
         console.print(f"    true answer (not private, for the demo only): [bold]{f['true_answer']}[/]", highlight=False)
     agree = "[green]the two formulations agree[/]" if data["answers_agree"] else "[red]the formulations disagree[/]"
     console.print(f"  {agree}")
@@ -303,11 +308,8 @@ def show_sensitivity(data: dict[str, Any]) -> None:
         f"delta = {data['delta']}; the private RS is never shown)"
     )
     for f in data["formulations"]:
-        console.print(
-            f"  [cyan]{f['name']}[/]: RS = [bold]{f['synthetic_rs']:.4g}[/] (local sensitivity {f['synthetic_ls']}, k* = {f['k_star']}); "
-            f"Shapley shares {f['synthetic_shapley']}",
-            highlight=False,
-        )
+        print_labelled(f"[cyan]{f['name']}[/]:", f"RS = {f['synthetic_rs']:.4g} (local sensitivity {f['synthetic_ls']}, "
+                       f"k* = {f['k_star']}); Shapley shares {f['synthetic_shapley']}")
 
 
 def step_release(ctx: DemoContext) -> dict[str, Any]:
@@ -324,7 +326,7 @@ def step_release(ctx: DemoContext) -> dict[str, Any]:
 
 def show_release(data: dict[str, Any]) -> None:
     console.print("\n[bold]Private answer from SQL[/] (pimento sql; the formulation with the lower RS on the synthetic copy)")
-    console.print(f"  SQL: {data['sql']}", highlight=False)
+    print_labelled("SQL:", data["sql"])
     cached = " (answer cache: same request, no new cost)" if data.get("cached") else ""
     console.print(
         f"  released: [bold green]{data['value']}[/], 95% interval [{data['interval'][0]}, {data['interval'][1]}], "
@@ -356,12 +358,13 @@ def step_synth(ctx: DemoContext) -> dict[str, Any]:
     declared = settings.synth  # what the demo's pimento.toml declares public (see docs/synth.md)
     ledger = Ledger.for_database(str(ctx.path), settings)
     try:
-        result = synthesize(
-            ctx.database.engine, ctx.database.catalog, target, DEMO_EPSILON_SYN, DEMO_DELTA_SYN,
-            root=settings.privacy.root, seed=ctx.seed, ledger=ledger, database=str(ctx.path),
-            link_context=list(declared.link_context), public_values=list(declared.public_values),
-            caps=dict(declared.caps) or None,
-        )
+        with StageProgress("demo synth", SYNTH_STAGES, quiet=ctx.quiet) as progress:  # pimento synth's display
+            result = synthesize(
+                ctx.database.engine, ctx.database.catalog, target, DEMO_EPSILON_SYN, DEMO_DELTA_SYN,
+                root=settings.privacy.root, seed=ctx.seed, ledger=ledger, database=str(ctx.path),
+                link_context=list(declared.link_context), public_values=list(declared.public_values),
+                caps=dict(declared.caps) or None, progress=progress,
+            )
     finally:
         ledger.close()
     result.engine.close()
@@ -406,7 +409,7 @@ def step_translate(ctx: DemoContext) -> dict[str, Any]:
 def show_translate(data: dict[str, Any]) -> None:
     console.print("\n[bold]Question to SQL, offline (no LLM)[/]: top candidates")
     for i, c in enumerate(data["candidates"], 1):
-        console.print(f"  {i}. ({c['score']:.2f}) {c['sql']}", highlight=False)
+        print_labelled(f"{i}. ({c['score']:.2f})", c["sql"])
 
 
 def step_ask(ctx: DemoContext) -> dict[str, Any]:
@@ -429,34 +432,159 @@ def show_ask(data: dict[str, Any]) -> None:
         f"  released: [bold green]{data['value']}[/], 95% interval [{data['interval'][0]}, {data['interval'][1]}]",
         highlight=False,
     )
-    console.print(f"  chosen SQL (lowest RS in the chosen answer cluster): {data['chosen_sql']}", highlight=False)
+    console.print("  chosen SQL (lowest RS in the chosen answer cluster):", highlight=False)
+    print_labelled("", data["chosen_sql"], indent=4)
     console.print(f"  its residual sensitivity on the synthetic copy: {data['synthetic_rs']:.4g}", highlight=False)
     if data.get("avoided_sql"):
-        console.print(f"  avoided (offline top-1): {data['avoided_sql']}", highlight=False)
+        console.print("  avoided (offline top-1):", highlight=False)
+        print_labelled("", data["avoided_sql"], indent=4)
     console.print("  formulations the search evaluated on the synthetic copy (answer, RS there):")
     for alt in data["alternatives"]:
-        console.print(f"    [{alt['synthetic_answer']}, RS {alt['synthetic_rs']:.4g}] {alt['sql']}", highlight=False)
+        print_labelled(escape(f"[{alt['synthetic_answer']}, RS {alt['synthetic_rs']:.4g}]"), alt["sql"], indent=4)
+
+
+def print_labelled(label: str, text: str, *, indent: int = 2, width: int | None = None, shell: bool = False) -> None:
+    """``label`` then ``text`` (SQL, say) wrapped at spaces in its own column: at 80 columns a long query
+    continues under itself instead of at the margin, and no word is ever cut (a word wider than the
+    column overflows whole). ``label`` may hold Rich markup (an empty one puts the text at ``indent``);
+    ``text`` is printed as it is. ``shell``: ``text`` is a shell command, wrapped between its words
+    (never inside a quoted one) with `` \\`` ending every line but the last, so it can be pasted as shown."""
+    import shlex
+    import textwrap
+
+    from rich.text import Text
+
+    head = " " * indent + label + (" " if label else "")
+    hang = Text.from_markup(head).cell_len
+    continued = " \\" if shell else ""
+    room = max((width or console.width) - hang - len(continued), 20)
+    if shell:
+        lines: list[str] = []
+        for word in (shlex.quote(w) for w in shlex.split(text)):
+            if lines and len(lines[-1]) + 1 + len(word) <= room:
+                lines[-1] += " " + word
+            else:
+                lines.append(word)
+    else:
+        lines = textwrap.wrap(text, room, break_long_words=False, break_on_hyphens=False)
+    lines = lines or [""]
+    for i, line in enumerate(lines):
+        tail = continued if i < len(lines) - 1 else ""
+        if i == 0:
+            console.print(Text.from_markup(head) + Text(line + tail), soft_wrap=True, highlight=False)
+        else:
+            console.print(" " * hang + line + tail, soft_wrap=True, highlight=False, markup=False)
+
+
+def step_summary(ctx: DemoContext) -> dict[str, Any]:
+    """What the run built and answered, the budget spent and left (the ledger's own summary), what to try next."""
+    from pimento.mechanisms.ledger import Ledger
+
+    location = str(ctx.path)
+    with Ledger.for_database(location, ctx.database.settings) as ledger:
+        budget = ledger.summary(location)
+    analyst = next((a for a in budget["analysts"] if a["analyst"] == DEMO_ANALYST), None)
+    synth = ctx.results.get("synth", {})
+    answered = [name for name in ("release", "ask") if name in ctx.results]
+    db = _shell_word(location)
+    return {
+        "database": location,
+        "patients": ctx.results.get("database", {}).get("patients"),
+        "config_path": str(ctx.path.parent / "pimento.toml"),
+        "synthetic": synth.get("path"),
+        "built": [name for name in ("database", "synth") if ctx.results.get(name, {}).get("built")],
+        "answers": len(answered),
+        "answered": answered,
+        "analyst": DEMO_ANALYST,
+        "analyst_budget": analyst,
+        "database_budget": {"cap": budget["cap"], "spent": budget["spent"], "left": budget["left"]},
+        "seconds": {name: round(s, 1) for name, s in ctx.seconds.items()},
+        "next": [
+            f"pimento ask {_shell_word(DEMO_NEXT_QUESTION)} --db {db} --epsilon 0.5 --delta 1e-6 --preview",
+            f"pimento sql --db {db} --sql {_shell_word(DEMO_NEXT_SQL)} --epsilon 0.5 --analyst {DEMO_ANALYST}",
+            f"pimento budget --db {db}",
+            f"pimento audit show --db {db}",
+            f"pimento serve --db {db}",
+        ],
+    }
+
+
+#: The question and SQL the summary suggests trying next (not the demo's own: a new one costs budget).
+DEMO_NEXT_QUESTION = "How many patients were prescribed warfarin?"
+DEMO_NEXT_SQL = "SELECT COUNT(*) FROM Patient"
+
+
+def _shell_word(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def show_summary(data: dict[str, Any]) -> None:
+    console.print("\n[bold]Summary[/]")
+
+    def row(label: str, text: str) -> None:
+        print_labelled(f"{label:<10}" if label else " " * 10, text)
+
+    patients = f", {data['patients']:,} patients" if data.get("patients") is not None else ""
+    verb = "built now" if "database" in data["built"] else "existing"
+    row("database", f"{data['database']} ({verb}{patients}); its settings: {data['config_path']}")
+    if data.get("synthetic"):
+        verb = "built now" if "synth" in data["built"] else "existing"
+        row("synthetic", f"{data['synthetic']} ({verb}; the search reads only this copy)")
+    answered = {"release": "one from SQL", "ask": "one from the question"}
+    row("answered", f"{data['answers']} private answers for analyst {data['analyst']!r} "
+        f"({', '.join(answered.get(a, a) for a in data['answered']) or 'none'}; a repeated request is answered "
+        "from the cache at no new cost)")
+    who = data.get("analyst_budget")
+    if who is not None:
+        row("budget", f"analyst {data['analyst']!r}: spent {_pair(who['spent'])}; left {_pair(who['left'])}")
+    whole = data["database_budget"]
+    row("", f"whole database (with the synthetic copy's charge): spent {_pair(whole['spent'])}; left {_pair(whole['left'])}")
+    total = sum(data["seconds"].values())
+    slow = max(data["seconds"].items(), key=lambda kv: kv[1], default=None)
+    if slow is not None:
+        row("time", f"{total:.0f} s in all ({slow[0]} {slow[1]:.0f} s); a second run reuses both databases")
+    console.print("  [bold]next[/]:")
+    for command in data["next"]:
+        print_labelled("", command, indent=4, shell=True)
+
+
+def _pair(b: dict[str, Any] | None) -> str:
+    return "-" if b is None else f"epsilon {b['epsilon']}, delta {b['delta']}"
 
 
 #: The steps of ``pimento demo run``, in order.
 RUN_STEPS: list[DemoStep] = [
-    DemoStep("database", step_database, show_database),
-    DemoStep("catalog", step_catalog, show_catalog),
-    DemoStep("question", step_question, show_question),
-    DemoStep("parse", step_parse, show_parse),
-    DemoStep("synth", step_synth, show_synth),
-    DemoStep("sensitivity", step_sensitivity, show_sensitivity),
-    DemoStep("release", step_release, show_release),
-    DemoStep("translate", step_translate, show_translate),
-    DemoStep("ask", step_ask, show_ask),
+    DemoStep("database", step_database, show_database, "the demo database (built once)"),
+    DemoStep("catalog", step_catalog, show_catalog, "its catalog"),
+    DemoStep("question", step_question, show_question, "the demo question on the private data"),
+    DemoStep("parse", step_parse, show_parse, "parsing its two formulations"),
+    DemoStep("synth", step_synth, show_synth, "the DP synthetic copy (built once; a few minutes)"),
+    DemoStep("sensitivity", step_sensitivity, show_sensitivity, "residual sensitivity on the synthetic copy"),
+    DemoStep("release", step_release, show_release, "a private answer from SQL"),
+    DemoStep("translate", step_translate, show_translate, "the question to SQL, offline"),
+    DemoStep("ask", step_ask, show_ask, "the question answered privately (search on the synthetic copy)"),
+    DemoStep("summary", step_summary, show_summary, "summary"),
 ]
 
 
 def run_steps(ctx: DemoContext, steps: list[DemoStep] | None = None, *, show: bool = True) -> dict[str, Any]:
-    """Run ``steps`` (default :data:`RUN_STEPS`) in order; each result is kept in ``ctx.results``."""
+    """Run ``steps`` (default :data:`RUN_STEPS`) in order; each result is kept in ``ctx.results``.
+
+    Unless ``ctx.quiet``, a line on stderr says which step runs ("[5/10] the DP synthetic copy ..."),
+    so that a step of minutes never leaves the screen silent; the long ones show progress as well.
+    """
+    import time
+
+    chosen = steps if steps is not None else RUN_STEPS
     try:
-        for step in steps if steps is not None else RUN_STEPS:
+        for i, step in enumerate(chosen, 1):
+            if not ctx.quiet:
+                err_console.print(f"[dim]demo [{i}/{len(chosen)}] {escape(step.title or step.name)} ...[/]", highlight=False, soft_wrap=True)
+            started = time.perf_counter()
             ctx.results[step.name] = step.run(ctx)
+            ctx.seconds[step.name] = time.perf_counter() - started
             if show:
                 step.show(ctx.results[step.name])
     finally:
@@ -477,25 +605,13 @@ def _check_patients(patients: int | None) -> None:
 
 
 def _build(path: Path, *, patients: int, seed: int, overwrite: bool, quiet: bool):
-    """create_demo with a Rich progress bar (one tick per table) on stderr unless ``quiet``."""
+    """create_demo with progress on stderr (one tick per table; :class:`StageProgress`, as ``pimento synth``) unless ``quiet``."""
     from pimento.demo.hospital import create_demo
 
-    if quiet:
-        return create_demo(path, patients=patients, seed=seed, overwrite=overwrite)
-    with Progress(
-        TextColumn("[bold]{task.description:<22}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=False,
-    ) as bar:
-        task = bar.add_task(f"demo ({patients:,} patients)", total=None)
-
-        def progress(step: str, done: int, total: int) -> None:
-            bar.update(task, total=total, completed=done, description=step if done < total else "done")
-
-        return create_demo(path, patients=patients, seed=seed, overwrite=overwrite, progress=progress)
+    label = f"building the demo database ({patients:,} patients)"
+    with StageProgress("demo", {"build": label}, quiet=quiet) as report:
+        return create_demo(path, patients=patients, seed=seed, overwrite=overwrite,
+                           progress=lambda _table, done, total: report("build", done, total))
 
 
 # --------------------------------------------------------------------------- commands
@@ -539,7 +655,13 @@ def run_cmd(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Build the demo database if missing, show its catalog, the demo question and its formulations."""
+    """Walk through the paper's example: build the demo database and its DP synthetic copy if missing
+    (a few minutes the first time), show the catalog, the demo question and its two formulations, their
+    residual sensitivity on the copy, a private answer from SQL and one from the question, then a summary
+    (what was built and where, the answers, the budget spent and left, commands to try next).
+
+    Each step is announced on stderr, with progress for the long ones; stdout holds the report (or
+    the JSON document with --json, which prints nothing else)."""
     _check_patients(patients)
     if out.is_dir():
         raise UserError(f"{out} is a directory", hint="give the path of the demo database file")

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from pimento.cli._checks import require_path
 from pimento.cli._common import console, emit_json, err_console, handle_errors
 from pimento.errors import InternalError
 
@@ -32,6 +33,10 @@ def ingest_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Extract the rows a corpus states into a database: keys checked, entities resolved, provenance kept."""
+    require_path(corpus, "--corpus", "corpus folder")
+    require_path(schema, "--schema", "schema")
+    if patterns is not None:
+        require_path(patterns, "--patterns", "pattern spec")
     from pimento.ingest import ingest
 
     with _progress(quiet=json_out) as progress:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from pimento.cli._checks import require_database
 from pimento.cli._common import console, emit_json, err_console, handle_errors, json_option
 
 __all__ = ["add_cmd", "list_cmd", "register", "revoke_cmd"]
 
 
 def _store(db: str):
+    require_database(db)  # before the service is imported, and before a keys file could be created
     from pimento.service.deployment import Deployment
 
     return Deployment(db)

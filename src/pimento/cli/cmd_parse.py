@@ -6,9 +6,9 @@ import sys
 
 import typer
 from rich.markup import escape
-from rich.syntax import Syntax
 from rich.table import Table
 
+from pimento.cli._checks import require_database
 from pimento.cli._common import console, db_option, emit_json, handle_errors, json_option, open_database
 
 __all__ = ["parse_cmd", "register"]
@@ -23,6 +23,7 @@ def parse_cmd(
     json_out: bool = json_option(),
 ) -> None:
     """Parse a counting query into the IR, or name the construct that puts it outside the class."""
+    require_database(db)
     from pimento.errors import UnsupportedQuery
     from pimento.sql import parse_count_query
     from pimento.sql.render import describe
@@ -59,6 +60,8 @@ def parse_cmd(
     table.add_row("join classes", "\n".join("{" + ", ".join(c) + "}" for c in info["join_classes"]) or "-")
     table.add_row("selections", "\n".join(f"{a}: {p}" for a, p in info["selections"].items()) or "-")
     console.print(table)
+    from rich.syntax import Syntax  # Pygments: imported only to print
+
     console.print(Syntax(query.to_sql(info["dialect"], pretty=True), "sql", word_wrap=True))
 
 

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from pimento.cli._checks import require_database, require_path
 from pimento.cli._common import console, emit_json, err_console, handle_errors
 from pimento.errors import PolicyError
 
@@ -32,6 +33,9 @@ def compile_cmd(
     checks (coverage, redundancy, satisfiability, information implication, unresolved
     subjects); the report names witness flows and counts cells of the private database,
     and the compiled JSON stores it. Every use is written to the audit log."""
+    if not policy.startswith("example:"):
+        require_path(policy, "POLICY", "policy file", PolicyError)
+    require_database(db)
     from pimento.engines.database import load_database
     from pimento.policy import compile_policy, example_policy_path, load_policy, run_checks
 
@@ -83,6 +87,9 @@ def extract_cmd(
     """Extract norms from policy text, sentence by sentence, ground them in DB's schema and
     write the structured YAML for review. Default: offline rules (no LLM, no network); with
     --llm, an LLM proposes and the compiler validates."""
+    if not Path(text_path).is_file():
+        raise PolicyError(f"policy text not found: {text_path}")
+    require_database(db)
     from pimento.engines import open_engine
     from pimento.engines.database import load_database
     from pimento.llm import SyntheticValues, Usage, open_backend
@@ -157,6 +164,8 @@ def explain_cmd(
     """Custodian tool: shows private data. Explains a CI answer: the norms that decided,
     how many cells each permitted or denied, and governed cells with their values (denied
     ones included). Every use is written to the audit log. Never give its output to an analyst."""
+    require_path(policy, "--policy", "compiled policy", PolicyError)
+    require_database(db)
     from pimento.engines.database import load_database
     from pimento.policy import Enforcer, load_compiled_policy
 
@@ -208,6 +217,7 @@ def show_cmd(
 ) -> None:
     """Show the norms, views and check results of a compiled policy, and its observable denials
     (acknowledged or not, with --config; `pimento serve` refuses one that is not)."""
+    require_path(compiled_path, "COMPILED_PATH", "compiled policy", PolicyError)
     from pimento.policy import load_compiled_policy
 
     compiled = load_compiled_policy(compiled_path)

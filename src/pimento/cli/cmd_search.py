@@ -19,11 +19,15 @@ from typing import Any
 import typer
 from rich.markup import escape
 
+from pimento.cli._checks import SEARCH_VARIANTS, check_number_text, check_question, check_variant, require_database
 from pimento.cli._common import TRUSTED_CONTEXT, console, emit_json, err_console, handle_errors
 from pimento.errors import UserError
-from pimento.search.config import VARIANTS
 
-__all__ = ["ask_cmd", "register", "search_cmd"]
+__all__ = ["VARIANT_HELP", "ask_cmd", "register", "search_cmd"]
+
+#: The --variant help: the names of pimento.search.config.VARIANTS, from their copy in pimento.cli._checks
+#: (so that `pimento --help` does not import the search).
+VARIANT_HELP = f"Search variant: {', '.join(SEARCH_VARIANTS)}."
 
 
 def _config(rollouts: int, seed: int, variant: str):
@@ -45,23 +49,28 @@ def search_cmd(
     delta: str = typer.Option("1e-6", "--delta", help="Delta of that release ('' for pure epsilon-DP)."),
     k: int = typer.Option(10, "--k", min=1, help="Warm-start candidates from the parser or LLM."),
     llm: str = typer.Option(None, "--llm", help="OpenAI-compatible endpoint for zero-shot warm starts."),
-    variant: str = typer.Option("full", "--variant", help=f"Search variant: {', '.join(VARIANTS)}."),
+    variant: str = typer.Option("full", "--variant", help=VARIANT_HELP),
     seed: int = typer.Option(0, "--seed", help="Random seed of the search."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Search the synthetic database for the lowest-sensitivity correct formulation (spends nothing)."""
+    require_database(db)
+    check_question(question, allow_empty=bool(seed_sql))
+    check_number_text(epsilon, "epsilon")
+    check_number_text(delta or None, "delta")
+    check_variant(variant)
     from pimento.cli._answers import alternatives_table
     from pimento.engines.database import load_database
     from pimento.mechanisms import Ledger
     from pimento.release import Request, interpret
 
+    # beta as the release at (epsilon, delta) will use it, under the custodian's [release] settings.
+    request = Request.for_question(question, epsilon=epsilon, delta=delta or None, synthetic=synthetic, seed_sql=tuple(seed_sql), k=k,
+                                   config=_config(rollouts, seed, variant), llm=llm)
     # Schema and pimento.toml only: the private data is never read by the search.
     schema = load_database(db, read_only=True)
     catalog = schema.catalog
     schema.close()
-    # beta as the release at (epsilon, delta) will use it, under the custodian's [release] settings.
-    request = Request.for_question(question, epsilon=epsilon, delta=delta or None, synthetic=synthetic, seed_sql=tuple(seed_sql), k=k,
-                                   config=_config(rollouts, seed, variant), llm=llm)
     location = str(schema.location)
     with Ledger.for_database(location, schema.settings) as ledger:  # a copy not charged to this database is refused
         outcome = interpret(request, catalog=catalog, settings=schema.settings, ledger=ledger, location=location).outcome
@@ -94,7 +103,7 @@ def ask_cmd(
     rollouts: int = typer.Option(10, "--rollouts", min=0, help="MCTS rollouts."),
     k: int = typer.Option(10, "--k", min=1, help="Warm-start candidates."),
     llm: str = typer.Option(None, "--llm", help="OpenAI-compatible endpoint for zero-shot warm starts."),
-    variant: str = typer.Option("full", "--variant", help=f"Search variant: {', '.join(VARIANTS)}."),
+    variant: str = typer.Option("full", "--variant", help=VARIANT_HELP),
     seed: int = typer.Option(0, "--seed", help="Random seed of the search."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Release without asking to confirm the interpretation (refused when its confidence is low)."),
     confirm_sql: str = typer.Option(None, "--confirm-sql", help="Release only if the interpretation is exactly this SQL (non-interactive confirmation, also of a low-confidence reading)."),
@@ -110,6 +119,11 @@ def ask_cmd(
     Custodian-side tool: --analyst and --context are trusted input; analysts use
     `pimento serve`, where the key fixes the analyst and the context.
     """
+    require_database(db)
+    check_question(question)
+    check_number_text(epsilon, "epsilon")
+    check_number_text(delta, "delta")
+    check_variant(variant)
     from pimento.cli._answers import print_answer
     from pimento.release import Request, Session
 

@@ -12,6 +12,7 @@ import sys
 import typer
 from rich.table import Table
 
+from pimento.cli._checks import check_number_text, require_database
 from pimento.cli._common import console, emit_json, err_console, handle_errors, open_database
 
 __all__ = ["CUSTODIAN_WARNING", "register", "sensitivity_cmd"]
@@ -33,14 +34,18 @@ def sensitivity_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     from pimento.errors import PimentoError, PrivacyParameterError
-    from pimento.mechanisms.ledger import Ledger
-    from pimento.sensitivity import residual_sensitivity
-    from pimento.sql import parse_count_query
 
     if (beta is None) == (epsilon is None):
         raise PrivacyParameterError("give exactly one of --beta or --epsilon", hint="e.g. --beta 0.1 or --epsilon 1 --delta 1e-6")
     if delta is not None and epsilon is None:
         raise PrivacyParameterError("--delta needs --epsilon")
+    require_database(db)
+    check_number_text(epsilon, "epsilon")
+    check_number_text(delta, "delta")
+    from pimento.mechanisms.ledger import Ledger
+    from pimento.sensitivity import residual_sensitivity
+    from pimento.sql import parse_count_query
+
     text = sys.stdin.read() if sql == "-" else sql
     database = open_database(db, private=private)
     if epsilon is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import typer
 
+from pimento.cli._checks import check_number_text, require_database
 from pimento.cli._common import TRUSTED_CONTEXT, db_option, emit_json, handle_errors, json_option
 
 __all__ = ["register", "sql_cmd"]
@@ -42,6 +43,9 @@ def sql_cmd(
     Custodian-side tool: --analyst and --context are trusted input; analysts use `pimento serve`,
     where the key fixes the analyst and the context.
     """
+    require_database(db)
+    check_number_text(epsilon, "epsilon")
+    check_number_text(delta, "delta")
     from pimento.cli._answers import print_answer
     from pimento.release import Request, Session
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import typer
 
-from pimento.cli._common import ProgressLines, console, emit_json, err_console, handle_errors, open_database
+from pimento.cli._checks import check_number_text, refuse_existing_output, require_database
+from pimento.cli._common import StageProgress, console, emit_json, handle_errors, open_database
 
-__all__ = ["register", "synth_cmd"]
+__all__ = ["SYNTH_STAGES", "register", "synth_cmd"]
+
+#: The synthesizer's progress stages as people read them (``pimento synth`` and ``pimento demo run``).
+SYNTH_STAGES = {"read": "reading tables", "encode": "choosing categories", "fit": "fitting models", "sample": "sampling", "write": "writing"}
 
 
 @handle_errors
@@ -40,32 +44,15 @@ def synth_cmd(
     (public value sets, link context) are copied without noise: the copy is DP for
     neighbours that agree on them, and the output names them.
     """
-    from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-
+    # What the arguments alone make wrong is refused first, before the synthesizer (JAX) is imported.
+    require_database(db)
+    refuse_existing_output(out)
+    check_number_text(epsilon, "epsilon")
+    check_number_text(delta, "delta")
     from pimento.release.synthetic import make_copy
 
     database = open_database(db)
-    stages = {"read": "reading tables", "encode": "choosing categories", "fit": "fitting models", "sample": "sampling", "write": "writing"}
-    # A terminal gets bars; anything else (a log, a pipe, CI) gets progress lines on stderr, since
-    # bars print nothing there (a 281 s synth used to print nothing at all). --json keeps stdout
-    # for the JSON document either way.
-    bars = err_console.is_terminal and not json_out
-    progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-        console=err_console, disable=not bars, transient=True,
-    )
-    lines = None if bars else ProgressLines("synth")
-    tasks: dict[str, TaskID] = {}
-
-    def report(stage: str, done: int, total: int) -> None:
-        if lines is not None:
-            lines(stages.get(stage, stage), done, total)
-            return
-        if stage not in tasks:
-            tasks[stage] = progress.add_task(stages.get(stage, stage), total=max(total, 1))
-        progress.update(tasks[stage], completed=done, total=max(total, 1))
-
-    with progress:
+    with StageProgress("synth", SYNTH_STAGES, json_out=json_out) as report:
         result = make_copy(
             database, out, epsilon, delta, root=root, seed=seed, progress=report, link_context=link_context, public_values=public_values
         )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
+from pimento.cli._checks import require_database
 from pimento.cli._common import console, emit_json, err_console, handle_errors, open_database
 
 if TYPE_CHECKING:
@@ -57,6 +58,9 @@ def translate_cmd(
             "--llm is not available with --kind select yet: the LLM path generates counting SQL only",
             hint="drop --llm (the offline parser answers select questions) or use --kind count",
         )
+    if question is not None and not question.strip():
+        raise UserError("the question is empty", hint="give a question such as 'How many patients are there?'")
+    require_database(db)
     database = open_database(db)
     catalog = database.catalog
     dialect = database.engine.dialect
