@@ -11,9 +11,13 @@ process (``pimento serve`` on 127.0.0.1, a free port), and ``--clients`` threads
 budget (``--cap``). Request kinds: ``sql_cached`` (one fixed query: the answer cache answers after
 the first), ``sql_uncached`` (a query with a fresh literal each time), ``ask_cached`` (one fixed
 question) and ``ask_uncached`` (the same question at a fresh epsilon, epsilon + n/10^9, which the
-answer cache keys on; the search runs for every ask, cached or not). With ``--kills K`` the server is
-killed with SIGKILL K times at random moments (and ``PIMENTO_TEST_PAUSE`` stretches the window
-between charge and answer) and restarted.
+answer cache keys on, and so does the cache of readings: the search runs), ``previewed_ask`` (the web
+page's flow: a preview of the fixed question at a fresh epsilon, untimed, then the ask at that
+epsilon, timed: the release is fresh and charged, the reading comes from the analyst's cache of
+readings, possibly from another worker). With ``--workers N`` the
+server runs N worker processes. With ``--kills K`` the server (all its processes) is killed with
+SIGKILL K times at random moments (and ``PIMENTO_TEST_PAUSE`` stretches the window between charge
+and answer) and restarted.
 
 Afterwards the ledger is checked (:func:`check_ledger`): no overspend (the analyst's charges sum
 to at most the cap), every answer a client received with ``cached: false`` has exactly one charge
@@ -52,7 +56,7 @@ from pimento.service.deployment import Deployment
 
 __all__ = ["LoadResult", "ServerProcess", "build_deployment", "check_ledger", "free_port", "run_load", "summarize"]
 
-KINDS = ("sql_cached", "sql_uncached", "ask_cached", "ask_uncached")
+KINDS = ("sql_cached", "sql_uncached", "ask_cached", "ask_uncached", "previewed_ask")
 CACHED_SQL = "SELECT COUNT(*) FROM Patient"
 CACHED_QUESTION = "How many patients were prescribed warfarin by cardiologists?"
 
@@ -84,7 +88,8 @@ class ServerProcess:
         code = "import sys; from pimento.cli.app import main; sys.argv[0] = 'pimento'; main()"
         command = [sys.executable, "-c", code, "serve", "--db", self.db, "--port", str(self.port), *self.args]
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child holds it; reopened after a stop
-        self.proc = subprocess.Popen(command, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        # its own process group: a kill reaches every worker process (``--workers N``)
+        self.proc = subprocess.Popen(command, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -106,9 +111,28 @@ class ServerProcess:
             return ""
 
     def kill(self) -> None:
+        """SIGKILL to the server's whole process group (the supervisor and its workers)."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self.proc.wait(timeout=30)
+
+    def worker_pids(self) -> list[int]:
+        """The pids of the server's worker processes (its children; Linux /proc), empty with one process."""
+        if self.proc is None:
+            return []
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                    if parent == self.proc.pid and b"spawn_main" in (entry / "cmdline").read_bytes():  # not the resource tracker
+                        pids.append(int(entry.name))
+                except OSError:
+                    continue
+        return sorted(pids)
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 20 s) and remove its log file."""
@@ -157,6 +181,8 @@ class _Counter:
 
 
 def _request(kind: str, n: int, epsilon: str) -> tuple[str, dict[str, Any]]:
+    if kind == "previewed_ask":  # the preview of this body is sent first (run_load), untimed
+        return "/v1/ask", {"question": CACHED_QUESTION, "epsilon": _fresh(epsilon, n), "delta": "1e-6"}
     if kind == "sql_cached":
         return "/v1/sql", {"sql": CACHED_SQL, "epsilon": epsilon}
     if kind == "sql_uncached":
@@ -198,9 +224,13 @@ def run_load(
         with httpx.Client(base_url=url, headers=headers, timeout=120.0) as http:
             while time.monotonic() < deadline and not stop.is_set():
                 kind = rng.choices(kinds, weights=weights)[0]
-                path, body = _request(kind, counter.next(), epsilon)
+                n = counter.next()
+                path, body = _request(kind, n, epsilon)
                 start = time.perf_counter()
                 try:
+                    if kind == "previewed_ask":
+                        http.post("/v1/ask/preview", json=body)
+                        start = time.perf_counter()
                     response = http.post(path, json=body)
                 except httpx.HTTPError:
                     outcome = Outcome(kind, 0, time.perf_counter() - start)
@@ -225,20 +255,27 @@ def run_load(
     return result
 
 
-def check_ledger(db: str | Path, analyst: str, outcomes: list[Outcome]) -> dict[str, Any]:
-    """The invariants after a run (raises AssertionError naming the first that fails)."""
+def check_ledger(db: str | Path, analyst: str | tuple[str, ...], outcomes: list[Outcome]) -> dict[str, Any]:
+    """The invariants after a run (raises AssertionError naming the first that fails); ``analyst``: the
+    analyst of the run, or all of them (each within their cap)."""
+    analysts = (analyst,) if isinstance(analyst, str) else tuple(analyst)
     database = load_database(str(db), read_only=True)
     location, settings = str(database.location), database.settings
     database.close()
     with Ledger.for_database(location, settings) as ledger:
         closed = ledger.close_abandoned()
         report = ledger.verify_audit()
-        charges = [c for c in ledger.charges() if c.analyst == analyst]
+        charges = [c for c in ledger.charges() if c.analyst in analysts]
         rows = ledger.audit_rows()
-        cap = ledger.analyst_cap(analyst)
+        cap = ledger.analyst_cap(analysts[0])
+        db_cap = ledger.database_cap()
+        db_spent = ledger.spent(location)
     assert report.ok, f"the audit log does not verify: {[p.to_dict() for p in report.problems][:5]}"
+    assert db_spent.epsilon <= db_cap.epsilon and db_spent.delta <= db_cap.delta, f"overspend of the database: {db_spent} > {db_cap}"
+    for who in analysts:
+        mine = sum((c.budget.epsilon for c in charges if c.analyst == who), Fraction(0))
+        assert mine <= cap.epsilon, f"overspend: {who} charged epsilon {mine} > cap {cap.epsilon}"
     spent = sum((c.budget.epsilon for c in charges), Fraction(0))
-    assert spent <= cap.epsilon, f"overspend: {analyst} charged epsilon {spent} > cap {cap.epsilon}"
     rows_per_charge = Counter(r.get("charge_id") for r in rows if r.get("charge_id") is not None)
     released = Counter(r.get("charge_id") for r in rows if r.get("outcome") == "released")
     ids = {c.id for c in charges}
@@ -247,11 +284,11 @@ def check_ledger(db: str | Path, analyst: str, outcomes: list[Outcome]) -> dict[
     fresh = [o.charge_id for o in outcomes if o.status == 200 and o.cached is False]
     assert len(fresh) == len(set(fresh)), "two fresh answers carry the same charge"
     for charge_id in fresh:
-        assert charge_id in ids, f"answer with charge {charge_id} has no charge of {analyst}"
+        assert charge_id in ids, f"answer with charge {charge_id} has no charge of {analysts}"
         assert released[charge_id] == 1, f"answer with charge {charge_id} has {released[charge_id]} 'released' audit rows"
     for o in outcomes:
         if o.status == 200:
-            assert o.charge_id in ids, f"a cached answer points at charge {o.charge_id}, not one of {analyst}'s"
+            assert o.charge_id in ids, f"a cached answer points at charge {o.charge_id}, not one of {analysts}'s"
     return {
         "charges": len(charges),
         "spent_epsilon": format_number(spent),
@@ -259,7 +296,7 @@ def check_ledger(db: str | Path, analyst: str, outcomes: list[Outcome]) -> dict[
         "fresh_answers": len(fresh),
         "audit_rows": report.rows,
         "closed_abandoned": closed,
-        "outcomes": dict(Counter(r.get("outcome") for r in rows if r.get("analyst") == analyst)),
+        "outcomes": dict(Counter(r.get("outcome") for r in rows if r.get("analyst") in analysts)),
     }
 
 
@@ -340,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--rollouts", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1, help="pimento serve --workers")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="pimento-service-load-"))
@@ -351,21 +389,26 @@ def main(argv: list[str] | None = None) -> int:
         db, key = build_deployment(folder, patients=args.patients, cap=args.cap, analyst=args.analyst)
     kinds = tuple(k for k in args.kinds.split(",") if k)
     env = {"PIMENTO_TEST_PAUSE": "after_charge:0.02"} if args.kills else {}
-    server = ServerProcess(db, args=("--rate", "100000", "--burst", "100000", "--rollouts", str(args.rollouts)), env=env).start()
+    serve_args = ("--rate", "100000", "--burst", "100000", "--rollouts", str(args.rollouts), "--workers", str(args.workers))
+    server = ServerProcess(db, args=serve_args, env=env).start()
+    load = {"kinds": kinds, "epsilon": args.epsilon}
     try:
-        # Warm the caches once (the first answers of the cached kinds are fresh ones).
-        run_load(server.url, key, clients=1, seconds=0.1, kinds=("sql_cached",), epsilon=args.epsilon)
+        # Warm the caches once (the first answers of the cached kinds are fresh ones; the first ask reads the question).
+        warm = ("sql_cached", "ask_cached") if any("ask" in k for k in kinds) else ("sql_cached",)
+        for kind in warm:
+            run_load(server.url, key, clients=args.workers, seconds=0.1, kinds=(kind,), epsilon=args.epsilon)
         if args.kills:
-            result = run_with_kills(server, key, clients=args.clients, seconds=args.seconds, kills=args.kills, seed=args.seed, kinds=kinds, epsilon=args.epsilon)
+            result = run_with_kills(server, key, clients=args.clients, seconds=args.seconds, kills=args.kills, seed=args.seed, **load)
         else:
-            result = run_load(server.url, key, clients=args.clients, seconds=args.seconds, kinds=kinds, epsilon=args.epsilon, seed=args.seed)
+            result = run_load(server.url, key, clients=args.clients, seconds=args.seconds, seed=args.seed, **load)
     finally:
         server.stop()
     summary = summarize(result)
     summary["ledger"] = check_ledger(db, args.analyst, result.outcomes)
     summary["setup"] = {
         "clients": args.clients, "seconds": args.seconds, "kills": args.kills, "epsilon": args.epsilon, "patients": args.patients,
-        "rollouts": args.rollouts, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "rollouts": args.rollouts, "workers": args.workers,
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
     }
     if args.json:
         print(json.dumps(summary, indent=2))

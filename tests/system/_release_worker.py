@@ -26,8 +26,9 @@ def answer_line(answer) -> dict:  # noqa: ANN001 - GuardedAnswer
 
 
 def race(ledger_file: str, db: str, worker: int, attempts: int, cap: str, eps: str) -> tuple[int, int]:
-    """Try ``attempts`` distinct releases; return (successes, refusals)."""
-    ledger = Ledger(ledger_file, LedgerSettings(epsilon_cap=cap, answer_cache=True))
+    """Try ``attempts`` distinct releases; return (successes, refusals). Each analyst may spend the whole cap
+    (``analyst_share = 1``): the race is for the database cap."""
+    ledger = Ledger(ledger_file, LedgerSettings(epsilon_cap=cap, analyst_share="1", answer_cache=True))
     ok = refused = 0
     for i in range(attempts):
         try:
@@ -42,7 +43,7 @@ def race(ledger_file: str, db: str, worker: int, attempts: int, cap: str, eps: s
 def race_mixed(ledger_file: str, db: str, worker: int, requests: list[int], cap: str, eps: str) -> list[dict]:
     """Release the queries ``requests`` (query ``q`` is the same SQL in every worker, so workers
     that share a ``q`` send identical requests); return one dict per answer or refusal."""
-    ledger = Ledger(ledger_file, LedgerSettings(epsilon_cap=cap, answer_cache=True))
+    ledger = Ledger(ledger_file, LedgerSettings(epsilon_cap=cap, analyst_share="1", answer_cache=True))
     out = []
     for q in requests:
         try:

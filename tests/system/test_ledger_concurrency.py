@@ -28,7 +28,7 @@ def test_eight_processes_spend_exactly_the_cap(tmp_path):
     successes = sum(ok for ok, _ in results)
     refusals = sum(no for _, no in results)
     assert successes == admitted and successes + refusals == 32
-    ledger = Ledger(ledger_file, LedgerSettings(epsilon_cap=cap))
+    ledger = Ledger(ledger_file, LedgerSettings(epsilon_cap=cap, analyst_share="1"))
     charges = ledger.charges(db)
     assert len(charges) == admitted
     total = sum((c.budget for c in charges), Budget.zero())
@@ -63,7 +63,7 @@ def test_identical_and_different_requests_race_one_charge_per_released_value(tmp
     answers = [a for r in results for a in r if "refused" not in a]
     refused = [a for r in results for a in r if "refused" in a]
     assert len(answers) + len(refused) == 48
-    ledger = Ledger(ledger_file, LedgerSettings(epsilon_cap=cap))
+    ledger = Ledger(ledger_file, LedgerSettings(epsilon_cap=cap, analyst_share="1"))
     charges = {c.id: c for c in ledger.charges(db)}
     assert len(charges) == 10 and ledger.spent(db) == Budget.of(cap)  # the whole cap, not more
     by_query: dict[int, set] = {}

@@ -29,7 +29,7 @@ def db(tmp_path) -> str:
         "CREATE TABLE customers (id INTEGER PRIMARY KEY, region VARCHAR)",
         "INSERT INTO customers SELECT i, CASE WHEN i % 3 = 0 THEN 'north' ELSE 'south' END FROM range(60) t(i)",
     ))
-    (tmp_path / "pimento.toml").write_text('[ledger]\nepsilon_cap = "2"\nanalysts = ["ann", "bob"]\n')
+    (tmp_path / "pimento.toml").write_text('[ledger]\nepsilon_cap = "2"\nanalyst_share = "1"\nanalysts = ["ann", "bob"]\n')
     return str(path)
 
 

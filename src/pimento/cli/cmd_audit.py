@@ -27,6 +27,9 @@ def verify_cmd(
     that every charge has exactly one audit row (or is still pending) with its budget, and
     compares both heads with the witness file beside the ledger.
     """
+    from pimento.cli._checks import require_database
+
+    require_database(db)
     from pimento.cli._ledger_common import ledger_for
 
     ledger, _path, _existed, _location = ledger_for(db, config, create=False)
@@ -68,6 +71,9 @@ def resume_cmd(
     action) lifts the halt. Look at the failure first (the rows printed here, `pimento audit
     show`): each resume lets a failure that depends on the data be observed once more.
     """
+    from pimento.cli._checks import require_database
+
+    require_database(db)
     from pimento.cli._ledger_common import ledger_for
 
     ledger, _path, existed, location = ledger_for(db, config, create=False)
@@ -105,6 +111,9 @@ def show_cmd(
     """Custodian tool: shows private data, not for analysts. List the latest rows: releases (time,
     analyst, question, SQL, eps, delta, noise, value, and the private quantities kept for the
     custodian), failures, aborts, synthetic-copy charges and custodian-tool uses."""
+    from pimento.cli._checks import require_database
+
+    require_database(db)
     from pimento.cli._ledger_common import ledger_for
 
     ledger, _path, _existed, _location = ledger_for(db, config, create=False)
@@ -155,24 +164,39 @@ def _short(value: object, digits: int = 4) -> str:
 
 
 def _value_cell(row: dict) -> str:
-    """The released value over its interval, both shortened."""
+    """The released value over its interval, both shortened; a split release says its value is the
+    noisy remainder and gives the exact authorized part (:func:`pimento.mechanisms.audit.released_part`)."""
+    from pimento.mechanisms.audit import released_part
+
     value = _short(row.get("value"), 7)
     interval = row.get("interval")
     if isinstance(interval, (list, tuple)) and len(interval) == 2:
-        return f"{value}\n{_short(interval[0])}..{_short(interval[1])}"
+        value = f"{value}\n{_short(interval[0])}..{_short(interval[1])}"
+    part = released_part(row)
+    if part.get("part") == "remainder":
+        value = f"exact {_short(part.get('authorized_exact'), 7)}\n+ rem. {value}"
     return value
+
+
+def _who_cell(row: dict) -> str:
+    """The analyst over the release's mode (its name only; ``--json`` has the policy and context)."""
+    from pimento.mechanisms.audit import released_part
+
+    mode = released_part(row).get("mode")
+    who = str(row.get("analyst") or "-")
+    return f"{who}\n{mode}" if mode else who
 
 
 def audit_table(rows: list[dict]) -> Table:
     """The audit rows as a table readable at 80 columns: numbers shortened, two short lines per cell
-    (epsilon over delta, noise over scale, value over interval), the question/SQL column wrapping. Row text is escaped
+    (analyst over mode, epsilon over delta, noise over scale, value over interval; a split release's exact part first), the question/SQL column wrapping. Row text is escaped
     (a question or SQL with brackets is not Rich markup)."""
     from rich.markup import escape
 
     table = Table(show_lines=True, padding=(0, 1), pad_edge=False, expand=False)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("time UTC", no_wrap=True)
-    table.add_column("who", max_width=10, overflow="fold")
+    table.add_column("who\nmode", max_width=10, overflow="fold")
     table.add_column("eps\ndelta", no_wrap=True)
     table.add_column("noise\nscale", no_wrap=True)
     table.add_column("value\ninterval", no_wrap=True)
@@ -198,7 +222,7 @@ def audit_table(rows: list[dict]) -> Table:
         dlt = r.get("delta", r.get("charge_delta"))
         time_text = str(r.get("time", ""))[5:16].replace("T", " ")
         table.add_row(
-            str(r["seq"]), time_text, escape(str(r.get("analyst") or "-")), f"{_short(eps)}\n{_short(dlt)}",
+            str(r["seq"]), time_text, escape(_who_cell(r)), f"{_short(eps)}\n{_short(dlt)}",
             f"{_short(r.get('noise'))}\n{_short(r.get('scale'))}", _value_cell(r), what,
         )
     return table

@@ -13,9 +13,10 @@ from pimento.cli._common import err_console, handle_errors
 from pimento.errors import ConfigError, UserError
 
 if TYPE_CHECKING:
+    from pimento.service.app import ServiceOptions
     from pimento.service.deployment import Deployment
 
-__all__ = ["CUSTODIAN_TOKEN_ENV", "is_loopback", "register", "serve_cmd"]
+__all__ = ["CUSTODIAN_TOKEN_ENV", "is_loopback", "register", "serve_cmd", "serve_workers"]
 
 CUSTODIAN_TOKEN_ENV = "PIMENTO_CUSTODIAN_TOKEN"
 MIN_TOKEN_CHARS = 32
@@ -80,6 +81,7 @@ def serve_cmd(
         None, "--custodian-token-file", help=f"File holding the custodian token (else ${CUSTODIAN_TOKEN_ENV}; neither: custodian endpoints off)."
     ),
     secure_cookies: bool = typer.Option(False, "--secure-cookies", help="Mark the web page's cookies Secure (behind a TLS proxy)."),
+    workers: int = typer.Option(1, "--workers", min=1, max=64, help="Worker processes (uvicorn); they share the ledger, the rate limits, the web sign-ins, the synthetic copy and the cache of readings."),
 ) -> None:
     """Serve the analysts' API (/v1/...) and web page for one deployment; bound to loopback by default."""
     if not is_loopback(host) and not allow_remote:
@@ -88,9 +90,17 @@ def serve_cmd(
             hint="the service speaks plain HTTP, so keys and answers would cross the network in clear; put a TLS-terminating "
             "proxy in front and pass --allow-remote (with --secure-cookies), or keep the default 127.0.0.1",
         )
-    import uvicorn
+    from pimento.cli._checks import require_database
+    from pimento.extras import check_extra
 
-    from pimento.service.app import ServiceOptions, create_app, token_digest
+    require_database(db)
+    try:  # the `service` extra (fastapi, starlette, uvicorn, jinja2): one line naming it when missing
+        import uvicorn
+
+        from pimento.service.app import ServiceOptions, create_app, token_digest
+    except ImportError as exc:
+        check_extra(exc, "service", "pimento serve")
+        raise
     from pimento.service.deployment import Deployment, SearchSettings
 
     token = custodian_token(custodian_token_file)
@@ -99,18 +109,37 @@ def serve_cmd(
     deployment.hold_open()
     options = ServiceOptions(
         custodian_token_sha256=token_digest(token) if token else None,
-        max_body_bytes=max_body, rate=rate, burst=burst, secure_cookies=secure_cookies,
+        max_body_bytes=max_body, rate=rate, burst=burst, secure_cookies=secure_cookies, shared_limits=True,
     )
-    application = create_app(deployment, options)
+    application = create_app(deployment, options)  # checks the rate-limit store too, before any worker starts
     active = sum(1 for k in deployment.keys.keys() if k.active)
     err_console.print(
         f"pimento serve: {deployment.location} on http://{host}:{port} ({active} active key(s); custodian endpoints "
-        f"{'on' if token else 'off'}; modes {', '.join(deployment.modes)}); API at /v1, OpenAPI at /openapi.json, web page at /",
+        f"{'on' if token else 'off'}; modes {', '.join(deployment.modes)}; {workers} worker(s)); API at /v1, OpenAPI at /openapi.json, web page at /",
         highlight=False, soft_wrap=True,
     )
     if not active:
         err_console.print("no analyst key yet: issue one with `pimento keys add --db DB --analyst NAME`", highlight=False)
-    uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False, server_header=False)
+    from pimento.mechanisms.caps import cap_statement  # issue 28: the caps in force, stated at start-up
+
+    err_console.print(f"budget: {cap_statement(deployment.settings.ledger)}", highlight=False, soft_wrap=True, markup=False)
+    common = {"host": host, "port": port, "log_level": "warning", "access_log": False, "server_header": False}
+    if workers == 1:
+        uvicorn.run(application, **common)  # type: ignore[arg-type]
+        return
+    serve_workers(deployment, options, workers, common)
+
+
+def serve_workers(deployment: Deployment, options: ServiceOptions, workers: int, common: dict[str, object]) -> None:
+    """``workers`` processes (uvicorn's supervisor restarts one that dies), each building its app with
+    :func:`pimento.service.worker.make_app` from the configuration this process checked."""
+    import uvicorn
+
+    from pimento.service.worker import WORKER_ENV, worker_config
+
+    os.environ[WORKER_ENV] = worker_config(deployment.db, deployment.search, options)
+    deployment.close()  # the workers open their own connections
+    uvicorn.run("pimento.service.worker:make_app", factory=True, workers=workers, **common)  # type: ignore[arg-type]
 
 
 def register(app: typer.Typer) -> None:

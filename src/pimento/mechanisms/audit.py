@@ -20,7 +20,10 @@ from typing import Any, Protocol
 
 from pimento.mechanisms.ledger_schema import audit_tables, sqlite_append_only
 
-__all__ = ["GENESIS", "AuditProblem", "AuditReport", "Connection", "append", "canonical_json", "chain_hash", "check_head", "rows", "verify", "SCHEMA"]
+__all__ = [
+    "GENESIS", "AuditProblem", "AuditReport", "Connection", "append", "canonical_json", "chain_hash", "check_head", "released_part", "rows",
+    "verify", "SCHEMA",
+]
 
 GENESIS = "0" * 64
 
@@ -75,6 +78,27 @@ def rows(conn: Connection, *, limit: int | None = None) -> list[dict[str, Any]]:
     sql = "SELECT seq, row, hash FROM audit ORDER BY seq"
     result = [{**json.loads(text), "hash": digest} for _seq, text, digest in conn.execute(sql)]
     return result[-limit:] if limit else result
+
+
+def released_part(row: dict[str, Any]) -> dict[str, Any]:
+    """The mode of a release row and which part of its count the released value is.
+
+    ``mode``: the mode's name (the row records the answer cache's mode key, which adds the policy
+    and the context after a colon: ``split:policy:...``). ``part``: ``"remainder"`` when the release
+    answered an exact authorized part beside the noisy value (mode split: the value is the noisy
+    remainder, not the total; ``authorized_exact`` is the exact part, the number the analyst was
+    answered, kept in the row's custodian block as ``authorized_part``), else ``"count"`` (the value
+    estimates the whole count). Rows that are not releases get ``mode`` only (``None`` when unrecorded).
+    """
+    recorded = row.get("mode")
+    mode = str(recorded).split(":", 1)[0] if recorded else None
+    found = row.get("private")
+    private: dict[str, Any] = found if isinstance(found, dict) else {}
+    if "authorized_part" in private:
+        return {"mode": mode, "part": "remainder", "authorized_exact": private["authorized_part"]}
+    if row.get("value") is None:
+        return {"mode": mode}
+    return {"mode": mode, "part": "count"}
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from pimento.errors import BudgetError, ConfigError, DataSourceError, LedgerInte
 from pimento.mechanisms import audit as _audit
 from pimento.mechanisms import ledger_postgres as _pg
 from pimento.mechanisms.budget import Budget, format_number
+from pimento.mechanisms.caps import analyst_cap_of
 from pimento.mechanisms.ledger_chain import DATABASE_SCOPE, SYNTHETIC_ANALYST, ChainState, Charge, scan_charges
 from pimento.mechanisms.ledger_files import SqliteConnection, create_private, damaged, is_damage, now
 from pimento.mechanisms.ledger_migrate import migrate_from_1
@@ -71,7 +72,7 @@ class LedgerStore:
         self.settings = settings or LedgerSettings()
         self.pending_timeout_s = float(pending_timeout_s)
         self._db_cap = Budget.of(self.settings.epsilon_cap, self.settings.delta_cap)
-        self._analyst_cap = Budget.of(self.settings.analyst_epsilon_cap or self.settings.epsilon_cap, self.settings.delta_cap)
+        self._analyst_cap = analyst_cap_of(self.settings)  # [ledger] analyst_epsilon_cap, else analyst_share of epsilon_cap
         self._memory = str(path) == ":memory:"
         #: Names this ledger in the process's unrecorded halts (:data:`.ledger_halts._UNRECORDED_HALTS`).
         self._ledger_id = f":memory:{id(self)}" if self._memory else self.name if self.postgres else str(self.path.resolve())

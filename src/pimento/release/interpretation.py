@@ -25,8 +25,10 @@ from pimento.engines.base import Engine
 from pimento.errors import ModeError
 from pimento.mechanisms import GlobalLaplace, Ledger, mechanism_for
 from pimento.mechanisms.budget import Budget, NumberLike, format_number
+from pimento.mechanisms.ledger import database_key
 from pimento.mechanisms.smooth import Mechanism
 from pimento.release import ask as _ask
+from pimento.release import reading_cache as _readings
 from pimento.release.admission import DEFAULT_ANALYST, Admitted, admit
 from pimento.release.ask import SearchOutcome
 from pimento.numbers import json_number
@@ -36,6 +38,7 @@ from pimento.release.synthetic import synthetic_guarantee
 from pimento.sensitivity.neighbourhood import Neighbourhood
 from pimento.sql import CountQuery, parse_count_query
 from pimento.sql.reading import reading
+from pimento.synth import META_TABLE
 
 if TYPE_CHECKING:
     from pimento.config import Settings
@@ -190,12 +193,35 @@ def interpret_admitted(
         synthetic_budget, public_inputs = synthetic_guarantee(ledger, location, synthetic)
         return _read(job, question, job.mechanism, synthetic, catalog, synthetic_budget, public_inputs)
     path = _ask.resolve_synthetic(synthetic or job.request.search.synthetic, location, settings)
-    synthetic_budget, public_inputs = synthetic_guarantee(ledger, location, path)
+    synthetic_budget, public_inputs = synthetic_guarantee(ledger, location, path)  # checked for every request, never cached
     engine = _ask.open_synthetic(path)
     try:
+        if _readings.enabled():
+            return _read_shared(job, question, job.mechanism, engine, catalog, settings, location, path, synthetic_budget, public_inputs)
         return _read(job, question, job.mechanism, engine, catalog, synthetic_budget, public_inputs)
     finally:
         engine.close()
+
+
+def _read_shared(job: Admitted, question: str, mechanism: Mechanism, engine: Engine, catalog: Catalog, settings: Settings,
+                 location: str, path: Path, synthetic_budget: Budget, public_inputs: list[str]) -> Interpretation:
+    """:func:`_read` through the cache of readings beside the copy (:mod:`pimento.release.reading_cache`):
+    the search runs only for a key not seen before; the rest of the Interpretation is this request's."""
+    copy_id = str(engine.execute(f"SELECT copy_id FROM {META_TABLE}").rows[0][0])
+    key = _readings.reading_key(_readings.reading_parts(job, mechanism, catalog, settings, copy_id=copy_id, database=database_key(location)))
+    store = _readings.store_for(path)
+    entry = store.get(key)
+    if isinstance(entry, dict):
+        return Interpretation(
+            question=question, mode=job.mode.name, outcome=entry["outcome"], query=entry["query"], sql=entry["sql"], mechanism=mechanism,
+            context=job.context, policy=job.policy, shapley=dict(entry["shapley"]), synthetic_budget=synthetic_budget,
+            public_inputs=tuple(public_inputs), contextual_sql=entry["contextual_sql"], synthetic_crs=entry["synthetic_crs"],
+            neighbours=job.neighbours,
+        )
+    seen = _read(job, question, mechanism, engine, catalog, synthetic_budget, public_inputs)
+    store.put(key, {"outcome": seen.outcome, "query": seen.query, "sql": seen.sql, "shapley": seen.shapley,
+                    "contextual_sql": seen.contextual_sql, "synthetic_crs": seen.synthetic_crs})
+    return seen
 
 
 def _not_a_question() -> Exception:

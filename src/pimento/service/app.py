@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, overload
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request, Security
+from fastapi.responses import RedirectResponse, Response
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,8 +27,13 @@ from pimento.release.request import Mode
 from pimento.service.deployment import Deployment
 from pimento.service.errors import install_error_handlers
 from pimento.service.keys import ApiKey
+from pimento.service.api_docs import reference
 from pimento.service.limits import BodySizeLimit, RateLimiter
-from pimento.service.web import install_web
+from pimento.service import schemas  # the response models, documentation only (kept out of this namespace of request bodies)
+from pimento.service.sql_preview import sql_preview
+from pimento.service.shared_limits import SharedRateLimiter, StateStore, state_store_for
+from pimento.service.shared_sessions import SharedSessions
+from pimento.service.web import install_web, web_of
 
 __all__ = ["CatalogResponse", "Guard", "ServiceOptions", "analyst_key", "create_app", "custodian_token", "deployment_of", "include_routes", "router", "token_digest"]
 
@@ -51,6 +57,9 @@ class ServiceOptions:
     auth_rate: float = 1.0
     auth_burst: int = 20
     secure_cookies: bool = False
+    #: rate limits and web sign-in sessions kept beside the ledger and shared by every process serving
+    #: it (``pimento serve`` sets it: :mod:`pimento.service.shared_limits`); False: this process's memory
+    shared_limits: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -173,6 +182,12 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+def _documented(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
+    """The route's responses: the error envelope, and ``model`` describing its 200 body (documentation
+    only: the body is the dict the route returns, unchanged; :mod:`pimento.service.schemas`)."""
+    return {**_ERRORS, 200: {"model": model, "description": model.__doc__ or "the answer"}}
+
+
 @overload
 def _text(value: str | float) -> str: ...
 
@@ -199,8 +214,17 @@ class Guard:
     def __init__(self, deployment: Deployment, options: ServiceOptions) -> None:
         self.deployment = deployment
         self.options = options
-        self.limiter = RateLimiter(options.rate, options.burst)
-        self.failed = RateLimiter(options.auth_rate, options.auth_burst)
+        self.limiter: RateLimiter | SharedRateLimiter
+        self.failed: RateLimiter | SharedRateLimiter
+        #: the state shared by every process serving the deployment (None: this process's memory)
+        self.shared: StateStore | None = None
+        if options.shared_limits:  # every process of the deployment draws from the same buckets (serve --workers)
+            self.shared = state_store_for(deployment.settings.ledger.url, deployment.ledger_file)
+            self.limiter = SharedRateLimiter(self.shared, "key", options.rate, options.burst)
+            self.failed = SharedRateLimiter(self.shared, "sign-in", options.auth_rate, options.auth_burst)
+        else:
+            self.limiter = RateLimiter(options.rate, options.burst)
+            self.failed = RateLimiter(options.auth_rate, options.auth_burst)
 
     def _client(self, request: Request) -> str:
         return request.client.host if request.client else "?"
@@ -281,12 +305,17 @@ router = APIRouter()
 
 
 @router.get("/docs", include_in_schema=False)
+def docs_page(request: Request) -> Response:
+    """The API reference, rendered here from the OpenAPI document (:mod:`pimento.service.api_docs`): FastAPI's
+    own pages load their scripts from a CDN (blank offline; a third-party script on this origin could act in
+    an analyst's signed-in session), this one has no script at all."""
+    return web_of(request).page("api_docs.html", ref=reference(request.app.openapi()), role=None)
+
+
 @router.get("/redoc", include_in_schema=False)
-def no_docs_pages() -> None:
-    """FastAPI's documentation pages load their scripts from a CDN: they would be blank offline, and a
-    third-party script on this origin could act in an analyst's signed-in session. Not served."""
-    raise ServiceError(404, "this service serves no interactive API pages",
-                       hint="the OpenAPI document is GET /openapi.json (open it in any OpenAPI viewer); see docs/service-api.md")
+def redoc_page() -> Response:
+    """The one API reference is ``/docs``."""
+    return RedirectResponse("/docs", status_code=307)
 
 
 @router.get("/v1/health", tags=["service"], responses=_ERRORS)
@@ -295,7 +324,7 @@ def health() -> dict[str, Any]:
     return {"status": "ok", "version": __version__}
 
 
-@router.get("/v1/me", tags=["analyst"], responses=_ERRORS)
+@router.get("/v1/me", tags=["analyst"], response_model=None, responses=_documented(schemas.MeResponse))
 def me(deployment: Served, key: Analyst) -> dict[str, Any]:
     """Who the key says you are: the analyst charged, the principal you stand for (the recipient) and
     the context the custodian bound the key to (the senders and purposes a request may pick among)."""
@@ -318,21 +347,31 @@ def _check_sql_length(deployment: Deployment, sql: str | None) -> None:
         raise ServiceError(413, f"the SQL is longer than {max_sql} characters", type_="PayloadTooLarge")
 
 
-@router.post("/v1/sql", tags=["analyst"], responses=_ERRORS)
+@router.post("/v1/sql", tags=["analyst"], response_model=None, responses=_documented(schemas.AnswerResponse))
 def sql(body: SqlRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
     """Release a counting SQL query with DP; the ledger is charged first (an identical request is free)."""
     _check_sql_length(deployment, body.sql)
     return deployment.sql(key, body.sql, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender, purpose=body.purpose)
 
 
-@router.post("/v1/ask/preview", tags=["analyst"], responses=_ERRORS)
+@router.post("/v1/sql/preview", tags=["analyst"], response_model=None, responses=_documented(schemas.SqlPreviewResponse))
+def sql_preview_route(body: SqlRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
+    """What ``POST /v1/sql`` with the same fields would cost and buy: the SQL as it will be run, the cost, the
+    epsilon planner and the count on the synthetic copy, the budget left; spends nothing, never opens the
+    private database (:mod:`pimento.service.sql_preview`)."""
+    _check_sql_length(deployment, body.sql)
+    return sql_preview(deployment, key, body.sql, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
+                       purpose=body.purpose)
+
+
+@router.post("/v1/ask/preview", tags=["analyst"], response_model=None, responses=_documented(schemas.PreviewResponse))
 def preview(body: PreviewRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
     """The interpretation of a question in its mode, found on the synthetic copy only: spends nothing."""
     return deployment.preview(key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
                               purpose=body.purpose)
 
 
-@router.post("/v1/ask", tags=["analyst"], responses=_ERRORS)
+@router.post("/v1/ask", tags=["analyst"], response_model=None, responses=_documented(schemas.AnswerResponse))
 def ask(body: AskRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
     """A DP answer to a question: the search on the synthetic copy, then the private release (charged first).
     With ``expect_sql``, a question no longer read as that SQL is refused before the charge."""
@@ -341,15 +380,17 @@ def ask(body: AskRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
                           purpose=body.purpose, expect_sql=body.expect_sql)
 
 
-@router.get("/v1/budget", tags=["analyst"], responses=_ERRORS)
+@router.get("/v1/budget", tags=["analyst"], response_model=None, responses=_documented(schemas.BudgetResponse))
 def budget(deployment: Served, key: Analyst) -> dict[str, Any]:
-    """Your cap, what you spent and what is left."""
+    """Your cap, what you spent, what is left, and which cap binds (``binds``: ``"analyst"``, your own, or
+    ``"database"``, the database-wide cap shared by all analysts: then ``left`` is what is left for everyone)."""
     return deployment.budget(key)
 
 
-@router.get("/v1/history", tags=["analyst"], responses=_ERRORS)
+@router.get("/v1/history", tags=["analyst"], response_model=None, responses=_documented(schemas.HistoryResponse))
 def history(deployment: Served, key: Analyst, limit: int = Query(50, ge=1, le=500)) -> dict[str, Any]:
-    """Your released answers on this deployment, newest first (analyst-safe fields only)."""
+    """Your released answers on this deployment, newest first (analyst-safe fields only), each with its mode;
+    a split answer's ``value`` is the noisy remainder (``part``), beside the exact ``authorized_exact``."""
     return {"analyst": key.analyst, "answers": deployment.history(key, limit)}
 
 
@@ -437,5 +478,7 @@ def create_app(deployment: Deployment, options: ServiceOptions | None = None) ->
     install_error_handlers(app)
     include_routes(app, router)
     install_web(app, deployment, guard, options)
+    if guard.shared is not None:  # sign-in sessions seen by every worker, like the buckets
+        app.state.web.sessions = app.state.web_sessions = SharedSessions(guard.shared)
     app.add_middleware(BodySizeLimit, max_bytes=options.max_body_bytes)
     return app

@@ -15,6 +15,8 @@ that the service exposes to the custodian token only.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +26,16 @@ from pimento.engines.base import Engine
 from pimento.engines.database import file_identity, load_database
 from pimento.errors import ModeError, PolicyError, UserError
 from pimento.mechanisms import Ledger, ledger_path
+from pimento.mechanisms.audit import released_part
 from pimento.mechanisms.budget import format_number
+from pimento.mechanisms.caps import binding
 from pimento.mechanisms.ledger import database_key
 from pimento.policy import Enforcer, load_compiled_policy
 from pimento.policy.observable import require_acknowledged
 from pimento.release import Context, Mode, Request, SearchOptions, Session, interpret, planner
 from pimento.release.ask import open_synthetic, resolve_synthetic
 from pimento.release.clamp import clamp_count
+from pimento.release.reading_cache import shared_readings
 from pimento.release.request import context_value
 from pimento.release.synthetic import synthetic_guarantee
 from pimento.schema.merge import privacy_marks
@@ -94,6 +99,21 @@ def public_catalog(catalog: Catalog, settings: Settings) -> dict[str, Any]:
     return described
 
 
+class _ServedSession(Session):
+    """A :class:`Session` over an open database it does not own: its own ledger, closed with it; the
+    database stays open for the thread's next request (``tests/unit/service/test_workers_share.py``
+    checks that it has exactly the attributes :class:`Session` sets)."""
+
+    def __init__(self, database: Database, analyst: str) -> None:  # noqa: super().__init__ would open the database again
+        self.database = database
+        self.location = str(database.location)
+        self.ledger = Ledger.for_database(self.location, database.settings)
+        self.analyst = analyst
+
+    def close(self) -> None:
+        self.ledger.close()
+
+
 class Deployment:
     """The custodian's deployment: ``db`` (file, DSN or folder) under the pimento.toml beside it."""
 
@@ -126,6 +146,11 @@ class Deployment:
         self.identity = file_identity(self.location)
         self._held: list[Database] = []
         self._held_copy: Engine | None = None
+        #: The synthetic copy's file as this process last opened it (:meth:`refresh_copy`).
+        self._copy_seen = self._copy_file()
+        self._threads = threading.local()  # each request thread's open database (:meth:`session`)
+        self._thread_databases: list[Database] = []
+        self._threads_lock = threading.Lock()
         self.synth_jobs = SynthJobs(self.db, self._synthetic_path, self._reopen_copy)
 
     def hold_open(self) -> None:
@@ -142,8 +167,29 @@ class Deployment:
         except UserError:
             pass  # no usable copy yet: ask and preview say so per request
 
+    def _copy_file(self) -> tuple[int, int, int, int] | None:
+        """The identity of the synthetic copy's file (device, inode, size, mtime), None when there is none."""
+        try:
+            st = os.stat(self._synthetic_path())
+        except (OSError, UserError):
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def refresh_copy(self) -> None:
+        """Move to a new synthetic copy put in place by another process (another worker's ``POST /v1/synth``,
+        or ``pimento synth`` run beside the service): when the file is no longer the one this process
+        opened, the held connection is reopened on the new file once the requests reading the old one
+        ended (the swap lock), so that no later request of this process reads the old copy. Called
+        before every request that reads the copy (one ``stat``)."""
+        if self._copy_file() == self._copy_seen:
+            return
+        with self.synth_jobs.swap.exclusive():
+            if self._copy_file() != self._copy_seen:
+                self._reopen_copy()
+
     def _reopen_copy(self) -> None:
         """After a new copy replaced the file: the connection held on the old one moves to the new one."""
+        self._copy_seen = self._copy_file()
         held, self._held_copy = self._held_copy, None
         if held is None and not self._held:
             return  # hold_open was not called: nothing to move
@@ -158,6 +204,11 @@ class Deployment:
         for held in self._held:
             held.close()
         self._held.clear()
+        with self._threads_lock:
+            for database in self._thread_databases:
+                database.close()
+            self._thread_databases.clear()
+        self._threads = threading.local()
         if self._held_copy is not None:
             self._held_copy.close()
             self._held_copy = None
@@ -168,9 +219,25 @@ class Deployment:
         return Ledger.for_database(self.location, self.settings)
 
     def session(self, analyst: str) -> Session:
+        """A :class:`Session` for one request: a ledger of its own, over the request thread's open database.
+
+        Opening the database (settings, schema introspection, the engine's configuration) was about
+        half the CPU of a cached answer; the thread keeps it open instead (:meth:`_thread_database`),
+        as one :class:`Session` keeps it across its answers. The database file is checked first: a
+        file replaced under the running service is refused, never answered from."""
         if self.identity is not None:
             self.identity.check()  # never answer from a database file replaced under the running service
-        return Session(self.db, analyst=analyst)
+        return _ServedSession(self._thread_database(), analyst)
+
+    def _thread_database(self) -> Database:
+        """This thread's read-only database (opened on the thread's first request, closed by :meth:`close`)."""
+        database: Database | None = getattr(self._threads, "database", None)
+        if database is None:
+            database = load_database(self.db, read_only=True)
+            self._threads.database = database
+            with self._threads_lock:
+                self._thread_databases.append(database)
+        return database
 
     # ------------------------------------------------------------------ analyst
 
@@ -224,7 +291,8 @@ class Deployment:
         :meth:`Session.answer`; with ``expect_sql``, refused before the charge unless the reading is that SQL."""
         request = self.request(key, question=question, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose,
                                expect_sql=expect_sql)
-        with self.synth_jobs.swap.shared(), self.session(key.analyst) as session:
+        self.refresh_copy()
+        with self.synth_jobs.swap.shared(), shared_readings(), self.session(key.analyst) as session:
             answer = session.answer(request)
         return _finish(answer.to_dict())
 
@@ -238,7 +306,8 @@ class Deployment:
         parameters releases (the search is seeded; contextual mode: the contextual reading).
         """
         request = self.request(key, question=question, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose)
-        with self.synth_jobs.swap.shared():
+        self.refresh_copy()
+        with self.synth_jobs.swap.shared(), shared_readings():
             with self.ledger() as ledger:
                 seen = interpret(request, catalog=self.catalog, settings=self.settings, ledger=ledger, location=self.location)
                 left = ledger.remaining(self.location, key.analyst)
@@ -257,14 +326,21 @@ class Deployment:
         return resolve_synthetic(self.search.synthetic, self.location, self.settings)
 
     def budget(self, key: ApiKey) -> dict[str, Any]:
+        """``GET /v1/budget``: the analyst's cap, what they spent, what is left to them, and which cap binds
+        (:func:`pimento.mechanisms.caps.binding`: ``"database"`` when the database-wide cap leaves less than
+        their own; decided from the three figures shown, so it reveals nothing more)."""
         with self.ledger() as ledger:
             cap = ledger.analyst_cap(key.analyst)
             spent = ledger.spent(self.location, key.analyst)
             left = ledger.remaining(self.location, key.analyst)
-        return {"analyst": key.analyst, "principal": key.principal, "cap": cap.to_dict(), "spent": spent.to_dict(), "left": left.to_dict()}
+        return {"analyst": key.analyst, "principal": key.principal, "cap": cap.to_dict(), "spent": spent.to_dict(), "left": left.to_dict(),
+                "binds": binding(cap, spent, left)}
 
     def history(self, key: ApiKey, limit: int = 50) -> list[dict[str, Any]]:
-        """This analyst's released answers on this database, newest first, analyst-safe fields only."""
+        """This analyst's released answers on this database, newest first, analyst-safe fields only
+        (:data:`HISTORY_FIELDS`), each with its mode's name and the part of the count its value is
+        (:func:`pimento.mechanisms.audit.released_part`: for split, ``"remainder"`` and the exact
+        authorized part the analyst was answered beside it)."""
         me = database_key(self.location)
         with self.ledger() as ledger:
             rows = ledger.audit_rows()
@@ -273,6 +349,7 @@ class Deployment:
             if row.get("outcome") != "released" or row.get("analyst") != key.analyst or row.get("database") != me:
                 continue
             item = {name: row.get(name) for name in HISTORY_FIELDS}
+            item.update(released_part(row))  # the mode's name, and for split: the value is the remainder, beside the exact part
             if item["value"] is not None and item["interval"] is not None:
                 item = clamp_count(item)
             out.append(item)
@@ -283,8 +360,11 @@ class Deployment:
     # ------------------------------------------------------------------ custodian
 
     def audit(self, limit: int = 100) -> list[dict[str, Any]]:
+        """Custodian: the latest audit rows as recorded, each release row with the part of the count its
+        value is (``part``, and for split ``authorized_exact``: :func:`pimento.mechanisms.audit.released_part`)."""
         with self.ledger() as ledger:
-            return ledger.audit_rows(limit=limit or None)
+            rows = ledger.audit_rows(limit=limit or None)
+        return [{**row, **{k: v for k, v in released_part(row).items() if k != "mode"}} for row in rows]
 
     def policy_summary(self) -> dict[str, Any]:
         """Custodian: the compiled policy this deployment enforces (principals, purposes, norms), or none."""
@@ -306,6 +386,7 @@ class Deployment:
         copy: dict[str, Any]
         try:
             path = self._synthetic_path()
+            self.refresh_copy()
             with self.synth_jobs.swap.shared(), self.ledger() as ledger:
                 budget, public_inputs = synthetic_guarantee(ledger, self.location, path)
             copy = {"path": str(path), "usable": True, "epsilon": format_number(budget.epsilon), "delta": format_number(budget.delta),

@@ -5,12 +5,17 @@ The copy is written beside the one in use, under a temporary name, by
 database), then put in place with one ``os.replace``. Requests that read the copy hold the
 :class:`SwapLock` shared; the swap holds it alone, so no request sees half of the switch, and the
 connection the process keeps open on the copy (see ``Deployment.hold_open``) is re-opened on the
-new file. One job runs at a time per process; its progress (stage, done, total) is polled with
-``GET /v1/synth``.
+new file. Other processes serving the deployment (``pimento serve --workers N``) notice the new
+file by its identity before their next request that reads the copy and reopen it
+(``Deployment.refresh_copy``). One job runs at a time across the processes (an exclusive lock on
+the file ``.<copy name>.synth-lock`` beside the copy, held for the job's life and dropped by the
+kernel if the process dies); its progress (stage, done, total) is polled with ``GET /v1/synth``
+on the process that started it (each process lists its own jobs).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 import time
@@ -125,10 +130,11 @@ class SynthJobs:
                     409, f"a synthetic copy is already being made (job {self._running})",
                     hint="poll GET /v1/synth until it ends, then try again", type_="SynthesisRunning",
                 )
+            lock = self._lock_across_processes()
             job = SynthJob(uuid.uuid4().hex[:12], epsilon, delta, seed)
             self._jobs[job.id] = job
             self._running = job.id
-        thread = threading.Thread(target=self._run, args=(job,), name=f"pimento-synth-{job.id}", daemon=True)
+        thread = threading.Thread(target=self._run, args=(job, lock), name=f"pimento-synth-{job.id}", daemon=True)
         thread.start()
         if wait:
             thread.join()
@@ -138,7 +144,21 @@ class SynthJobs:
         with self._lock:
             return max(self._jobs.values(), key=lambda j: j.started, default=None)
 
-    def _run(self, job: SynthJob) -> None:
+    def _lock_across_processes(self) -> int:
+        """The exclusive lock on ``.<copy>.synth-lock`` (an open descriptor), or a 409 when another process holds it."""
+        target = self.target()
+        fd = os.open(target.with_name(f".{target.name}.synth-lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise ServiceError(
+                409, "a synthetic copy is already being made by another process of this deployment",
+                hint="wait until it is in place (GET /v1/synth shows the copy in use), then try again", type_="SynthesisRunning",
+            ) from None
+        return fd
+
+    def _run(self, job: SynthJob, lock: int) -> None:
         target = self.target()
         temporary = target.with_name(f".{target.stem}.new-{job.id}{target.suffix}")  # same folder, same engine
 
@@ -165,5 +185,6 @@ class SynthJobs:
             if temporary.exists():
                 temporary.unlink()
             job.finished = time.time()
+            os.close(lock)  # drops the lock across processes
             with self._lock:
                 self._running = None

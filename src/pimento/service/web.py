@@ -11,7 +11,10 @@ Flow for an analyst: ``/ask`` (question, epsilon, delta; budget meter; the publi
 ``GET /v1/catalog`` sends it) -> ``/ask/preview`` (the
 interpretation on the synthetic copy, alternatives, accuracy estimate; nothing spent) ->
 ``/ask/confirm`` (the release: value, interval, guarantee, budget left; refused, nothing spent, if the
-question is no longer read as the SQL previewed) ; ``/history``. For the
+question is no longer read as the SQL previewed); beside the question, the SQL form: ``/sql/preview``
+(cost, epsilon planner and count on the synthetic copy; nothing spent, as ``POST /v1/sql/preview``) ->
+``/sql/confirm`` (the release, as ``POST /v1/sql``); ``/history`` (each answer's mode, and for split
+the exact part beside the noisy remainder). The budget meter says which cap binds. For the
 custodian: ``/custodian`` (caps, keys, issue and revoke) and ``/custodian/audit``.
 
 Every page is a module-level route function of :data:`router` that finds what it serves (the
@@ -40,13 +43,14 @@ from starlette.concurrency import run_in_threadpool
 from pimento.errors import ServiceError, UserError
 from pimento.numbers import short_number
 from pimento.service.errors import user_error_body
+from pimento.service.sql_preview import sql_preview
 
 if TYPE_CHECKING:
     from pimento.service.app import Guard, ServiceOptions
     from pimento.service.deployment import Deployment
     from pimento.service.keys import ApiKey
 
-__all__ = ["Web", "install_web", "router"]
+__all__ = ["Web", "install_web", "router", "web_of"]
 
 SESSION_COOKIE = "pimento_session"
 LOGIN_COOKIE = "pimento_login"
@@ -104,7 +108,7 @@ def _meter(budget: dict[str, Any]) -> dict[str, Any]:
     left = Fraction(str(budget["left"]["epsilon"]))
     share = float(left / cap) if cap > 0 else 0.0
     return {"left": short_number(budget["left"]["epsilon"]), "cap": short_number(budget["cap"]["epsilon"]), "spent": short_number(budget["spent"]["epsilon"]),
-            "delta_left": short_number(budget["left"]["delta"]), "percent": max(0, min(100, round(100 * share)))}
+            "delta_left": short_number(budget["left"]["delta"]), "percent": max(0, min(100, round(100 * share))), "binds": budget.get("binds")}
 
 
 def _names(text: str) -> list[str]:
@@ -151,7 +155,8 @@ class Web:
     async def analyst_context(self, session: WebSession, key: ApiKey) -> dict[str, Any]:
         budget = await run_in_threadpool(self.deployment.budget, key)
         return {"key": key, "csrf": session.csrf, "meter": _meter(budget), "budget": budget, "role": "analyst",
-                "modes": self.deployment.modes, "catalog": self.deployment.public_catalog}
+                "modes": self.deployment.modes, "catalog": self.deployment.public_catalog,
+                "max_sql_chars": self.deployment.settings.database.max_sql_chars}
 
     async def custodian_page(self, session: WebSession, status: int = 200, **extra: Any) -> Response:
         caps = await run_in_threadpool(self.deployment.caps)
@@ -209,6 +214,7 @@ def request_form(data: dict[str, str]) -> dict[str, str]:
     return {
         "question": data.get("question", "")[:2000], "epsilon": data.get("epsilon", "").strip(), "delta": data.get("delta", "").strip(),
         "mode": data.get("mode", "dp").strip() or "dp", "sender": data.get("sender", ""), "purpose": data.get("purpose", ""),
+        "sql": data.get("sql", ""),
     }
 
 
@@ -333,6 +339,57 @@ async def confirm_page(request: Request) -> Response:
         answer = await run_in_threadpool(
             lambda: web.deployment.ask(key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
                                        purpose=f["purpose"] or None, expect_sql=previewed)
+        )
+    except (UserError, ServiceError) as exc:
+        status, err = error_text(exc)
+        return web.page("ask.html", status=status, **await web.analyst_context(session, key), form=f, error=err)
+    return web.page("answer.html", **await web.analyst_context(session, key), form=f, answer=answer)
+
+
+def check_sql_form(web: Web, f: dict[str, str]) -> None:
+    """The SQL form's text: present, and no longer than the custodian's ``[database] max_sql_chars`` (as ``POST /v1/sql``)."""
+    max_sql = web.deployment.settings.database.max_sql_chars
+    if not f["sql"].strip():
+        raise ServiceError(422, "write a SQL query", hint="SELECT COUNT(*) FROM ... (the schema is listed below the form)")
+    if len(f["sql"]) > max_sql:
+        raise ServiceError(413, f"the SQL is longer than {max_sql} characters", type_="PayloadTooLarge")
+
+
+@router.post("/sql/preview", include_in_schema=False)
+async def sql_preview_page(request: Request) -> Response:
+    """The SQL form's free preview (:func:`pimento.service.sql_preview.sql_preview`: the synthetic copy only, nothing spent)."""
+    got = await analyst_post(request)
+    if isinstance(got, Response):
+        return got
+    web = web_of(request)
+    session, key, data = got
+    f = request_form(data)
+    try:
+        check_sql_form(web, f)
+        preview = await run_in_threadpool(
+            lambda: sql_preview(web.deployment, key, f["sql"], f["epsilon"] or None, f["delta"] or None, mode=f["mode"],
+                                sender=f["sender"] or None, purpose=f["purpose"] or None)
+        )
+    except (UserError, ServiceError) as exc:
+        status, err = error_text(exc)
+        return web.page("ask.html", status=status, **await web.analyst_context(session, key), form=f, error=err)
+    return web.page("sql_preview.html", **await web.analyst_context(session, key), form=f, preview=preview)
+
+
+@router.post("/sql/confirm", include_in_schema=False)
+async def sql_confirm_page(request: Request) -> Response:
+    """The SQL release the analyst confirmed (:meth:`Deployment.sql`, as ``POST /v1/sql``: charged first)."""
+    got = await analyst_post(request)
+    if isinstance(got, Response):
+        return got
+    web = web_of(request)
+    session, key, data = got
+    f = request_form(data)
+    try:
+        check_sql_form(web, f)
+        answer = await run_in_threadpool(
+            lambda: web.deployment.sql(key, f["sql"], f["epsilon"] or None, f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
+                                       purpose=f["purpose"] or None)
         )
     except (UserError, ServiceError) as exc:
         status, err = error_text(exc)

@@ -21,7 +21,7 @@ def _deployment(folder):
     con.execute("CREATE TABLE P (id INTEGER PRIMARY KEY, code TEXT NOT NULL)")
     con.execute("INSERT INTO P SELECT i, 'c' || (i % 5) FROM range(150) t(i)")
     con.close()
-    (folder / "pimento.toml").write_text('[database]\npath = "data.duckdb"\n[privacy]\nroot = "P"\n[ledger]\nepsilon_cap = "3"\n')
+    (folder / "pimento.toml").write_text('[database]\npath = "data.duckdb"\n[privacy]\nroot = "P"\n[ledger]\nepsilon_cap = "3"\nanalyst_share = "1"\n')
     return folder
 
 

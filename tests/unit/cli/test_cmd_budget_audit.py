@@ -31,8 +31,8 @@ def app() -> typer.Typer:
 def db(tmp_path):
     db = tmp_path / "shop.duckdb"
     db.touch()  # the database exists: a ledger of a missing one is not shown
-    (tmp_path / "pimento.toml").write_text('[ledger]\nepsilon_cap = "3"\nanalysts = ["ann", "bob"]\n')
-    ledger = Ledger(ledger_path(str(db)), LedgerSettings(epsilon_cap="3", analysts=["ann", "bob"]))
+    (tmp_path / "pimento.toml").write_text('[ledger]\nepsilon_cap = "3"\nanalyst_share = "1"\nanalysts = ["ann", "bob"]\n')
+    ledger = Ledger(ledger_path(str(db)), LedgerSettings(epsilon_cap="3", analyst_share="1", analysts=["ann", "bob"]))
     for i in range(3):
         guarded_release(ledger, mechanism_for("0.5"), analyst="ann", database=str(db), sql=f"SELECT COUNT(*) FROM t WHERE a = {i}", true_value=7, rs=1)
     ledger.close()

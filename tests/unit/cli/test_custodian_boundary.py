@@ -34,7 +34,7 @@ def custodian_db(tmp_path: Path) -> Path:
     con.execute("INSERT INTO DxCategory VALUES ('flu', 'neg')")
     con.close()
     (folder / "pimento.toml").write_text(
-        '[privacy]\nprivate = ["Patient", "Visit"]\npublic = ["DxCategory"]\n[ledger]\nepsilon_cap = "1"\n',
+        '[privacy]\nprivate = ["Patient", "Visit"]\npublic = ["DxCategory"]\n[ledger]\nepsilon_cap = "1"\nanalyst_share = "1"\n',
         encoding="utf-8",
     )
     return path
@@ -67,7 +67,7 @@ def test_an_analyst_cannot_raise_the_caps(custodian_db: Path, tmp_path: Path) ->
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "pimento.toml").write_text(
-        f'[database]\npath = "{custodian_db}"\n[ledger]\nepsilon_cap = "1000000"\npath = "{mine / "ledger.sqlite"}"\n'
+        f'[database]\npath = "{custodian_db}"\n[ledger]\nepsilon_cap = "1000000"\nanalyst_share = "1"\npath = "{mine / "ledger.sqlite"}"\n'
         '[privacy]\npublic = ["Patient", "Visit", "DxCategory"]\n',
         encoding="utf-8",
     )

@@ -32,6 +32,7 @@ def db(tmp_path):
 
 
 def make(db, **kw) -> Ledger:
+    kw.setdefault("analyst_share", "1")  # one analyst may spend the whole database cap here (issue 28 made the default a quarter of it)
     return Ledger(_URL[0] or ledger_path(db), LedgerSettings(**kw))
 
 

@@ -24,6 +24,8 @@ def test_modes_page_example_runs(tmp_path, monkeypatch):
 
     create_demo(tmp_path / "hospital.duckdb", patients=80, seed=2)
     configure_policy(tmp_path / "hospital.duckdb", compile_example_policy(tmp_path / "hospital.duckdb", tmp_path / "compiled.json"))
+    with open(Path(tmp_path / "hospital.duckdb").parent / "pimento.toml", "a", encoding="utf-8") as fh:  # one analyst spends more than a quarter of the cap here (issue 28)
+        fh.write('\n[ledger]\nanalyst_share = "1"\n')
     monkeypatch.chdir(tmp_path)
     (block,) = _python_blocks("modes.md")
     scope: dict = {}

@@ -104,6 +104,8 @@ def clinic_db(tmp_path) -> Path:
     })
     path = d.write(tmp_path / "clinic.duckdb")
     configure_policy(path, compiled_policy())
+    with open(Path(path).parent / "pimento.toml", "a", encoding="utf-8") as fh:  # one analyst spends more than a quarter of the cap here (issue 28)
+        fh.write('\n[ledger]\nanalyst_share = "1"\n')
     return path
 
 

@@ -62,7 +62,7 @@ class SpyRandom:
 
 @pytest.fixture
 def ledger(tmp_path):
-    led = Ledger(tmp_path / "l.sqlite", LedgerSettings(epsilon_cap="1", delta_cap="1e-5"))
+    led = Ledger(tmp_path / "l.sqlite", LedgerSettings(epsilon_cap="1", delta_cap="1e-5", analyst_share="1"))
     yield led
     led.close()
 
@@ -127,7 +127,7 @@ def test_a_failure_after_the_charge_keeps_it_and_says_one_fixed_thing(ledger, er
 @pytest.fixture
 def shop(tmp_path) -> Path:
     path = duckdb_file(tmp_path / "shop.duckdb", SHOP)
-    (tmp_path / "pimento.toml").write_text('[ledger]\nepsilon_cap = "2"\n')
+    (tmp_path / "pimento.toml").write_text('[ledger]\nepsilon_cap = "2"\nanalyst_share = "1"\n')
     return path
 
 
