@@ -10,7 +10,7 @@
 #
 # The GGUF carries no chat template, so the script names llama-cpp-python's "gemma" format, which
 # drops system messages: clients fold them into the first user turn (PIMENTO_LLM_FOLD_SYSTEM=1).
-# Then: PIMENTO_GEMMA_URL=http://127.0.0.1:$PORT/v1 .venv/bin/pytest -m gemma tests/integration -s
+# Then: PIMENTO_GEMMA_URL=http://127.0.0.1:$PORT/v1 .venv/bin/pytest -m gemma tests/integration -n 0 -s
 set -euo pipefail
 
 LLAMA_VENV="${LLAMA_VENV:-/tmp/llamavenv}"

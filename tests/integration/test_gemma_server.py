@@ -3,7 +3,7 @@
 Not part of the default suite: skipped unless PIMENTO_GEMMA_URL points at a running server.
 
     scripts/gemma_server.sh start
-    PIMENTO_GEMMA_URL=http://127.0.0.1:8089/v1 .venv/bin/pytest -m gemma tests/integration -s
+    PIMENTO_GEMMA_URL=http://127.0.0.1:8089/v1 .venv/bin/pytest -m gemma tests/integration -n 0 -s
 
 With PIMENTO_GEMMA_RECORD=tests/fixtures/llm/gemma the exchanges are recorded as replay
 fixtures (tests/unit/llm/test_gemma_replay.py replays them offline). The summary of each run

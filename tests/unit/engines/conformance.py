@@ -44,6 +44,10 @@ LONG_QUERY = (
     "SELECT count(*) FROM r"
 )
 
+#: How long a stopped statement may take to end: a bound that only a stop that never works
+#: reaches (a loaded machine stops it late, which is slow, not wrong).
+HANG_S = 120.0
+
 
 class EngineConformance:
     """Behaviour every Engine must show. Subclasses fill in the hooks below."""
@@ -197,7 +201,9 @@ class EngineConformance:
         started = time.monotonic()
         with pytest.raises(QueryTimeout, match="timed out"):
             engine.execute(self.long_query, timeout_s=0.3)
-        assert time.monotonic() - started < 10
+        # the query runs for hours: only a timeout that never fired reaches this bound (a loaded
+        # machine stops it late, which is slow, not wrong; nothing here measures speed)
+        assert time.monotonic() - started < HANG_S
         assert engine.execute("SELECT count(*) FROM dept").scalar() == 3
 
     def test_cancel_from_another_thread(self, location: str) -> None:
@@ -213,12 +219,12 @@ class EngineConformance:
         worker = threading.Thread(target=run, daemon=True)
         try:
             worker.start()
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + HANG_S
             # Keep cancelling until the statement stops: a cancel sent before it starts is a no-op.
             while worker.is_alive() and time.monotonic() < deadline:
                 time.sleep(0.1)
                 engine.cancel()
-            worker.join(5)
+            worker.join(HANG_S)
             assert not worker.is_alive(), "cancel() did not stop the statement"
             assert isinstance(outcome["value"], QueryTimeout)
             assert "cancel" in str(outcome["value"])

@@ -47,8 +47,10 @@ def spark_compiled(deployments, tmp_path_factory) -> Path:
     """`pimento policy compile` on the Spark deployment (the checks run on Spark too)."""
     _, spark = deployments
     out = tmp_path_factory.mktemp("compiled") / "compiled.json"
+    # --timeout: the checks' statements get 600 s instead of 60 (a loaded machine, or two test
+    # workers beside a Spark, is slow, not wrong; the default timed out at 60 s under load)
     res = runner.invoke(app, ["policy", "compile", "example:hospital_hipaa", "--db", str(spark),
-                              "--out", str(out), "--json"])
+                              "--out", str(out), "--json", "--timeout", "600"])
     assert res.exit_code == 0, res.output
     return out
 
