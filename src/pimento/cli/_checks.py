@@ -90,7 +90,7 @@ def check_variant(variant: str) -> None:
 def check_question(question: str | None, *, allow_empty: bool = False) -> None:
     """Refuse an empty question as the question's one home does (``detect_intent``), before any search.
 
-    ``allow_empty``: ``pimento search`` with ``--seed-sql`` searches from the analyst's SQL alone.
+    ``allow_empty``: ``pimento search`` and ``ask`` with ``--seed-sql`` start from the analyst's SQL alone.
     """
     if allow_empty:
         return

@@ -120,7 +120,7 @@ def ask_cmd(
     `pimento serve`, where the key fixes the analyst and the context.
     """
     require_database(db)
-    check_question(question)
+    check_question(question, allow_empty=bool(seed_sql))
     check_number_text(epsilon, "epsilon")
     check_number_text(delta, "delta")
     check_variant(variant)

@@ -16,7 +16,6 @@ that the service exposes to the custodian token only.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,21 +98,6 @@ def public_catalog(catalog: Catalog, settings: Settings) -> dict[str, Any]:
     return described
 
 
-class _ServedSession(Session):
-    """A :class:`Session` over an open database it does not own: its own ledger, closed with it; the
-    database stays open for the thread's next request (``tests/unit/service/test_workers_share.py``
-    checks that it has exactly the attributes :class:`Session` sets)."""
-
-    def __init__(self, database: Database, analyst: str) -> None:  # noqa: super().__init__ would open the database again
-        self.database = database
-        self.location = str(database.location)
-        self.ledger = Ledger.for_database(self.location, database.settings)
-        self.analyst = analyst
-
-    def close(self) -> None:
-        self.ledger.close()
-
-
 class Deployment:
     """The custodian's deployment: ``db`` (file, DSN or folder) under the pimento.toml beside it."""
 
@@ -148,9 +132,6 @@ class Deployment:
         self._held_copy: Engine | None = None
         #: The synthetic copy's file as this process last opened it (:meth:`refresh_copy`).
         self._copy_seen = self._copy_file()
-        self._threads = threading.local()  # each request thread's open database (:meth:`session`)
-        self._thread_databases: list[Database] = []
-        self._threads_lock = threading.Lock()
         self.synth_jobs = SynthJobs(self.db, self._synthetic_path, self._reopen_copy)
 
     def hold_open(self) -> None:
@@ -204,11 +185,6 @@ class Deployment:
         for held in self._held:
             held.close()
         self._held.clear()
-        with self._threads_lock:
-            for database in self._thread_databases:
-                database.close()
-            self._thread_databases.clear()
-        self._threads = threading.local()
         if self._held_copy is not None:
             self._held_copy.close()
             self._held_copy = None
@@ -219,25 +195,12 @@ class Deployment:
         return Ledger.for_database(self.location, self.settings)
 
     def session(self, analyst: str) -> Session:
-        """A :class:`Session` for one request: a ledger of its own, over the request thread's open database.
-
-        Opening the database (settings, schema introspection, the engine's configuration) was about
-        half the CPU of a cached answer; the thread keeps it open instead (:meth:`_thread_database`),
-        as one :class:`Session` keeps it across its answers. The database file is checked first: a
-        file replaced under the running service is refused, never answered from."""
+        """A :class:`Session` for one request (it opens the database and closes it with the request). The
+        database file is checked first: a file replaced under the running service is refused, never
+        answered from."""
         if self.identity is not None:
             self.identity.check()  # never answer from a database file replaced under the running service
-        return _ServedSession(self._thread_database(), analyst)
-
-    def _thread_database(self) -> Database:
-        """This thread's read-only database (opened on the thread's first request, closed by :meth:`close`)."""
-        database: Database | None = getattr(self._threads, "database", None)
-        if database is None:
-            database = load_database(self.db, read_only=True)
-            self._threads.database = database
-            with self._threads_lock:
-                self._thread_databases.append(database)
-        return database
+        return Session(self.db, analyst=analyst)
 
     # ------------------------------------------------------------------ analyst
 

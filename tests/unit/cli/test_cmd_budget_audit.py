@@ -79,6 +79,7 @@ def test_audit_show_lists_releases(app, db):
 
 def test_bad_config_is_one_clear_line(app, tmp_path):
     (tmp_path / "pimento.toml").write_text('[ledger]\nepsilon_cpa = "3"\n')
+    (tmp_path / "x.duckdb").touch()  # the database exists (a missing one is refused first, by name)
     result = CliRunner().invoke(app, ["budget", "--db", str(tmp_path / "x.duckdb")])
     assert result.exit_code == 2
     assert "epsilon_cap" in result.output and "Traceback" not in result.output
