@@ -4,7 +4,7 @@ API reference at /docs (no script, rendered from /openapi.json)."""
 
 from __future__ import annotations
 
-from test_pages import click, epsilon_left, fill, shoot, text, wait_for_path
+from test_pages import click, epsilon_left, fill, shoot, sign_in, text, wait_for_path
 
 COUNT = "SELECT COUNT(*) FROM Patient"
 
@@ -13,11 +13,7 @@ def test_the_sql_form_previews_then_spends_and_the_meter_says_which_cap_binds(br
     from selenium.webdriver.common.by import By
 
     url, key, _db = server
-    browser.delete_all_cookies()
-    browser.get(url + "/login")
-    fill(browser, "#key", key)
-    click(browser, "#sign-in")
-    wait_for_path(browser, "/ask")
+    sign_in(browser, url, key, "/ask")
     assert "your own cap binds" in text(browser, "#budget-binds")
     left_before = epsilon_left(browser)
     fill(browser, "#sql", COUNT)

@@ -65,6 +65,15 @@ def wait_for_text(driver, css: str, needle: str) -> None:
     )
 
 
+def sign_in(driver, url: str, secret: str, landing: str) -> None:
+    """Sign in afresh (cookies cleared) with ``secret`` (an analyst key or the custodian token) and wait for ``landing``."""
+    driver.delete_all_cookies()
+    driver.get(url + "/login")
+    fill(driver, "#key", secret)
+    click(driver, "#sign-in")
+    wait_for_path(driver, landing)
+
+
 def test_the_analysts_flow(browser, server, shots):
     from selenium.webdriver.common.by import By
 
@@ -128,11 +137,7 @@ def test_the_custodians_pages(browser, server, shots):
     from selenium.webdriver.common.by import By
 
     url, _key, _db = server
-    browser.delete_all_cookies()
-    browser.get(url + "/login")
-    fill(browser, "#key", CUSTODIAN_TOKEN)
-    click(browser, "#sign-in")
-    wait_for_path(browser, "/custodian")
+    sign_in(browser, url, CUSTODIAN_TOKEN, "/custodian")
     shoot(browser, shots, "6-custodian")
     assert "ann" in text(browser, "#keys") and "employee:17" in text(browser, "#keys")
     assert "database total" in text(browser, "#caps")
@@ -159,11 +164,7 @@ def test_an_analyst_cannot_open_custodian_pages(browser, server):
     from selenium.webdriver.common.by import By
 
     url, key, _db = server
-    browser.delete_all_cookies()
-    browser.get(url + "/login")
-    fill(browser, "#key", key)
-    click(browser, "#sign-in")
-    wait_for_path(browser, "/ask")
+    sign_in(browser, url, key, "/ask")
     browser.get(url + "/custodian")
     wait_for_path(browser, "/ask")  # sent back to the analyst's own page
     assert not browser.find_elements(By.ID, "keys")

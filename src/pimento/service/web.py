@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
@@ -307,8 +308,10 @@ async def analyst_post(request: Request) -> tuple[WebSession, ApiKey, dict[str, 
     return session, key, data
 
 
-@router.post("/ask/preview", include_in_schema=False)
-async def preview_page(request: Request) -> Response:
+async def form_action(request: Request, work: Callable[[Web, ApiKey, dict[str, str], dict[str, str]], Any], template: str, name: str) -> Response:
+    """The shape every analyst form shares: the signed-in analyst's POST (:func:`analyst_post`), ``work``
+    run off the event loop on the deployment, then ``template`` with its result as ``name``; a refusal
+    (:class:`UserError`, :class:`ServiceError`) shows the form again with the error."""
     got = await analyst_post(request)
     if isinstance(got, Response):
         return got
@@ -316,34 +319,30 @@ async def preview_page(request: Request) -> Response:
     session, key, data = got
     f = request_form(data)
     try:
-        preview = await run_in_threadpool(
-            lambda: web.deployment.preview(key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
-                                           purpose=f["purpose"] or None)
-        )
+        result = await run_in_threadpool(lambda: work(web, key, f, data))
     except (UserError, ServiceError) as exc:
         status, err = error_text(exc)
         return web.page("ask.html", status=status, **await web.analyst_context(session, key), form=f, error=err)
-    return web.page("preview.html", **await web.analyst_context(session, key), form=f, preview=preview)
+    return web.page(template, **await web.analyst_context(session, key), form=f, **{name: result})
+
+
+@router.post("/ask/preview", include_in_schema=False)
+async def preview_page(request: Request) -> Response:
+    def work(web: Web, key: ApiKey, f: dict[str, str], data: dict[str, str]) -> Any:
+        return web.deployment.preview(key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
+                                      purpose=f["purpose"] or None)
+
+    return await form_action(request, work, "preview.html", "preview")
 
 
 @router.post("/ask/confirm", include_in_schema=False)
 async def confirm_page(request: Request) -> Response:
-    got = await analyst_post(request)
-    if isinstance(got, Response):
-        return got
-    web = web_of(request)
-    session, key, data = got
-    f = request_form(data)
-    previewed = data.get("previewed_sql", "") or None  # the reading the analyst confirmed: refused before the charge if it changed
-    try:
-        answer = await run_in_threadpool(
-            lambda: web.deployment.ask(key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
-                                       purpose=f["purpose"] or None, expect_sql=previewed)
-        )
-    except (UserError, ServiceError) as exc:
-        status, err = error_text(exc)
-        return web.page("ask.html", status=status, **await web.analyst_context(session, key), form=f, error=err)
-    return web.page("answer.html", **await web.analyst_context(session, key), form=f, answer=answer)
+    def work(web: Web, key: ApiKey, f: dict[str, str], data: dict[str, str]) -> Any:
+        previewed = data.get("previewed_sql", "") or None  # the reading the analyst confirmed: refused before the charge if it changed
+        return web.deployment.ask(key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
+                                  purpose=f["purpose"] or None, expect_sql=previewed)
+
+    return await form_action(request, work, "answer.html", "answer")
 
 
 def check_sql_form(web: Web, f: dict[str, str]) -> None:
@@ -358,43 +357,23 @@ def check_sql_form(web: Web, f: dict[str, str]) -> None:
 @router.post("/sql/preview", include_in_schema=False)
 async def sql_preview_page(request: Request) -> Response:
     """The SQL form's free preview (:func:`pimento.service.sql_preview.sql_preview`: the synthetic copy only, nothing spent)."""
-    got = await analyst_post(request)
-    if isinstance(got, Response):
-        return got
-    web = web_of(request)
-    session, key, data = got
-    f = request_form(data)
-    try:
+    def work(web: Web, key: ApiKey, f: dict[str, str], data: dict[str, str]) -> Any:
         check_sql_form(web, f)
-        preview = await run_in_threadpool(
-            lambda: sql_preview(web.deployment, key, f["sql"], f["epsilon"] or None, f["delta"] or None, mode=f["mode"],
-                                sender=f["sender"] or None, purpose=f["purpose"] or None)
-        )
-    except (UserError, ServiceError) as exc:
-        status, err = error_text(exc)
-        return web.page("ask.html", status=status, **await web.analyst_context(session, key), form=f, error=err)
-    return web.page("sql_preview.html", **await web.analyst_context(session, key), form=f, preview=preview)
+        return sql_preview(web.deployment, key, f["sql"], f["epsilon"] or None, f["delta"] or None, mode=f["mode"],
+                           sender=f["sender"] or None, purpose=f["purpose"] or None)
+
+    return await form_action(request, work, "sql_preview.html", "preview")
 
 
 @router.post("/sql/confirm", include_in_schema=False)
 async def sql_confirm_page(request: Request) -> Response:
     """The SQL release the analyst confirmed (:meth:`Deployment.sql`, as ``POST /v1/sql``: charged first)."""
-    got = await analyst_post(request)
-    if isinstance(got, Response):
-        return got
-    web = web_of(request)
-    session, key, data = got
-    f = request_form(data)
-    try:
+    def work(web: Web, key: ApiKey, f: dict[str, str], data: dict[str, str]) -> Any:
         check_sql_form(web, f)
-        answer = await run_in_threadpool(
-            lambda: web.deployment.sql(key, f["sql"], f["epsilon"] or None, f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
-                                       purpose=f["purpose"] or None)
-        )
-    except (UserError, ServiceError) as exc:
-        status, err = error_text(exc)
-        return web.page("ask.html", status=status, **await web.analyst_context(session, key), form=f, error=err)
-    return web.page("answer.html", **await web.analyst_context(session, key), form=f, answer=answer)
+        return web.deployment.sql(key, f["sql"], f["epsilon"] or None, f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
+                                  purpose=f["purpose"] or None)
+
+    return await form_action(request, work, "answer.html", "answer")
 
 
 @router.get("/history", include_in_schema=False)

@@ -111,14 +111,7 @@ def parse_count_query(
     >>> str(parse_count_query("select count(*) from t where a > 1", cat))
     'SELECT COUNT(*) FROM t WHERE t.a > 1'
     """
-    if len(sql) > max_chars:
-        raise SqlError(
-            f"the SQL text has {len(sql):,} characters, more than the {max_chars:,} accepted",
-            hint="shorten the query (the limit is [database] max_sql_chars in pimento.toml)",
-        )
-    depth = _parenthesis_depth(sql)
-    if depth > MAX_NESTING:
-        raise _too_deep(f"{depth} levels of parentheses, at most {MAX_NESTING} are accepted")
+    _check_size(sql, max_chars)
     try:
         return check_join_types(_Parser(sql, catalog, dialect).run(), catalog)
     except RecursionError:
@@ -141,14 +134,7 @@ def parse_aggregate_query(
     >>> str(parse_aggregate_query("select g, sum(a) from t group by g", cat))
     'SELECT t.g, SUM(t.a) FROM t GROUP BY t.g'
     """
-    if len(sql) > max_chars:
-        raise SqlError(
-            f"the SQL text has {len(sql):,} characters, more than the {max_chars:,} accepted",
-            hint="shorten the query (the limit is [database] max_sql_chars in pimento.toml)",
-        )
-    depth = _parenthesis_depth(sql)
-    if depth > MAX_NESTING:
-        raise _too_deep(f"{depth} levels of parentheses, at most {MAX_NESTING} are accepted")
+    _check_size(sql, max_chars)
     parser = _AggregateParser(sql, catalog, dialect)
     try:
         body = check_join_types(parser.run(), catalog)
@@ -158,6 +144,18 @@ def parse_aggregate_query(
 
 
 # --------------------------------------------------------------------------- internals
+
+
+def _check_size(sql: str, max_chars: int) -> None:
+    """Refuse a text longer than ``max_chars`` or nested deeper than :data:`MAX_NESTING`, before parsing."""
+    if len(sql) > max_chars:
+        raise SqlError(
+            f"the SQL text has {len(sql):,} characters, more than the {max_chars:,} accepted",
+            hint="shorten the query (the limit is [database] max_sql_chars in pimento.toml)",
+        )
+    depth = _parenthesis_depth(sql)
+    if depth > MAX_NESTING:
+        raise _too_deep(f"{depth} levels of parentheses, at most {MAX_NESTING} are accepted")
 
 
 @dataclass
