@@ -1,6 +1,6 @@
 """Neighbour invariance of what the HTTP service sends an analyst (issue 18's harness, tests/neighbours.py).
 
-The same requests -- a release, the same release again (cached), a refused query, the budget and
+The same requests -- the SQL preview (issue 28), a release, the same release again (cached), a refused query, the budget and
 the history -- on a database and on a neighbour (one private tuple added or removed), with the
 noise fixed and a fresh ledger each: every field must be equal except the noisy value, what is
 derived from it (interval, the clamp and its flag) and the DP bound of RS. The interval, clamped,
@@ -42,6 +42,7 @@ def _service(sql: str):
         body = {"sql": sql, "epsilon": "1", "delta": "1e-6"}
         with fixed_noise(rng.getrandbits(32)):
             out = {
+                "sql_preview": client.post("/v1/sql/preview", headers=headers, json=body).json(),  # before the release: nothing spent yet
                 "sql": client.post("/v1/sql", headers=headers, json=body).json(),
                 "cached": client.post("/v1/sql", headers=headers, json=body).json(),
                 "refused": client.post("/v1/sql", headers=headers, json={**body, "sql": REFUSED}).json(),
@@ -88,6 +89,7 @@ def test_the_finding_1_attack_through_the_service(tmp_path, change):
         _service(ATTACK), d, d2, tmp_path, allow=ALLOW, derived=clamped_interval_from_public_fields, what=f"service, {change:+d} HIV visit"
     )
     assert a["cached"]["cached"] is True and a["refused"]["error"]["type"] == "UnsupportedQuery"
+    assert "error" not in a["sql_preview"] and a["sql_preview"]["cost"]["epsilon"] == "1", a["sql_preview"]
     assert len(a["history"]["answers"]) == 1
 
 
