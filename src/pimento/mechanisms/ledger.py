@@ -50,13 +50,14 @@ The concerns live in modules of their own, :class:`Ledger` composes them:
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 from pimento.config import Settings
-from pimento.errors import BudgetError, InternalError
+from pimento.errors import BudgetError, InternalError, UserError
 from pimento.mechanisms import audit as _audit
 from pimento.mechanisms.budget import Budget
 from pimento.mechanisms.ledger_answers import AnswerCache, request_key
@@ -224,6 +225,7 @@ class Ledger(AnswerCache, Halts, PendingCharges, IntegrityChecks):
         cid = state.last_id + 1
         row = {"id": cid, "time": time_, "database": key, "analyst": analyst, "kind": kind, "epsilon": eps, "delta": dlt, "request_key": request_key, "note": note}
         digest = _audit.chain_hash(state.last_hash, charge_text(row))
+        self._txn_state = state.appended(row, budget, digest)
         self._conn.execute(
             "INSERT INTO charges (id, time, database, analyst, kind, epsilon, delta, request_key, note, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (cid, time_, key, analyst, kind, eps, dlt, request_key, note, state.last_hash, digest),
@@ -249,12 +251,20 @@ class Ledger(AnswerCache, Halts, PendingCharges, IntegrityChecks):
         identical requests are charged once. Otherwise the caps are checked and the charge is
         made, pending under ``request_key``; the caller must end with :meth:`record_release` or
         :meth:`record_failure` for it. Returns the stored answer dict or the new :class:`Charge`.
+
+        An answer already stored is first looked for in one read transaction (:meth:`_stored_if_clean`),
+        without the write lock or a witness write; only when that finds none, or finds anything amiss,
+        does the transaction above decide.
         """
         self._check_analyst(analyst)
         budget.as_spend()
         key, *aliases = database_keys(database)
         wait = 0.02
         self._write_unrecorded_halts()
+        if self.answer_cache:
+            stored = self._stored_if_clean(key, request_key)
+            if stored is not None:
+                return stored
 
         def body() -> Charge | dict[str, Any] | None:
             state = self._fast_check()
@@ -281,6 +291,27 @@ class Ledger(AnswerCache, Halts, PendingCharges, IntegrityChecks):
                 return outcome
             time.sleep(wait)
             wait = min(wait * 1.5, 0.5)
+
+    def _stored_if_clean(self, key: str, request_key: str) -> dict[str, Any] | None:
+        """The answer stored for ``request_key`` if, in one snapshot of the ledger, the fast integrity
+        check passes, the releases on ``key`` are not halted and the answer is there; None otherwise
+        (any problem included: the write path then checks again under the lock and refuses, so this
+        read can only answer what that path would answer, never refuse what it would answer)."""
+        if not self.answer_cache:
+            return None
+
+        def body() -> dict[str, Any] | None:
+            stored = self._stored_answer(request_key)
+            if stored is None:
+                return None  # a fresh request: the locked transaction checks and charges
+            self._fast_check()
+            self._refuse_if_halted(key)
+            return stored
+
+        try:
+            return self._read(body)
+        except (UserError, sqlite3.Error):
+            return None
 
     # ------------------------------------------------------------------ reading and the custodian
 

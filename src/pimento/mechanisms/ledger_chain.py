@@ -65,6 +65,18 @@ class ChainState:
     sums: dict[tuple[str, str], Budget]
     problems: list[_audit.AuditProblem]
     rows: dict[int, dict[str, Any]]
+    #: whether this state was computed from the whole chain (not by extending an earlier state)
+    full: bool = False
+
+    def appended(self, row: dict[str, Any], budget: Budget, digest: str) -> ChainState:
+        """This state after the charge ``row`` (costing ``budget``, chain hash ``digest``) was appended
+        (a new state: a state is never changed once made)."""
+        sums = dict(self.sums)
+        for who in (DATABASE_SCOPE, row["analyst"]):
+            part = sums.get((row["database"], who))
+            sums[(row["database"], who)] = budget if part is None else part + budget
+        rows = {**self.rows, row["id"]: {**row, "budget": budget}}
+        return ChainState(self.count + 1, row["id"], digest, sums, list(self.problems), rows)
 
 
 def _still_intact(conn: _audit.Connection, verified: ChainState) -> bool:
@@ -84,13 +96,24 @@ def _still_intact(conn: _audit.Connection, verified: ChainState) -> bool:
     return bool(intact)
 
 
+def _head(conn: _audit.Connection) -> tuple[int, str]:
+    """(charge id, hash) that ``charges_head`` names; (0, genesis) for an empty ledger."""
+    head = conn.execute("SELECT charge_id, hash FROM charges_head WHERE id = 1").fetchone()
+    return (int(head[0]), str(head[1])) if head else (0, _audit.GENESIS)
+
+
 def scan_charges(conn: _audit.Connection, verified: ChainState | None) -> ChainState:
     """Read the charges, recompute their chain, and sum the spends per (database, analyst).
 
     With ``verified`` (the state of an earlier scan without problems), only the charges added since
     are read, after checking that its last charge still has its hash and that no earlier id is
-    missing; otherwise (or when that check fails) everything is read."""
+    missing; otherwise (or when that check fails) everything is read. Nothing appended since and the
+    head unchanged: ``verified`` itself is returned (a state is never changed once made)."""
     cached = verified if verified is not None and _still_intact(conn, verified) else None
+    cols = ", ".join(CHARGE_FIELDS)
+    appended = conn.execute(f"SELECT {cols}, prev_hash, hash FROM charges WHERE id > ? ORDER BY id", (cached.last_id if cached else 0,)).fetchall()
+    if cached is not None and not appended and _head(conn) == (cached.last_id, cached.last_hash):
+        return cached
     problems: list[_audit.AuditProblem] = []
     if cached is None:
         raw: dict[tuple[str, str], list[Fraction]] = {}
@@ -108,8 +131,7 @@ def scan_charges(conn: _audit.Connection, verified: ChainState | None) -> ChainS
             value = parsed[text] = parse_number(text, name=name)
         return value
 
-    cols = ", ".join(CHARGE_FIELDS)
-    for values in conn.execute(f"SELECT {cols}, prev_hash, hash FROM charges WHERE id > ? ORDER BY id", (last_id,)):
+    for values in appended:
         row = dict(zip(CHARGE_FIELDS, values[:-2]))
         stored_prev, digest = values[-2], values[-1]
         count += 1
@@ -134,8 +156,7 @@ def scan_charges(conn: _audit.Connection, verified: ChainState | None) -> ChainS
             acc = raw.setdefault((row["database"], who), [Fraction(0), Fraction(0)])
             acc[0] += eps
             acc[1] += dlt
-    head = conn.execute("SELECT charge_id, hash FROM charges_head WHERE id = 1").fetchone()
-    head_id, head_hash = head if head else (0, _audit.GENESIS)
+    head_id, head_hash = _head(conn)
     if head_id != last_id or head_hash != prev:
         problems.append(
             _audit.AuditProblem(None, "charge_head_mismatch", f"charges_head names charge {head_id}, the table ends at {last_id}: charges at the end were removed or the head was edited")
@@ -146,4 +167,4 @@ def scan_charges(conn: _audit.Connection, verified: ChainState | None) -> ChainS
             problems.append(_audit.AuditProblem(None, "charge_edited", f"the charges of {k[0]} add up to delta >= 1"))
             dlt = Fraction(0)
         sums[k] = Budget(eps, dlt)
-    return ChainState(count, last_id, prev, sums, problems, rows)
+    return ChainState(count, last_id, prev, sums, problems, rows, full=cached is None)

@@ -1,9 +1,10 @@
 """The ledger's integrity checks: the fast one before every charge, the full one of ``audit verify``.
 
 Every charge is refused, with :class:`LedgerIntegrityError`, when a fast check fails
-(:meth:`IntegrityChecks._fast_check`): the charge chain recomputes (in full the first time a Ledger
-object looks; later, the charges added since and the last verified one, the budget being the sum
-this object verified), the last audit row recomputes, charges = audited + pending, and the witness
+(:meth:`IntegrityChecks._fast_check`): the charge chain recomputes (in full the first time a process
+looks at the ledger file, and again once its last full read is older than
+:data:`.ledger_store.FULL_RESCAN_S`; otherwise the charges added since and the last verified one, the
+budget being the sum this process verified), the last audit row recomputes, charges = audited + pending, and the witness
 file agrees. :meth:`IntegrityChecks.verify_audit` checks everything (``pimento audit verify``);
 :meth:`IntegrityChecks.check_file` reads every page of the SQLite file.
 """

@@ -1,6 +1,15 @@
 """The ledger's store: opening its file (or PostgreSQL database), its schema, and the one way it
 writes (:meth:`LedgerStore._write`: ``BEGIN IMMEDIATE`` ... ``COMMIT``, then the witness).
 
+What one process learned about a ledger outlives the :class:`LedgerStore` object that learned it
+(the service opens one per request), keyed by the ledger's identity (:meth:`LedgerStore._identity`:
+the file's path, device and inode, or the PostgreSQL URL): the charge chain it verified
+(:data:`_VERIFIED`; a new object re-reads only the charges appended since, after checking that the
+verified prefix still has its count and its last charge still its hash, :func:`.ledger_chain.scan_charges`)
+and that the schema is in place (:data:`_SCHEMA_READY`; a later open checks the format with one
+read instead of taking the write lock). ``audit verify`` (``full=True``) and a new process re-read
+everything.
+
 :class:`LedgerStore` is the base of :class:`pimento.mechanisms.ledger.Ledger`; each other concern
 of the ledger (integrity checks, pending charges, halts, the answer cache) is a mixin over it in a
 module of its own.
@@ -8,9 +17,11 @@ module of its own.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,6 +42,33 @@ from pimento.mechanisms.ledger_witness import check_witness, load_witness, recov
 __all__ = ["LedgerStore", "jsonable"]
 
 _T = TypeVar("_T")
+
+#: The charge chain each ledger identity had when this process last verified it without a problem,
+#: with the time (``time.monotonic``) of the last full scan it extends.
+_VERIFIED: dict[tuple[str, ...], tuple[ChainState, float]] = {}
+#: A new ledger object re-reads the whole chain when the process's last full scan of it is older than
+#: this: an edit of an early charge (which never lowers the budget a process verified) is then noticed
+#: by the fast check within this many seconds, as well as by ``audit verify`` and every new process.
+FULL_RESCAN_S = 60.0
+#: One lock per ledger identity, taken around every write transaction of this process: its threads
+#: queue here instead of polling SQLite's lock (whose busy handler sleeps up to 100 ms between tries,
+#: so that under load one thread could wait seconds while others kept taking the lock).
+_WRITE_LOCKS: dict[tuple[str, ...], threading.RLock] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def _writer(identity: tuple[str, ...] | None) -> Iterator[None]:
+    """Hold this process's write lock of the ledger ``identity`` (none for an in-memory ledger)."""
+    if identity is None:
+        yield
+        return
+    with _WRITE_LOCKS_GUARD:
+        lock = _WRITE_LOCKS.setdefault(identity, threading.RLock())
+    with lock:
+        yield
+#: Ledger identities whose schema this process created or checked (DDL run once per process and file).
+_SCHEMA_READY: set[tuple[str, ...]] = set()
 
 
 def jsonable(value: Any) -> Any:
@@ -81,12 +119,19 @@ class LedgerStore:
             check_witness(self.path)
         self._owner = owner_token()
         self._verified: ChainState | None = None
+        self._full_at = 0.0  # when the chain self._verified extends was last read in full (time.monotonic)
+        #: Inside a write transaction that appended a charge: the chain as it now stands (the scan of
+        #: the transaction's fast check plus that charge; the write lock keeps everyone else out).
+        self._txn_state: ChainState | None = None
+        #: What the process-wide caches know this ledger by (None: not shared, an in-memory ledger).
+        self._id: tuple[str, ...] | None = None
         self._mine: set[int] = set()  # pending charges made through this object
         #: The connection; on PostgreSQL a PgConnection, which has the sqlite3 surface the ledger uses.
         self._conn: _audit.Connection
         if self.postgres:
             try:
                 self._conn = _pg.PgConnection(str(path), connect_timeout_s=busy_timeout_s)
+                self._id = ("postgresql", self.name)
                 self._init_schema()
             except sqlite3.Error as exc:
                 raise DataSourceError(f"cannot open the budget ledger {self.name}: {exc}") from None
@@ -99,6 +144,7 @@ class LedgerStore:
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            self._id = self._identity()
             self._init_schema()
         except sqlite3.Error as exc:
             if is_damage(exc):
@@ -122,7 +168,40 @@ class LedgerStore:
                     hint=recovery_hint(self.path),
                 )
 
+    def _identity(self) -> tuple[str, ...] | None:
+        """The file this connection has open, as the process-wide caches name it: (path, device, inode).
+
+        Taken after the connection opened the file, whose open descriptor keeps the inode from being
+        reused: a file replaced since (a restored backup, a new ledger) is another identity. None for
+        an in-memory ledger."""
+        if self._memory:
+            return None
+        st = self.path.stat()
+        return (str(self.path.resolve()), str(st.st_dev), str(st.st_ino))
+
     def _init_schema(self) -> None:
+        """Create or migrate the schema (under the write lock) the first time this process opens the
+        ledger; later opens of the same file check its format with one read."""
+        if self._id is not None and self._id in _SCHEMA_READY:
+            if self._schema_current():
+                return
+            _SCHEMA_READY.discard(self._id)
+        self._create_schema()
+        if self._id is not None:
+            _SCHEMA_READY.add(self._id)
+
+    def _schema_current(self) -> bool:
+        """Whether the ledger holds this Pimento's format (one read, no lock; False if it cannot be read)."""
+        try:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        except sqlite3.OperationalError:
+            return False
+        finally:
+            if self._conn.in_transaction:  # PostgreSQL opens one on a read
+                self._conn.execute("ROLLBACK")
+        return row is not None and row[0] == FORMAT
+
+    def _create_schema(self) -> None:
         for attempt in range(50):
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
@@ -170,10 +249,23 @@ class LedgerStore:
 
         The verified prefix is remembered by this object: a later scan re-reads only the charges
         added since, after checking that the last verified charge still has its hash and that no
-        earlier id is missing. So the budget is always the sum of charges this process verified;
-        ``full=True`` (verify) re-reads everything."""
-        state = scan_charges(self._conn, None if full else self._verified)
-        self._verified = None if state.problems else state
+        earlier id is missing; a new object on the same ledger starts from what another object of this
+        process verified (:data:`_VERIFIED`). So the budget is always the sum of charges this process
+        verified; ``full=True`` (verify) re-reads everything."""
+        start, full_at = self._verified, self._full_at
+        if start is None and not full and self._id is not None:
+            start, full_at = _VERIFIED.get(self._id, (None, 0.0))
+            if start is not None and time.monotonic() - full_at > FULL_RESCAN_S:
+                start = None
+        state = scan_charges(self._conn, None if full else start)
+        if state is not start and state.full:
+            full_at = time.monotonic()
+        self._verified, self._full_at = (None, 0.0) if state.problems else (state, full_at)
+        if self._id is not None:
+            if state.problems:
+                _VERIFIED.pop(self._id, None)
+            else:
+                _VERIFIED[self._id] = (state, full_at)
         return state
 
     def _sums(self, key: str) -> dict[tuple[str, str], Budget]:
@@ -201,8 +293,20 @@ class LedgerStore:
     # ------------------------------------------------------------------ writing
 
     def _write(self, body: Callable[[], _T]) -> _T:
-        """Run ``body`` inside BEGIN IMMEDIATE ... COMMIT; roll back on any error; then update the witness."""
+        """Run ``body`` inside BEGIN IMMEDIATE ... COMMIT; roll back on any error; then update the witness.
+
+        The threads of one process take the ledger's write lock in turn (:func:`_writer`); the witness
+        is written after it is released (:func:`.ledger_witness.write_witness` never goes back)."""
+        with _writer(self._id):
+            result, witness = self._transaction(body)
+        if witness is not None:
+            self._write_witness(witness)
+        return result
+
+    def _transaction(self, body: Callable[[], _T]) -> tuple[_T, dict[str, Any] | None]:
+        """``body`` in BEGIN IMMEDIATE ... COMMIT (rolled back on any error), and the witness state it committed."""
         conn = self._conn
+        self._txn_state = None
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
@@ -215,15 +319,30 @@ class LedgerStore:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        if witness is not None:
-            self._write_witness(witness)
-        return result
+        finally:
+            self._txn_state = None
+        return result, witness
+
+    def _read(self, body: Callable[[], _T]) -> _T:
+        """Run ``body`` in one read transaction (one snapshot of the ledger; no write lock, no witness)."""
+        conn = self._conn
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if self.postgres else "BEGIN")
+        try:
+            return body()
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
 
     def _witness_state(self) -> dict[str, Any]:
-        head = self._conn.execute("SELECT charge_id, hash FROM charges_head WHERE id = 1").fetchone()
         audit_head = self._conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
+        if self._txn_state is not None:
+            state = self._txn_state
+            head = (state.last_id, state.last_hash)
+        else:
+            head = self._conn.execute("SELECT charge_id, hash FROM charges_head WHERE id = 1").fetchone()
+            state = self._scan()
         spent: dict[str, dict[str, str]] = {}
-        for (db, who), total in self._scan().sums.items():
+        for (db, who), total in state.sums.items():
             if who == DATABASE_SCOPE:
                 eps, dlt = total.to_text()
                 spent[db] = {"epsilon": eps, "delta": dlt}

@@ -148,11 +148,20 @@ def witness_problems(conn: _audit.Connection, ledger_file: Path, witness: Path) 
     return problems
 
 
+def _recorded(state: dict[str, Any]) -> dict[str, Any]:
+    """What a witness state records of the ledger (all of it but the time it was written)."""
+    return {k: v for k, v in state.items() if k != "written"}
+
+
 def write_witness(witness: Path, ledger_file: Path, state: dict[str, Any]) -> None:
     """Replace the witness atomically, never with an older state (writers race after their commits;
-    a witness that lags is still a valid prefix of the ledger, so it never raises a false alarm)."""
+    a witness that lags is still a valid prefix of the ledger, so it never raises a false alarm), and
+    not at all when it already records ``state`` (a transaction that wrote nothing: only the time of
+    writing, ``"written"``, which nothing checks, would change)."""
     old = load_witness(ledger_file)
     if old and not old.get("unreadable") and (int(old.get("charges", 0)) > state["charges"] or int(old.get("audit_rows", 0)) > state["audit_rows"]):
+        return
+    if old is not None and _recorded(old) == _recorded(state) and witness.exists():
         return
     tmp = witness.with_name(f"{witness.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:

@@ -20,13 +20,14 @@ before the charge.
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pimento.errors import ModeError
-from pimento.mechanisms.budget import NumberLike
+from pimento.numbers import NumberLike
 from pimento.release.modes.base import Mode, parse_mode
 from pimento.sensitivity.neighbourhood import Neighbourhood
 
@@ -182,6 +183,22 @@ class SearchOptions:
             raise ModeError(f"k must be a positive whole number, got {self.k!r}", hint="pass --k 10, say")
 
 
+#: The module that registers the built-in modes; any registration (a plug-in's included) imports it first.
+_BUILTIN_MODES = "pimento.release.modes._builtin"
+
+
+def _mode_name(value: object) -> str:
+    """``value`` as a mode name (:func:`~pimento.release.modes.parse_mode`), refusing an unknown name lightly.
+
+    Every registration, a plug-in's included, loads the built-in modes first (the registry's rule), so
+    while they are not loaded no plug-in is registered and a name that is not a built-in is unknown:
+    refused here without importing the modes (and NumPy, sqlglot and the engines behind them).
+    """
+    if isinstance(value, Mode) or _BUILTIN_MODES in sys.modules:
+        return parse_mode(value)
+    return Mode.parse(value)
+
+
 @dataclass(frozen=True)
 class Request:
     """One release request: a question or SQL, the budget, who asks, how, in which context.
@@ -211,7 +228,7 @@ class Request:
         if (self.question is None) == (self.sql is None):
             raise ModeError("a request has a question or SQL, exactly one of them",
                             hint="Request.for_question(...) or Request.for_sql(...)")
-        object.__setattr__(self, "mode", parse_mode(self.mode))
+        object.__setattr__(self, "mode", _mode_name(self.mode))
         object.__setattr__(self, "context", Context.parse(self.context))
         if self.neighbours is not None:
             object.__setattr__(self, "neighbours", parse_neighbourhood(self.neighbours))

@@ -7,15 +7,22 @@ Every function here takes beta; the one epsilon -> beta formula is the mechanism
 (:meth:`pimento.mechanisms.Mechanism.beta_float`). :class:`Neighbourhood` is the one home of the
 neighbourhoods a guarantee holds for; CRS is in :mod:`pimento.sensitivity.contextual`.
 See PROOF.md beside this file for why the bound is a beta-smooth upper bound.
+
+The names load on first use (module ``__getattr__``), so that importing
+:mod:`pimento.sensitivity.neighbourhood` does not load sqlglot and NumPy.
 """
 
 from __future__ import annotations
 
-from pimento.sensitivity.attribution import Attribution, attribute, value_function
-from pimento.sensitivity.envelope import Envelope, check_beta, maximize_envelope
-from pimento.sensitivity.neighbourhood import Neighbourhood
-from pimento.sensitivity.residual import ResidualCounts, compute_te, needed_subsets, te_key
-from pimento.sensitivity.rs import ResidualSensitivity, private_relations, residual_sensitivity, rs_from_te
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pimento.sensitivity.attribution import Attribution, attribute, value_function
+    from pimento.sensitivity.envelope import Envelope, check_beta, maximize_envelope
+    from pimento.sensitivity.neighbourhood import Neighbourhood
+    from pimento.sensitivity.residual import ResidualCounts, compute_te, needed_subsets, te_key
+    from pimento.sensitivity.rs import ResidualSensitivity, private_relations, residual_sensitivity, rs_from_te
 
 __all__ = [
     "Attribution",
@@ -34,3 +41,35 @@ __all__ = [
     "te_key",
     "value_function",
 ]
+
+#: The module each exported name lives in (one entry per name of ``__all__``).
+_HOMES = {
+    "Attribution": "attribution",
+    "Envelope": "envelope",
+    "Neighbourhood": "neighbourhood",
+    "ResidualCounts": "residual",
+    "ResidualSensitivity": "rs",
+    "attribute": "attribution",
+    "check_beta": "envelope",
+    "compute_te": "residual",
+    "maximize_envelope": "envelope",
+    "needed_subsets": "residual",
+    "private_relations": "rs",
+    "residual_sensitivity": "rs",
+    "rs_from_te": "rs",
+    "te_key": "residual",
+    "value_function": "attribution",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

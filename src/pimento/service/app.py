@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any, overload
 
@@ -461,10 +463,27 @@ def include_routes(app: FastAPI, routes: APIRouter) -> None:
     app.router.routes.extend(routes.routes)
 
 
+def _closing(deployment: Deployment) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The app's lifespan: at shutdown (``pimento serve`` and each worker stopping, a test client's exit) the
+    deployment's connections are closed (:meth:`Deployment.close`), so that nothing of this process holds the
+    database, the synthetic copy or the ledger open after it."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            deployment.close()
+
+    return lifespan
+
+
 def create_app(deployment: Deployment, options: ServiceOptions | None = None) -> FastAPI:
-    """The service for ``deployment``: API (:data:`router`), custodian API, web page, error envelope and limits."""
+    """The service for ``deployment``: API (:data:`router`), custodian API, web page, error envelope and limits;
+    its lifespan closes the deployment's connections at shutdown (:func:`_closing`)."""
     options = options or ServiceOptions()
     app = FastAPI(
+        lifespan=_closing(deployment),
         title="Pimento",
         version=__version__,
         description="DP answers to counting questions and SQL over one custodian's database. See docs/service-api.md.",

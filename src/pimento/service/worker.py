@@ -53,7 +53,8 @@ def _read_config() -> dict[str, Any]:
 
 
 def make_app() -> FastAPI:
-    """One worker's application: the deployment opened in this process, its connections held open."""
+    """One worker's application: the deployment opened in this process, its connections held open until the
+    worker shuts down (the app's lifespan closes them: :func:`pimento.service.app.create_app`)."""
     config = _read_config()
     search = SearchSettings(**config.get("search", {}))
     known = {f.name for f in fields(ServiceOptions)}

@@ -210,9 +210,6 @@ def test_the_cli_copy_of_the_search_variants_is_the_search_s():
     assert ours.value.one_line() == theirs.value.one_line()
 
 
-@pytest.mark.xfail(strict=True, reason="the mode and the neighbourhood are parsed by pimento.release.request, whose "
-                   "imports (pimento.mechanisms, pimento.sensitivity package __init__ files) load NumPy and sqlglot, "
-                   "and an unknown mode looks up the plug-in modes (see the issue 28 report)")
 def test_unknown_mode_and_neighbourhood_are_refused_lightly(files):
     db = str(files / "exists.duckdb")
     cases = [["sql", "--db", db, "--sql", "SELECT COUNT(*) FROM t", "--epsilon", "1", "--mode", "bogus"],
@@ -233,3 +230,46 @@ def test_only_a_file_path_that_does_not_exist_is_refused(tmp_path):
     for location in (str(tmp_path / "typo.duckdb"), "typo.duckdb", "C:/typo.db", ""):
         with pytest.raises(DataSourceError, match="database file not found"):
             require_database(location)
+
+
+_REQUEST_RUNNER = r"""
+import json, sys
+HEAVY = tuple(json.loads(sys.argv[1]))
+from pimento.errors import ModeError
+from pimento.release.request import Request
+out = []
+for fields in ({"mode": "bogus"}, {"neighbours": "bogus"}, {"mode": "split"}):
+    try:
+        Request.for_sql("SELECT COUNT(*) FROM t", epsilon="1", **fields)
+        out.append("built")
+    except ModeError as e:
+        out.append(e.one_line())
+print(json.dumps({"out": out, "heavy": [m for m in HEAVY if m in sys.modules]}))
+"""
+
+
+def test_a_request_refuses_an_unknown_mode_lightly():
+    """Building a :class:`Request` (what every edge does first) refuses an unknown mode or neighbourhood
+    without loading the release modes, the mechanisms, NumPy or sqlglot (lazy package faces, and no
+    plug-in can be registered while the built-in modes are not loaded)."""
+    proc = subprocess.run([sys.executable, "-c", _REQUEST_RUNNER, json.dumps(HEAVY + ("pimento.release.modes._builtin",))],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["heavy"] == []
+    assert result["out"][0].startswith("unknown mode 'bogus'") and "ci, dp, split, contextual" in result["out"][0]
+    assert result["out"][1].startswith("unknown --neighbours 'bogus'")
+    assert result["out"][2] == "built"
+
+
+def test_a_plug_in_mode_is_still_found_by_a_request():
+    """Once a plug-in mode is registered (which loads the built-ins first), a request names it."""
+    from pimento.release.modes import register_mode, unregister_mode
+    from pimento.release.modes.dp import DpMode
+    from pimento.release.request import Request
+
+    register_mode(type("PerfTestMode", (DpMode,), {"name": "perf-test-mode"})())
+    try:
+        assert Request.for_sql("SELECT COUNT(*) FROM t", epsilon="1", mode="perf-test-mode").mode == "perf-test-mode"
+    finally:
+        unregister_mode("perf-test-mode")

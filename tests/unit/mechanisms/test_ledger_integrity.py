@@ -21,6 +21,7 @@ from pimento.config import LedgerSettings
 from pimento.errors import BudgetError, InternalError, LedgerIntegrityError, ReleaseAbortedError
 from pimento.mechanisms import Budget, Ledger, ledger_path
 from pimento.mechanisms import audit as audit_mod
+from pimento.mechanisms import ledger_store
 from pimento.mechanisms.ledger import database_key, request_key, witness_path
 from pimento.mechanisms.ledger_postgres import PgConnection
 
@@ -400,9 +401,11 @@ def test_a_format_1_ledger_is_migrated(db, backend):
     assert ledger.verify_audit().ok
 
 
-def test_an_edited_early_charge_never_lowers_the_budget(db):
-    """A Ledger object remembers the charges it verified: an edit of an early row cannot give its
-    process budget back, and a fresh Ledger (every CLI run) recomputes the whole chain and refuses."""
+def test_an_edited_early_charge_never_lowers_the_budget(db, monkeypatch):
+    """A process remembers the charges it verified (every Ledger object of it on this file): an edit of
+    an early row cannot give its process budget back; ``audit verify`` sees the edit at once, and the
+    fast check of a fresh Ledger once the process's full scan is older than ``FULL_RESCAN_S`` (a new
+    process, every CLI run, reads the whole chain at its first look)."""
     ledger = make(db, epsilon_cap="3")
     for i in range(3):
         release(ledger, db, i)
@@ -411,6 +414,14 @@ def test_an_edited_early_charge_never_lowers_the_budget(db):
     assert ledger.spent(db) == Budget.of(3)
     with pytest.raises(BudgetError):
         release(ledger, db, 9)
+    with pytest.raises(BudgetError):  # a fresh object of this process: the verified sum, not the edited one
+        release(make(db, epsilon_cap="3"), db, 9)
+    with monkeypatch.context() as m:
+        m.setattr(ledger_store, "FULL_RESCAN_S", 0.0)  # this process, once its full scan is old
+        with pytest.raises(LedgerIntegrityError):
+            release(make(db, epsilon_cap="3"), db, 9)
+    assert "charge_edited" in problem_kinds(make(db, epsilon_cap="3"))  # audit verify reads everything
+    monkeypatch.setattr(ledger_store, "_VERIFIED", {})  # a new process
     with pytest.raises(LedgerIntegrityError):
         release(make(db, epsilon_cap="3"), db, 9)
 
