@@ -73,6 +73,8 @@ __all__ = [
     "mask_numbers",
     "neighbours",
     "outcome",
+    "person_neighbours",
+    "without_person",
     "run_pair",
 ]
 
@@ -246,6 +248,41 @@ def neighbours(draw: Any, clinic: Clinic, *, relations: tuple[str, ...] = ORDER,
         return f"change {name}{old} -> {row}", clinic.without_row(name, old).with_row(name, row)
     row = _draw_row(draw, clinic, name, fresh)
     return f"add {name}{row}", clinic.with_row(name, row)
+
+
+def without_person(clinic: Clinic, pat_id: Any) -> Clinic:
+    """``clinic`` without patient ``pat_id`` and every row that references them (their visits and those visits'
+    prescriptions): the neighbour of the person unit (``[privacy] unit = "Patient"``, docs/privacy-unit.md)."""
+    visits = {v[0] for v in clinic.table("Visit") if v[1] == pat_id}
+    return Clinic({
+        "Patient": tuple(p for p in clinic.table("Patient") if p[0] != pat_id),
+        "Visit": tuple(v for v in clinic.table("Visit") if v[0] not in visits),
+        "Prescription": tuple(r for r in clinic.table("Prescription") if r[1] not in visits),
+    })
+
+
+@st.composite
+def person_neighbours(draw: Any, clinic: Clinic, *, max_visits: int = 4, max_prescriptions: int = 3) -> tuple[str, Clinic]:
+    """One PERSON removed with every row referencing them, or a new one added with fresh visits and prescriptions.
+
+    Returns a description and D'. Removing a person from D' gives D back, so either direction is a
+    person-level neighbour pair.
+    """
+    patients = clinic.table("Patient")
+    if patients and draw(st.booleans()):
+        pat_id = draw(st.sampled_from([p[0] for p in patients]))
+        return f"remove patient {pat_id} and their rows", without_person(clinic, pat_id)
+    pat_id = max((p[0] for p in patients), default=0) + 1
+    added = clinic.with_row("Patient", (pat_id, draw(st.sampled_from(_NAMES)), draw(st.integers(1930, 2010))))
+    first_visit = max((v[0] for v in clinic.table("Visit")), default=99) + 1
+    visit_ids = [first_visit + j for j in range(draw(st.integers(0, max_visits)))]
+    for visit_id in visit_ids:
+        added = added.with_row("Visit", (visit_id, pat_id, draw(st.sampled_from(DIAGNOSES))))
+    if visit_ids:
+        first_rx = max((r[0] for r in clinic.table("Prescription")), default=999) + 1
+        for j in range(draw(st.integers(0, max_prescriptions))):
+            added = added.with_row("Prescription", (first_rx + j, draw(st.sampled_from(visit_ids)), draw(st.sampled_from(DRUGS))))
+    return f"add patient {pat_id} with {len(visit_ids)} visits", added
 
 
 # --------------------------------------------------------------------------------------

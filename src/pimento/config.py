@@ -34,9 +34,9 @@ from __future__ import annotations
 import difflib
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from pimento._compat import tomllib
 from pimento.errors import ConfigError, PrivacyParameterError, UserError
@@ -54,6 +54,8 @@ __all__ = [
     "ReleaseSettings",
     "Settings",
     "SynthSettings",
+    "declared_bounds",
+    "declared_domain",
     "load_settings",
     "find_settings_file",
 ]
@@ -128,10 +130,15 @@ class DatabaseSettings(_Section):
         return str(value)
 
 
+#: ``[privacy] unit`` of the row-level guarantee (the default): neighbours add or remove one tuple.
+TUPLE_UNIT = "tuple"
+
+
 class PrivacySettings(_Section):
-    """Which relations are private (DP neighbours change one tuple of one of them).
+    """Which relations are private (DP neighbours change one tuple of one of them), and the privacy unit.
 
     A relation is public only if ``public`` lists it: one the custodian did not list is private.
+    ``unit`` names the relation of one person (``"Patient"``) or keeps the row-level ``"tuple"``.
     """
 
     private: list[str] | None = Field(
@@ -141,6 +148,39 @@ class PrivacySettings(_Section):
         default_factory=list, description="the only public relations (no personal data); all others are private"
     )
     root: str | None = Field(None, description="root private relation (privacy unit) for synthesis")
+    unit: str = Field(
+        TUPLE_UNIT,
+        description='privacy unit of noisy releases: "tuple" (neighbours add or remove one row) or the name of a '
+        "private relation with a key that every private relation reaches by foreign keys (neighbours add or remove "
+        "one of its rows with every row that references it; docs/privacy-unit.md)",
+    )
+    max_contribution: int = Field(
+        1024,
+        ge=1,
+        le=1 << 40,
+        description="under a person unit: a public bound of the join results one person contributes to a count "
+        "(R2T's GS; only utility depends on it: a loose bound costs about its log2 in noise)",
+    )
+    one_person_per_row: bool = Field(
+        True,
+        description="under a person unit: every private row references at most one person (all its foreign-key "
+        "chains to the unit that are not NULL name the same one; to check on the data when the deployment is set up); "
+        "false: a row may belong to several persons (R2T's linear program)",
+    )
+
+    @field_validator("unit", mode="before")
+    @classmethod
+    def _unit(cls, value: object) -> str:
+        """A non-empty name; whether the relation exists and qualifies needs the catalog (sensitivity/person.py)."""
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f'must be "tuple" or the name of the private relation of one person, got {shown(value)}')
+        text = value.strip()
+        return TUPLE_UNIT if text.lower() == TUPLE_UNIT else text
+
+    @property
+    def person_unit(self) -> str | None:
+        """The relation of one person when ``unit`` names one, None under the tuple unit."""
+        return None if self.unit == TUPLE_UNIT else self.unit
 
 
 class DeclaredForeignKey(_Section):
@@ -263,10 +303,101 @@ class ReleaseSettings(_Section):
         '"change" (a tuple changed) or "both"; an analyst may only ask for "both" instead (docs/contextual-dp.md)',
     )
 
+    max_groups: int = Field(
+        100, ge=1, le=1 << 20,
+        description="the most groups one grouped release may show (a declared domain larger than this is refused before the charge)",
+    )
+    warn_relative_error: str = Field(
+        "0.5",
+        description="a preview warns (and the web page asks to confirm the spend) when the noise is predicted at more than this "
+        "share of the answer, on the synthetic copy (docs/accuracy.md)",
+    )
+
     @field_validator("rs_bound_share", mode="before")
     @classmethod
     def _share(cls, value: object) -> str:
         return _number_in(value, low=Fraction(0), high=Fraction(1), open_low=True, what="strictly between 0 and 1")
+
+    @field_validator("warn_relative_error", mode="before")
+    @classmethod
+    def _warn(cls, value: object) -> str:
+        return _number_in(value, low=Fraction(0), high=None, open_low=True, what="a positive number (0.5: warn at +-50%)")
+
+
+def _bound_pair(value: object) -> list[str]:
+    """A ``[bounds]`` entry: ``[lower, upper]``, two numbers with lower <= upper, each a finite decimal."""
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise _number_error(f"must be [lower, upper], two numbers like [0, 60], got {shown(value)}")
+    (lo_text, lo), (hi_text, hi) = (_exact_setting(v) for v in value)
+    for text, exact in ((lo_text, lo), (hi_text, hi)):
+        den = exact.denominator
+        while den % 2 == 0:
+            den //= 2
+        while den % 5 == 0:
+            den //= 5
+        if den != 1:
+            raise _number_error(f"must be decimal numbers (the engine clips with them exactly), got {text}")
+    if lo > hi:
+        raise _number_error(f"must have lower <= upper, got [{lo_text}, {hi_text}]")
+    return [lo_text, hi_text]
+
+
+def _column_key(key: str, section: str) -> str:
+    """A ``Table.column`` key of ``[bounds]`` or ``[domains]``."""
+    table, dot, column = key.partition(".")
+    if not dot or not table.strip() or not column.strip():
+        raise ValueError(f"[{section}] key {key!r} must be Table.column")
+    return key
+
+
+def _bounds_table(value: object) -> dict[str, list[str]]:
+    """``[bounds]``: ``"Table.column" = [lower, upper]`` for each column a SUM or AVG may read."""
+    if not isinstance(value, dict):
+        raise ValueError('must be a table of "Table.column" = [lower, upper]')
+    out: dict[str, list[str]] = {}
+    for key, pair in value.items():
+        try:
+            out[_column_key(str(key), "bounds")] = _bound_pair(pair)
+        except ValueError as exc:
+            raise ValueError(f"{key}: {exc}") from None
+    return out
+
+
+def _domains_table(value: object) -> dict[str, Any]:
+    """``[domains]``: ``"Table.column" = [values]`` or ``"public"`` for each group column whose value set is public."""
+    if not isinstance(value, dict):
+        raise ValueError('must be a table of "Table.column" = [values] or "public"')
+    out: dict[str, Any] = {}
+    for key, domain in value.items():
+        _column_key(str(key), "domains")
+        if domain == "public":
+            out[str(key)] = "public"
+        elif isinstance(domain, list) and domain and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in domain):
+            if len(set(domain)) != len(domain):
+                raise ValueError(f"{key}: the list of values repeats a value")
+            out[str(key)] = list(domain)
+        else:
+            raise ValueError(f'{key}: must be a non-empty list of strings or integers, or "public", got {shown(domain)}')
+    return out
+
+
+BoundsTable = Annotated[dict[str, list[str]], BeforeValidator(_bounds_table)]
+DomainsTable = Annotated[dict[str, Any], BeforeValidator(_domains_table)]
+
+
+def declared_bounds(settings: Settings, table: str, column: str) -> tuple[Fraction, Fraction] | None:
+    """The custodian's ``[bounds]`` of ``table.column`` (names case-insensitive), exact, or None."""
+    wanted = f"{table}.{column}".lower()
+    for key, (lo, hi) in settings.bounds.items():
+        if key.lower() == wanted:
+            return parse_number(lo, name="lower"), parse_number(hi, name="upper")
+    return None
+
+
+def declared_domain(settings: Settings, table: str, column: str) -> list[Any] | str | None:
+    """The custodian's ``[domains]`` entry of ``table.column`` (names case-insensitive): a list, ``"public"``, or None."""
+    wanted = f"{table}.{column}".lower()
+    return next((d for key, d in settings.domains.items() if key.lower() == wanted), None)
 
 
 class ProvenanceSettings(_Section):
@@ -293,6 +424,14 @@ class Settings(_Section):
     release: ReleaseSettings = Field(default_factory=ReleaseSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     provenance: ProvenanceSettings = Field(default_factory=ProvenanceSettings)
+    bounds: BoundsTable = Field(
+        default_factory=dict,
+        description='[bounds]: "Table.column" = [lower, upper], the clipping interval of a column a SUM or AVG may read (docs/grouped.md)',
+    )
+    domains: DomainsTable = Field(
+        default_factory=dict,
+        description='[domains]: "Table.column" = [values] (the complete list) or "public", a group column whose value set is public (docs/grouped.md)',
+    )
     extra: dict[str, Any] = Field(default_factory=dict, description="free-form tables of later features")
     #: Directory of the file the settings came from (paths are relative to it).
     base_dir: str = Field(".", exclude=True)

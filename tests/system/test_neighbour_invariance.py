@@ -227,9 +227,80 @@ def test_an_unsupported_query_is_refused_alike_on_neighbours(tmp_path):
     """A refusal by the parser (data-independent) is identical, and nothing differs in the budget."""
     d, d2 = _attack_pair(2, 1)
     a, _ = assert_neighbour_invariant(
-        _session_sql("SELECT pat_id, COUNT(*) FROM Visit GROUP BY pat_id"), d, d2, tmp_path, allow=ALLOW, derived=interval_from_public_fields, what="refusal"
+        _session_sql("SELECT pat_id, COUNT(*) FROM Visit GROUP BY pat_id HAVING COUNT(*) > 1"), d, d2, tmp_path, allow=ALLOW,
+        derived=interval_from_public_fields, what="refusal"
     )
     assert "error" in a
+
+
+# --------------------------------------------------------------------------------------
+# Grouped COUNT, SUM and AVG (issue 25): only the noisy values and what derives from them differ
+# --------------------------------------------------------------------------------------
+
+GROUPED_CONFIG = '[domains]\n"Visit.diagnosis" = ["flu", "hiv", "asthma", "none"]\n\n[bounds]\n"Patient.birth_year" = [1900, 2020]\n'
+GROUPED_QUERIES = (
+    "SELECT v.diagnosis, COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id GROUP BY v.diagnosis",
+    "SELECT v.diagnosis, SUM(p.birth_year) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id GROUP BY v.diagnosis",
+    "SELECT v.diagnosis, AVG(p.birth_year) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id GROUP BY v.diagnosis",
+    "SELECT v.diagnosis, COUNT(*) FROM Visit v GROUP BY v.diagnosis",
+    "SELECT SUM(p.birth_year) FROM Patient p",
+    "SELECT SUM(p.birth_year) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE v.diagnosis = 'hiv'",  # one value, a join
+    "SELECT r.drug, COUNT(*) FROM Prescription r GROUP BY r.drug",  # an undeclared private domain: partition selection
+    "SELECT SUM(v.visit_id) FROM Visit v",  # no bounds: refused alike
+)
+#: per group: the noisy values and their intervals; per released vector: its DP bound of the noise scale
+GROUPED_ALLOW = ALLOW + ("groups.*.value", "groups.*.value_exact", "groups.*.interval*", "groups.*.sum", "groups.*.count",
+                         "releases.*.noise_scale_upper", "releases.*.noise_scale_upper_exact")
+#: partition selection: which keys are shown is the DP output itself
+SELECTION_ALLOW = GROUPED_ALLOW + ("groups", "groups.*")
+
+
+def grouped_intervals_from_public_fields(answer: dict) -> None:
+    """Each group's interval is its value +- the half-width of the PUBLISHED scale bound (clamped at 0), nothing else."""
+    from fractions import Fraction
+
+    from pimento.mechanisms.smooth import GlobalLaplace, mechanism_for
+    from pimento.mechanisms.vector_smooth import VectorSmoothLaplace
+
+    if "groups" not in answer or answer["aggregate"] == "avg" or answer["partition_selection"]:
+        return
+    (part,) = answer["releases"]
+    grid, bound = Fraction(part["grid"]), Fraction(part["noise_scale_upper_exact"])
+    share = Fraction(part["epsilon_rs_bound"]) / Fraction(part["epsilon"])
+    if part["mechanism"] == "global_laplace":
+        half = GlobalLaplace.of(part["epsilon"]).half_width(bound / grid) * grid
+    elif part["mechanism"] == "smooth_laplace":  # one value over a join: the scalar mechanism
+        scalar = mechanism_for(part["epsilon"], part["delta"], share=share)
+        half = scalar.half_width(bound / grid, scalar._q_bound) * grid
+    else:
+        share = Fraction(part["epsilon_rs_bound"]) / Fraction(part["epsilon"])
+        mech = VectorSmoothLaplace.of(part["epsilon"], part["delta"], dimension=len(answer["groups"]), share=share)
+        half = mech.half_width(bound / grid, mech._q_bound) * grid
+    for group in answer["groups"]:
+        lo, hi = (Fraction(x) for x in group["interval_exact"])
+        value = Fraction(group["value_exact"])
+        assert lo <= value <= hi and hi - lo <= 2 * half and (lo == 0 or hi - lo == 2 * half), (group, half)
+
+
+@pytest.mark.parametrize("sql", GROUPED_QUERIES)
+def test_a_grouped_release_differs_only_in_its_noisy_values(tmp_path, sql):
+    """Patient 1 with one more HIV visit: every field but the noisy values (and, under partition selection, the keys shown) is equal."""
+    d, d2 = _attack_pair(3, 1)
+    d = d.with_row("Prescription", (1000, 100, "warfarin"))
+    d2 = d2.with_row("Prescription", (1000, 100, "warfarin"))
+    allow = SELECTION_ALLOW if "drug" in sql else GROUPED_ALLOW
+    a, _ = assert_neighbour_invariant(_session_sql(sql), d, d2, tmp_path, allow=allow, config=GROUPED_CONFIG,
+                                      derived=grouped_intervals_from_public_fields, what=sql)
+    assert ("error" in a) == ("visit_id" in sql), a
+
+
+@pytest.mark.slow
+@few_examples(6)
+@given(data=st.data(), d=clinics(), sql=st.sampled_from(GROUPED_QUERIES[:6]))
+def test_grouped_release_neighbour_invariant(tmp_path_factory, data, d, sql):
+    what, d2 = data.draw(neighbours(d))
+    assert_neighbour_invariant(_session_sql(sql), d, d2, tmp_path_factory.mktemp("g"), allow=GROUPED_ALLOW, config=GROUPED_CONFIG,
+                               derived=grouped_intervals_from_public_fields, what=f"{what}; {sql}")
 
 
 # --------------------------------------------------------------------------------------
@@ -397,6 +468,7 @@ def test_docs_page_names_every_analyst_field(tmp_path):
     folder = tmp_path / "db"
     folder.mkdir()
     path = d.write(folder / "clinic.duckdb")
+    (folder / "pimento.toml").write_text(GROUPED_CONFIG)  # bounds and domains: only grouped and summed releases read them
     write_deployment(path)
     synthetic = charged_copy(tmp_path / "syn", tmp_path)
     with Session(path, analyst="ann") as session:
@@ -411,9 +483,104 @@ def test_docs_page_names_every_analyst_field(tmp_path):
     budget = cli_json(["budget", "--db", str(path)], 4)
     context = SimpleNamespace(sender="employee:1", recipient="researcher:2", purpose="research")
     authorize = Authorization(context, "p", "SELECT 1", ("x",), ((1,),)).to_dict()  # type: ignore[arg-type]
+    grouped = cli_json(["sql", "--db", str(path), "--sql", GROUPED_QUERIES[2], "--epsilon", EPS, "--delta", DELTA, "--analyst", "bob"], 5)
     outputs = {"sql": sql, "ask": ask, "search": search, "search.alternatives": search["alternatives"][0], "budget": budget,
-               "authorize": authorize}
+               "authorize": authorize, "sql (grouped)": grouped, "sql (grouped).groups": grouped["groups"][0],
+               "sql (grouped).releases": grouped["releases"][0]}
     for name, data in outputs.items():
         assert "exit_code" not in data, (name, data)
         missing = sorted(k for k in data if f"`{k}`" not in page)
         assert not missing, f"docs/analyst-learns.md does not name {missing} of `pimento {name}`"
+
+
+# --------------------------------------------------------------------------------------
+# The person unit (issue 26): D' is D without ONE PERSON and every row that references them
+# --------------------------------------------------------------------------------------
+
+PERSON_CONFIG = '[privacy]\nunit = "Patient"\nmax_contribution = 8\n'
+PERSON_QUERIES = (
+    "SELECT COUNT(*) FROM Visit WHERE diagnosis = 'hiv'",
+    "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE v.diagnosis = 'flu'",
+    "SELECT COUNT(*) FROM Visit v JOIN Prescription r ON v.visit_id = r.visit_id WHERE r.drug = 'warfarin'",
+    "SELECT COUNT(DISTINCT v.pat_id) FROM Visit v WHERE v.diagnosis = 'hiv'",
+    "SELECT COUNT(DISTINCT v.diagnosis) FROM Visit v",  # refused alike, before the charge
+)
+
+
+def person_interval_from_public_fields(answer: dict) -> None:
+    """The interval of a person-unit count is a function of the value and the public plan the answer states, nothing else."""
+    from fractions import Fraction
+
+    from pimento.mechanisms.r2t import error_bound, r2t_plan
+    from pimento.mechanisms.smooth import GlobalLaplace
+    from pimento.mechanisms.budget import Budget
+    from pimento.release.person_release import R2T_BETA
+
+    if "value_exact" not in answer:
+        return
+    choice = answer["person_release"]
+    assert answer["unit"] == choice["unit"] == "Patient" and answer["mechanism"] == choice["mechanism"], answer
+    eps, value = Fraction(answer["epsilon"]), Fraction(str(answer["value_unclamped"]))
+    lo, hi = (Fraction(x) for x in answer["interval_exact"])
+    if choice["mechanism"] == "r2t" and len(choice["thresholds"]) > 1:
+        plan = r2t_plan(eps, choice["max_contribution"], beta=R2T_BETA, lp=choice["several_persons"])
+        assert list(plan.thresholds) == choice["thresholds"] and Fraction(answer["noise_scale_upper_exact"]) == max(plan.scales)
+        want = (value, value + error_bound(plan, plan.gs))
+    else:
+        (tau,) = choice["thresholds"]
+        s = tau + 1 if choice["several_persons"] else tau
+        assert Fraction(answer["noise_scale_upper_exact"]) == s / eps, answer
+        half = GlobalLaplace(Budget.spend(eps), gs=s).half_width(s / eps)
+        if choice["mechanism"] == "r2t":
+            half = Fraction(error_bound(r2t_plan(eps, 1, beta=R2T_BETA, lp=choice["several_persons"]), 1))
+        want = (value - half, value + half)
+    assert (lo, hi) == (max(want[0], Fraction(0)), max(want[1], Fraction(0))), (answer, want)
+
+
+def _person_sql(sql: str, synthetic: Path | None):
+    from pimento.release.request import SearchOptions
+
+    def run(path: Path, rng) -> dict:
+        with fixed_noise_for_tests(rng), Session(path, analyst="ann") as session:
+            if synthetic is not None:
+                _charge_copy(session)
+            answer = outcome(lambda: session.release_sql(sql, EPS, search=SearchOptions(synthetic=synthetic)))
+        return {**answer, "budget": cli_json(["budget", "--db", str(path)], 0)}
+
+    return run
+
+
+def _heavy_pair() -> tuple[Clinic, Clinic]:
+    """Patient 1 with five HIV visits and a prescription on each (D), and D without patient 1 and their rows (D')."""
+    from neighbours import without_person
+
+    d = _attack_pair(5, 0)[0]
+    for j in range(5):
+        d = d.with_row("Prescription", (1000 + j, 100 + j, "warfarin"))
+    return d, without_person(d, 1)
+
+
+@pytest.mark.parametrize("with_copy", [True, False])
+@pytest.mark.parametrize("sql", PERSON_QUERIES)
+def test_a_person_unit_release_differs_only_in_its_noisy_value(tmp_path, sql, with_copy):
+    """One person (and their ten rows) less: every field but the noisy value is equal; refusals are alike."""
+    d, d2 = _heavy_pair()
+    assert d.count(PERSON_QUERIES[0]) != d2.count(PERSON_QUERIES[0])
+    synthetic = charged_copy(tmp_path / "syn", tmp_path) if with_copy else None
+    a, b = assert_neighbour_invariant(_person_sql(sql, synthetic), d, d2, tmp_path, config=PERSON_CONFIG,
+                                      derived=person_interval_from_public_fields, what=f"person unit; {sql}")
+    assert ("error" in a) == ("v.diagnosis)" in sql), a
+    if "error" not in a:
+        assert a["unit"] == "Patient" and a["budget"]["spent"]["epsilon"] == ("2.6" if with_copy else EPS)  # the copy's 1.6 too
+
+
+@pytest.mark.slow
+@few_examples(8)
+@given(data=st.data(), d=clinics(), sql=st.sampled_from(PERSON_QUERIES[:4]))
+def test_person_unit_release_neighbour_invariant(tmp_path_factory, data, d, sql):
+    from neighbours import person_neighbours
+
+    what, d2 = data.draw(person_neighbours(d))
+    workdir = tmp_path_factory.mktemp("p")
+    assert_neighbour_invariant(_person_sql(sql, charged_copy(workdir / "syn", workdir)), d, d2, workdir, config=PERSON_CONFIG,
+                               derived=person_interval_from_public_fields, what=f"{what}; {sql}")

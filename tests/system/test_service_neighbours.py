@@ -21,7 +21,7 @@ from neighbours import Clinic, VALUE_FIELDS, assert_neighbour_invariant, clinics
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
 ATTACK = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE v.pat_id = 1 AND v.diagnosis = 'hiv'"
-REFUSED = "SELECT pat_id, COUNT(*) FROM Visit GROUP BY pat_id"
+REFUSED = "SELECT pat_id, COUNT(*) FROM Visit GROUP BY pat_id HAVING COUNT(*) > 1"  # (a GROUP BY alone is answered since issue 25)
 PER_ANSWER = VALUE_FIELDS + ("noise_scale_upper", "noise_scale_upper_exact", "value_unclamped", "clamped")
 ALLOW = tuple(f"{p}.{f}" for p in ("sql", "cached") for f in PER_ANSWER) + tuple(
     f"history.answers.*.{f}" for f in ("value", "value_exact", "interval", "interval.*", "value_unclamped", "clamped", "time")
@@ -103,3 +103,21 @@ def test_random_neighbours_through_the_service(tmp_path_factory, data):
         _service("SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE v.diagnosis = 'flu'"),
         d, d2, tmp_path_factory.mktemp("n"), allow=ALLOW, derived=clamped_interval_from_public_fields, what=what,
     )
+
+
+GROUPED = "SELECT v.diagnosis, AVG(p.birth_year) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id GROUP BY v.diagnosis"
+GROUPED_CONFIG = '[domains]\n"Visit.diagnosis" = ["flu", "hiv", "asthma"]\n\n[bounds]\n"Patient.birth_year" = [1900, 2020]\n'
+GROUPED_ALLOW = ALLOW + tuple(
+    f"{p}.{f}" for p in ("sql", "cached") for f in ("groups.*.value", "groups.*.value_exact", "groups.*.interval*", "groups.*.sum",
+                                                    "groups.*.count", "releases.*.noise_scale_upper", "releases.*.noise_scale_upper_exact")
+)
+
+
+def test_a_grouped_release_through_the_service(tmp_path):
+    """Issue 25: a grouped AVG through /v1/sql (released, cached, in the history): only the noisy values and their bounds differ."""
+    d, d2 = _attack_pair(5, 1)
+    a, _b = assert_neighbour_invariant(_service(GROUPED), d, d2, tmp_path, allow=GROUPED_ALLOW, config=GROUPED_CONFIG,
+                                       what="service, grouped AVG, +1 HIV visit")
+    assert a["sql"]["aggregate"] == "avg" and [g["key"] for g in a["sql"]["groups"]] == [["flu"], ["hiv"], ["asthma"]]
+    assert a["cached"]["cached"] is True and a["cached"]["groups"] == a["sql"]["groups"]
+    assert len(a["history"]["answers"]) == 1

@@ -10,12 +10,13 @@ as the JSON shows them: counts as plain numbers, budgets as exact decimals.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from pimento.cli._common import console, print_authorized_rows
+from pimento.cli._common import console, err_console, print_authorized_rows
 from pimento.numbers import format_number
 from pimento.numbers import json_number
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from pimento.release.answers import Answer
     from pimento.release.ask import SearchOutcome
 
-__all__ = ["alternatives_table", "describe_release", "print_answer", "print_ci"]
+__all__ = ["alternatives_table", "describe_release", "grouped_table", "print_answer", "print_ci", "print_grouped"]
 
 
 def print_answer(answer: Answer) -> None:
@@ -31,6 +32,9 @@ def print_answer(answer: Answer) -> None:
     asked = answer.question is not None
     if asked:
         console.print(f"[bold]{answer.question}[/]")
+    if answer.grouped is not None:
+        print_grouped(answer)
+        return
     if answer.exact:
         if asked:
             console.print(f"SQL: {answer.sql}", highlight=False)
@@ -44,6 +48,7 @@ def print_answer(answer: Answer) -> None:
             console.print(f"remainder ({answer.remainder}):", highlight=False)
     console.print(_value_line(answer, prefix="answer: " if asked else "", style="bold green" if asked else "bold"), highlight=False)
     console.print(describe_release(answer), highlight=False)
+    console.print(unit_line(answer), highlight=False)
     if asked:
         _print_question_part(answer)
         return
@@ -51,6 +56,36 @@ def print_answer(answer: Answer) -> None:
         ctx = answer.context
         console.print(f"guarantee: {answer.guarantee_kind}; context {ctx.sender} -> {ctx.recipient} for {ctx.purpose}", highlight=False)
     console.print(f"[dim]{answer.sql}[/]", highlight=False)
+
+
+def print_sql_preview(shown: dict[str, Any], *, warning_only: bool = False) -> None:
+    """A SQL preview (:func:`pimento.release.sql_preview.preview_sql`): the SQL as run, the cost, the estimate on the
+    synthetic copy, the planner and the "mostly noise" warning (stderr); with ``warning_only``, the warning alone."""
+    if shown.get("noise_warning"):
+        err_console.print(f"[bold yellow]warning[/]: {escape(shown['noise_warning'])}", highlight=False)
+    if warning_only:
+        return
+    console.print(f"SQL: {shown.get('normalized_sql') or shown['sql']}", highlight=False)
+    cost = shown["cost"]
+    console.print(f"cost: epsilon {cost['epsilon']} delta {cost['delta']} (nothing spent by this preview)", highlight=False)
+    if shown.get("groups") is not None:
+        console.print(f"groups: {shown['groups']} ({escape(str(shown.get('domain') or ''))})", highlight=False)
+    if shown.get("estimated_half_width_95") is not None:
+        on_copy = shown.get("synthetic") or {}
+        console.print(f"expected accuracy about +-{shown['estimated_half_width_95']:.4g} (95%) at epsilon {cost['epsilon']}; "
+                      f"the synthetic copy's answer is {on_copy.get('answer')}", highlight=False)
+    rows = shown.get("planner") or []
+    if len(rows) > 1:
+        table = Table(title="what epsilon buys (estimated on the synthetic copy)")
+        table.add_column("epsilon")
+        table.add_column("95% half-width", justify="right")
+        for row in rows:
+            table.add_row(str(row["epsilon"]), f"+-{row['estimated_half_width_95']:.4g}")
+        console.print(table)
+    if shown.get("epsilon_for_10_percent"):
+        console.print(f"for about +-10% you need epsilon {shown['epsilon_for_10_percent']}", highlight=False)
+    for note in shown.get("notes", ()):
+        console.print(f"[dim]note: {escape(note)}[/]", highlight=False)
 
 
 def _value_line(answer: Answer, *, prefix: str, style: str) -> str:
@@ -69,6 +104,8 @@ def describe_release(answer: Answer) -> str:
     scale = float(answer.noise_scale_upper)
     if answer.interval_basis == "global_sensitivity":
         how = f"{answer.mechanism}: {answer.noise} noise of scale {scale:.4g} (global sensitivity 1)"
+    elif answer.person_release is not None:  # a public scale: the truncation threshold(s) over epsilon
+        how = f"{answer.mechanism}: {answer.noise} noise of scale {scale:.4g} (public: the truncation threshold and epsilon)"
     else:
         how = (
             f"{answer.mechanism}: {answer.noise} noise, scale at most {scale:.4g} "
@@ -79,6 +116,68 @@ def describe_release(answer: Answer) -> str:
         f"{how}; spent epsilon {format_number(answer.epsilon)} delta {format_number(answer.delta)}; "
         f"left epsilon {format_number(left.epsilon)} delta {format_number(left.delta)}"
     )
+
+
+def unit_line(answer: Answer) -> str:
+    """The privacy unit a noisy count protects and, under a person unit, why its mechanism was chosen."""
+    if answer.person_release is None:
+        return f"privacy unit: {answer.unit} (one row of a private relation)"
+    return f"privacy unit: one {answer.unit} with every row that references them; {answer.person_release.reason}"
+
+
+def grouped_table(answer: Answer) -> Table:
+    """A grouped or summed answer as a table readable at 80 columns: keys fold, numbers never wrap."""
+    grouped = answer.grouped
+    assert grouped is not None
+    label = grouped.aggregate.upper() + (f"({grouped.column})" if grouped.column else "(*)")
+    level = f"{float(grouped.confidence) * 100:.0f}%"
+    table = Table(title=f"{label} per {', '.join(grouped.group_by)}" if grouped.group_by else label, title_justify="left")
+    for name in grouped.group_by:
+        table.add_column(escape(name), overflow="fold", ratio=1)
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column(f"{level} interval", justify="right", no_wrap=True)
+    for group in grouped.groups():
+        value = "-" if group["value"] is None else _short(group["value"])
+        lo, hi = group["interval"]
+        table.add_row(*(escape(str(k)) for k in group["key"]), value, f"{_short(lo)} .. {_short(hi)}")
+    return table
+
+
+def _short(x: float | int) -> str:
+    return str(x) if isinstance(x, int) else f"{x:.6g}"
+
+
+def print_grouped(answer: Answer) -> None:
+    """A grouped or summed answer: its table, how each vector was released, what the copy predicts, the spend."""
+    grouped = answer.grouped
+    assert grouped is not None and answer.budget_left is not None
+    cached = "  [dim]cached, no new cost[/]" if answer.cached else ""
+    console.print(grouped_table(answer))
+    if not grouped.groups():
+        console.print("no group reached the partition-selection threshold", highlight=False)
+    console.print(f"groups: {escape(grouped.domain)}{cached}", highlight=False)
+    for part in grouped.parts:
+        basis = "global sensitivity" if part.interval_basis == "global_sensitivity" else "DP estimate"
+        console.print(f"{part.name}: {part.mechanism}, {part.noise} noise per group, scale at most {float(part.noise_scale_upper):.4g} "
+                      f"({basis}), epsilon {format_number(part.epsilon)} delta {format_number(part.delta)}", highlight=False)
+    if grouped.budget_split:
+        console.print(f"budget split: {escape(grouped.budget_split)}", highlight=False)
+    selection = grouped.partition_selection
+    if selection:
+        odds = ", ".join(f"{n}: {p:.3g}" for n, p in selection["shown_probability"].items())
+        threshold = float(Fraction(selection["threshold"]))
+        console.print(f"partition selection: threshold {threshold:.4g}; probability that a group of this size is shown: {odds}",
+                      highlight=False)
+    copy = grouped.clipped_on_copy
+    if copy:
+        rows = copy.get("rows")
+        bounds = " .. ".join(format_number(b) for b in grouped.bounds or ())
+        said = f"{rows} of {copy.get('of_rows')} rows would be clipped to {bounds}" if rows is not None else ""
+        console.print(f"on the synthetic copy: {escape(said or str(copy.get('note')))}", highlight=False)
+    left = answer.budget_left
+    console.print(f"spent epsilon {format_number(grouped.epsilon)} delta {format_number(grouped.delta)}; "
+                  f"left epsilon {format_number(left.epsilon)} delta {format_number(left.delta)}", highlight=False)
+    console.print(f"[dim]{escape(answer.sql)}[/]", highlight=False)
 
 
 def _print_question_part(answer: Answer) -> None:

@@ -15,6 +15,7 @@ import typer
 
 from pimento.cli._checks import check_number_text, require_database
 from pimento.cli._common import TRUSTED_CONTEXT, db_option, emit_json, handle_errors, json_option
+from pimento.errors import UserError
 
 __all__ = ["register", "sql_cmd"]
 
@@ -22,7 +23,8 @@ __all__ = ["register", "sql_cmd"]
 @handle_errors
 def sql_cmd(
     db: str = db_option(),
-    sql: str = typer.Option(..., "--sql", help="One counting query: SELECT COUNT(*) FROM ... [JOIN ...] [WHERE ...] (--mode ci: any SELECT)."),
+    sql: str = typer.Option(..., "--sql", help="One counting query: SELECT COUNT(*) FROM ... [JOIN ...] [WHERE ...]; in --mode dp also GROUP BY, SUM and AVG "
+                     "(docs/grouped.md); --mode ci: any SELECT."),
     epsilon: str = typer.Option(None, "--epsilon", help="Privacy budget of this release, e.g. 0.5 (exact decimal or 1/3); not for --mode ci."),
     delta: str = typer.Option(None, "--delta", help="(eps, delta)-DP with Laplace noise; omit for pure eps-DP."),
     analyst: str = typer.Option("default", "--analyst", help="Who is asking; charged in the ledger (trusted input, as --context)."),
@@ -35,6 +37,8 @@ def sql_cmd(
         help="Neighbourhood of the guarantee: add-remove | change | both (default: the custodian's [release] neighbours; "
         "you may only ask for both instead; change and both need --mode contextual).",
     ),
+    preview_only: bool = typer.Option(False, "--preview", help="Show the cost, the accuracy estimate on the synthetic copy and the "
+                                      "epsilon planner; spend nothing (docs/accuracy.md)."),
     json_out: bool = json_option(),
 ) -> None:
     """Answer a counting query with noise calibrated to its residual sensitivity; the ledger is charged first.
@@ -46,11 +50,25 @@ def sql_cmd(
     require_database(db)
     check_number_text(epsilon, "epsilon")
     check_number_text(delta, "delta")
-    from pimento.cli._answers import print_answer
-    from pimento.release import Request, Session
+    from pimento.release import Request  # light: an unknown --mode is refused before the heavy imports below
 
     request = Request.for_sql(sql, epsilon=epsilon, delta=delta, analyst=analyst, mode=mode, context=context, neighbours=neighbours)
+    from pimento.cli._answers import print_answer, print_sql_preview
+    from pimento.release import Session
+
     with Session(db, private=private.split(",") if private else None, analyst=analyst) as session:
+        if preview_only:
+            shown = session.preview_sql(request)
+            if json_out:
+                emit_json(shown)
+            else:
+                print_sql_preview(shown)
+            return
+        if request.epsilon is not None:  # the quick check on the synthetic copy: said before the charge
+            try:
+                print_sql_preview(session.preview_sql(request, epsilons=()), warning_only=True)
+            except UserError:
+                pass  # the release refuses it below, with its own words, before any charge
         answer = session.answer(request)
     if json_out:
         emit_json(answer.to_dict())

@@ -390,6 +390,28 @@ def demo_config_text(db_file_name: str) -> str:
         "[synth]\n"
         'link_context = ["Employee.role", "Employee.specialty"]\n'
         'public_values = ["MedicationOrders.medication", "Prescription.medication", "Employee.specialty"]\n'
+        + _grouped_config_text()
+    )
+
+
+def _grouped_config_text() -> str:
+    """``[bounds]`` and ``[domains]`` of the demo: what its grouped and summed questions may read (docs/grouped.md)."""
+    quoted = lambda names: ", ".join(f'"{n}"' for n in names)  # noqa: E731
+    departments = (*SPECIALTIES, *(f"{s} Nursing" for s in SPECIALTIES), "Pharmacy", "Administration")
+    return (
+        "\n"
+        "# Grouped and summed answers (docs/grouped.md): the clipping bounds of summed columns, and the\n"
+        "# public value sets of group columns of private relations (the complete lists; DxCategory is public).\n"
+        "[bounds]\n"
+        '"MedicationOrders.dose_mg" = [0, 1000]\n'
+        '"Patient.birth_year" = [1900, 2030]\n'
+        "\n"
+        "[domains]\n"
+        '"Patient.sex" = ["F", "M"]\n'
+        f'"Employee.role" = [{quoted(("physician", "resident", "nurse", "pharmacist", "admin"))}]\n'
+        f'"Employee.specialty" = [{quoted(SPECIALTIES)}]\n'
+        f'"Employee.department" = [{quoted(departments)}]\n'
+        f'"Visit.diagnosis" = [{quoted(d[0] for d in DIAGNOSES)}]\n'
     )
 
 

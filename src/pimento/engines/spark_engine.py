@@ -504,7 +504,7 @@ def write_spark_deployment(duckdb_path: str | os.PathLike[str], folder: str | os
     for section, values in settings.items():
         lines.append(f"[{section}]")
         for key, value in values.items():
-            lines.append(f"{key} = {_toml_value(value)}")
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
         lines.append("")
     for kind, entries in (("unique", constraints.get("unique", []) + unique),
                           ("foreign_keys", constraints.get("foreign_keys", []) + fks),
@@ -519,6 +519,11 @@ def write_spark_deployment(duckdb_path: str | os.PathLike[str], folder: str | os
             lines.append("")
     (out / "pimento.toml").write_text("\n".join(lines), encoding="utf-8")
     return out
+
+
+def _toml_key(key: str) -> str:
+    """A key as TOML reads it back: bare when it is one bare word, else quoted (``"Visit.stay"`` is one key, not a table)."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_string(key)
 
 
 def _toml_value(value: Any) -> str:

@@ -50,7 +50,7 @@ from pimento.mechanisms.ledger import Charge, Ledger, request_key
 from pimento.mechanisms.ledger_files import now
 from pimento.mechanisms.smooth import Mechanism, Release
 
-__all__ = ["GuardedAnswer", "Measured", "STAGES", "guarded_release", "pause"]
+__all__ = ["GuardedAnswer", "GuardedVector", "Measured", "STAGES", "guarded_release", "guarded_vector_release", "pause"]
 
 STAGES = ("before_charge", "after_charge", "after_noise", "after_store")
 
@@ -127,11 +127,92 @@ def guarded_release(
         measure = lambda: given  # noqa: E731
     cost = mechanism.privacy_cost()
     key = _key(mechanism, analyst=analyst, database=database, sql=sql, mode=mode)
+
+    def produce() -> tuple[dict[str, Any], dict[str, Any]]:
+        # proof: guarded-measure
+        measured = measure()
+        # proof: guarded-noise
+        release, private = mechanism.release(measured.true_value, measured.rs)  # noise: the mechanism's own source
+        pause("after_noise")
+        audit_row = {
+            "mechanism": release.mechanism,
+            "epsilon_rs_bound": format_number(release.epsilon_rs_bound),
+            "scale": format_number(private.scale),
+            "value": format_number(release.value),
+            "interval": [format_number(release.interval[0]), format_number(release.interval[1])],
+            "private": {**private.to_dict(), **dict(measured.custodian)},
+        }
+        return release.to_dict(), audit_row
+
+    stored, cached, charge_id, left = _charge_then_release(
+        ledger, cost, key, produce, analyst=analyst, database=database, sql=sql, mode=mode, question=question,
+        audit={"noise": mechanism.noise},
+    )
+    return GuardedAnswer(Release.from_dict(stored), cached, charge_id, key, left)
+
+
+@dataclass(frozen=True)
+class GuardedVector:
+    """A released vector answer (a grouped or summed query) with its bookkeeping: analyst-facing only.
+
+    ``stored`` is the dict the release function returned (or the cached one): the release layer reads
+    it back; the custodian-only details went to the audit row alone.
+    """
+
+    stored: Mapping[str, Any]
+    cached: bool
+    charge_id: int | None
+    request_key: str
+    budget_left: Budget
+
+
+def guarded_vector_release(
+    ledger: Ledger,
+    cost: Budget,
+    release: Callable[[], tuple[dict[str, Any], dict[str, Any]]],
+    *,
+    analyst: str,
+    database: str,
+    sql: str,
+    mode: str,
+    question: str | None = None,
+) -> GuardedVector:
+    """The protocol of :func:`guarded_release` for an answer of several noisy values, charged once.
+
+    ``cost`` is the whole answer's (epsilon, delta), known and checked before the call (every
+    mechanism the release will use was admitted on public inputs). ``release()`` runs only after the
+    charge committed: it reads the private data, draws the noise and returns the analyst's answer
+    (JSON-ready) and the custodian's audit details; any failure in it halts the deployment. The
+    cache key is the request's (database, analyst, SQL, ``mode``, epsilon, delta): ``mode`` must name
+    every public input that changes the answer's shape (the group domain, the bounds).
+    """
+    key = request_key(database=database, analyst=analyst, sql=sql, mode=mode, epsilon=cost.epsilon,
+                      delta=cost.delta if cost.delta else None)
+    stored, cached, charge_id, left = _charge_then_release(
+        ledger, cost, key, release, analyst=analyst, database=database, sql=sql, mode=mode, question=question, audit={},
+    )
+    return GuardedVector(stored, cached, charge_id, key, left)
+
+
+def _charge_then_release(
+    ledger: Ledger,
+    cost: Budget,
+    key: str,
+    produce: Callable[[], tuple[dict[str, Any], dict[str, Any]]],
+    *,
+    analyst: str,
+    database: str,
+    sql: str,
+    mode: str,
+    question: str | None,
+    audit: Mapping[str, Any],
+) -> tuple[dict[str, Any], bool, int | None, Budget]:
+    """Steps 1 to 5 of the module docs: the stored answer, whether it came from the cache, its charge id, the budget left."""
     pause("before_charge")
     # proof: guarded-charge
     charged = ledger.charge_release(analyst, database, cost, key)
     if not isinstance(charged, Charge):
-        return GuardedAnswer(Release.from_dict(charged), True, charged.get("charge_id"), key, ledger.remaining(database, analyst))
+        return charged, True, charged.get("charge_id"), ledger.remaining(database, analyst)
     charge = charged
     base: dict[str, Any] = {"analyst": analyst, "database": charge.database, "question": question, "sql": sql, "mode": mode}
     try:  # from here on, whatever fails halts the deployment (module docs)
@@ -141,29 +222,14 @@ def guarded_release(
             **base,
             "epsilon": format_number(cost.epsilon),
             "delta": format_number(cost.delta),
-            "noise": mechanism.noise,
+            **audit,
         }
-        # proof: guarded-measure
-        measured = measure()
-        # proof: guarded-noise
-        release, private = mechanism.release(measured.true_value, measured.rs)  # noise: the mechanism's own source
-        pause("after_noise")
-        answer = {**release.to_dict(), "charge_id": charge.id}
-        audit_row = {
-            **base,
-            "mechanism": release.mechanism,
-            "epsilon_rs_bound": format_number(release.epsilon_rs_bound),
-            "scale": format_number(private.scale),
-            "value": format_number(release.value),
-            "interval": [format_number(release.interval[0]), format_number(release.interval[1])],
-            "private": {**private.to_dict(), **dict(measured.custodian)},
-        }
+        answer, details = produce()
+        answer = {**answer, "charge_id": charge.id}
         # proof: guarded-store
-        stored = ledger.record_release(key, charge, answer, audit_row)
+        stored = ledger.record_release(key, charge, answer, {**base, **details})
         pause("after_store")
-        return GuardedAnswer(
-            Release.from_dict(stored), stored.get("charge_id") != charge.id, stored.get("charge_id"), key, ledger.remaining(database, analyst)
-        )
+        return stored, stored.get("charge_id") != charge.id, stored.get("charge_id"), ledger.remaining(database, analyst)
     except Exception as exc:  # noqa: BLE001 - every failure after the charge halts the deployment, then one fixed message
         ledger.halt(database, {**base, "scale": None, "value": None, "error": f"{type(exc).__name__}: {exc}"}, charge=charge)
         raise DeploymentHaltedError() from None

@@ -1,6 +1,6 @@
 """The one answer every release returns: :class:`Answer`, flat and typed, with one :meth:`Answer.to_dict`.
 
-An answer is one of two shapes, told apart by :attr:`Answer.exact`:
+An answer is one of three shapes, told apart by :attr:`Answer.exact` and :attr:`Answer.grouped`:
 
 * a **noisy count** (modes dp, split, contextual): the released value and what is derived from it
   (``value``, ``interval``, clamped at zero: post-processing), the mechanism's public description
@@ -9,7 +9,10 @@ An answer is one of two shapes, told apart by :attr:`Answer.exact`:
   synthetic copy showed (``search``, ``synthetic_rs``, ``synthetic_shapley``, ...) and the end-to-end
   guarantee (:class:`EndToEnd`);
 * an **exact answer** (mode ci): ``columns`` and ``rows`` on the authorized data of the context,
-  and the policy's name.
+  and the policy's name;
+* a **grouped or summed answer** (a GROUP BY, SUM or AVG in mode dp, :mod:`pimento.release.aggregate`):
+  ``aggregate``, ``group_by``, ``groups`` (per group its key, noisy value and interval), how each
+  noisy vector was released and the ledger's bookkeeping (:class:`~pimento.release.aggregate_answer.GroupedRelease`).
 
 Everything here is analyst-facing: the noisy value, what is computed from it, public inputs, the
 synthetic copy, or authorized cells. :meth:`Answer.to_dict` writes the JSON every edge sends
@@ -24,7 +27,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from pimento.mechanisms.budget import Budget, format_number
-from pimento.mechanisms.guarded import GuardedAnswer
+from pimento.mechanisms.guarded import GuardedAnswer, GuardedVector
+from pimento.release.aggregate_answer import GroupedRelease
 from pimento.mechanisms.smooth import Noise, Release
 from pimento.release.clamp import clamp_count
 from pimento.release.request import Context
@@ -32,6 +36,7 @@ from pimento.sensitivity.neighbourhood import Neighbourhood
 
 if TYPE_CHECKING:
     from pimento.release.ask import SearchOutcome
+    from pimento.release.person_release import PersonChoice
 
 __all__ = ["Answer", "EndToEnd"]
 
@@ -106,6 +111,10 @@ class Answer:
     budget_left: Budget | None = None
     #: the neighbourhood the guarantee holds for (None for an exact answer)
     neighbours: Neighbourhood | None = None
+    #: the privacy unit a noisy answer protects: "tuple" (one row) or the relation of one person ([privacy] unit)
+    unit: str = "tuple"
+    #: under a person unit: the mechanism chosen and why, its public thresholds (release/person_release.py)
+    person_release: PersonChoice | None = None
     #: split: the authorized part, exact, and the remainder in words
     authorized_exact: int | None = None
     remainder: str | None = None
@@ -116,6 +125,9 @@ class Answer:
     rows: tuple[tuple[Any, ...], ...] = ()
     #: texts the authorized cells were read from, when the custodian lets them flow (release/provenance.py)
     provenance: dict[str, Any] | None = None
+
+    # -- a grouped or summed answer (GROUP BY, SUM, AVG): the groups and how they were released
+    grouped: GroupedRelease | None = None
 
     # -- a question answered with noise: what the synthetic copy showed
     search: SearchOutcome | None = None
@@ -144,6 +156,14 @@ class Answer:
             budget_left=guarded.budget_left, **fields,
         )
 
+    @classmethod
+    def aggregated(cls, grouped: GroupedRelease, guarded: GuardedVector, *, mode: str, sql: str, analyst: str, **fields: Any) -> Answer:
+        """A grouped or summed answer: ``grouped`` and ``guarded``'s bookkeeping; ``fields`` as the class's."""
+        return cls(
+            mode=mode, sql=sql, analyst=analyst, grouped=grouped, epsilon=grouped.epsilon, delta=grouped.delta,
+            cached=guarded.cached, charge_id=guarded.charge_id, budget_left=guarded.budget_left, **fields,
+        )
+
     def with_fields(self, **fields: Any) -> Answer:
         """The same answer with ``fields`` replaced (a question's synthetic-copy fields, say)."""
         return replace(self, **fields)
@@ -152,8 +172,8 @@ class Answer:
 
     @property
     def exact(self) -> bool:
-        """Whether this is an exact answer (rows on the authorized data), not a noisy count."""
-        return self.value_unclamped is None
+        """Whether this is an exact answer (rows on the authorized data), not a noisy count or table."""
+        return self.value_unclamped is None and self.grouped is None
 
     @property
     def value(self) -> Fraction | None:
@@ -177,7 +197,7 @@ class Answer:
 
     def release(self) -> Release | None:
         """The noisy count as :class:`~pimento.mechanisms.smooth.Release` (unclamped), None for an exact answer."""
-        if self.exact:
+        if self.exact or self.grouped is not None:
             return None
         assert self.interval_unclamped is not None and self.mechanism is not None and self.noise is not None
         assert self.epsilon is not None and self.delta is not None and self.epsilon_noise is not None
@@ -196,6 +216,8 @@ class Answer:
         """The JSON every edge sends (keys per shape pinned by tests/unit/release/test_answer_keys.py)."""
         if self.exact:
             return self._exact_dict()
+        if self.grouped is not None:
+            return self._grouped_dict()
         data = self._count_dict()
         if self.question is None:
             return data
@@ -226,7 +248,10 @@ class Answer:
             "charge_id": self.charge_id,
             "budget_left": {"epsilon": format_number(self.budget_left.epsilon), "delta": format_number(self.budget_left.delta)},
             "neighbours": None if self.neighbours is None else str(self.neighbours),
+            "unit": self.unit,
         }
+        if self.person_release is not None:
+            out["person_release"] = self.person_release.to_dict()
         if self.context is not None:
             out["context"] = self.context.to_dict()
         if self.remainder is not None:
@@ -235,6 +260,20 @@ class Answer:
         if self.guarantee_kind is not None:
             out["guarantee_kind"] = self.guarantee_kind
         return clamp_count(out)  # a count is never negative: post-processing, said in `clamped`
+
+    def _grouped_dict(self) -> dict[str, Any]:
+        assert self.grouped is not None and self.budget_left is not None
+        return {
+            "sql": self.sql,
+            "analyst": self.analyst,
+            "mode": str(self.mode),
+            **self.grouped.to_dict(),
+            "cached": self.cached,
+            "charge_id": self.charge_id,
+            "budget_left": {"epsilon": format_number(self.budget_left.epsilon), "delta": format_number(self.budget_left.delta)},
+            "neighbours": None if self.neighbours is None else str(self.neighbours),
+            "unit": self.unit,
+        }
 
     def _exact_dict(self) -> dict[str, Any]:
         return {

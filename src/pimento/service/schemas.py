@@ -94,6 +94,19 @@ class HistoryResponse(_Described):
     answers: list[HistoryRow] = Field(..., description="your released answers, newest first")
 
 
+class GroupRow(_Described):
+    """One group of a grouped or summed answer: its key and its noisy value with an interval from public quantities."""
+
+    key: list[Any] = Field(..., description="the group's values, in `group_by` order")
+    value: Number | None = Field(..., description="the noisy value (a count or a sum of non-negatives is clamped at zero; AVG: null "
+                                 "when the noisy count is below 1)")
+    value_exact: str | None
+    interval: list[Number] = Field(..., description="the interval at `confidence` (95%; AVG: 90%)")
+    interval_exact: list[str]
+    sum: Number | None = Field(None, description="AVG: the group's noisy clipped sum")
+    count: Number | None = Field(None, description="AVG: the group's noisy count of non-NULL values")
+
+
 class AnswerResponse(_Described):
     """A release: a noisy count (modes dp, split, contextual) or, in mode ci, exact rows of the authorized data."""
 
@@ -121,6 +134,9 @@ class AnswerResponse(_Described):
     charge_id: int | None = None
     budget_left: BudgetPart | None = None
     neighbours: str | None = None
+    unit: str | None = Field(None, description='the privacy unit: "tuple" (one row) or the relation of one person ([privacy] unit)')
+    person_release: dict[str, Any] | None = Field(None, description="under a person unit: the mechanism chosen and why, its public "
+                                                  "thresholds, the synthetic copy's predicted errors (docs/privacy-unit.md)")
     context: ContextBody | None = None
     authorized_exact: int | None = Field(None, description="split: the authorized part, exact; `value` is the noisy remainder")
     remainder: str | None = Field(None, description="split: what the remainder counts, in words")
@@ -139,6 +155,19 @@ class AnswerResponse(_Described):
     columns: list[str] | None = Field(None, description="mode ci: the columns of `rows`")
     rows: list[list[Any]] | None = Field(None, description="mode ci: the authorized rows, exact")
     provenance: Any = None
+    aggregate: Literal["count", "sum", "avg"] | None = Field(None, description="a grouped or summed answer (GROUP BY, SUM, AVG): its aggregate")
+    column: str | None = Field(None, description="SUM/AVG: the column summed, clipped to `bounds`")
+    group_by: list[str] | None = Field(None, description="the GROUP BY columns (empty: one value)")
+    bounds: list[str] | None = Field(None, description="SUM/AVG: the custodian's clipping interval [lower, upper]")
+    domain: str | None = Field(None, description="where the groups come from: a declared or public domain (every value, zeros included), "
+                               "or partition selection")
+    groups: list[GroupRow] | None = Field(None, description="one entry per group: key, noisy value and interval")
+    budget_split: str | None = Field(None, description="AVG: how epsilon and delta were split between the SUM and the COUNT")
+    releases: list[dict[str, Any]] | None = Field(None, description="how each noisy vector (sum, count) was released: mechanism, "
+                                                  "epsilon, beta, the DP bound of its noise scale")
+    partition_selection: dict[str, Any] | None = Field(None, description="private group keys: the threshold and the probability that "
+                                                       "a group of a given size is shown")
+    clipped_on_copy: dict[str, Any] | None = Field(None, description="SUM/AVG: how many rows the synthetic copy predicts are clipped")
 
 
 class PreviewResponse(_Described):
@@ -156,6 +185,10 @@ class PreviewResponse(_Described):
     synthetic_shapley: dict[str, float]
     estimated_half_width_95: Number | None
     estimate_basis: str
+    predicted_relative_error: Number | None = Field(None, description="the noise's 95% half-width over the synthetic copy's answer")
+    warn_relative_error: Number | None = Field(None, description="the custodian's threshold above which the answer is said to be mostly noise")
+    epsilon_for_10_percent: str | None = Field(None, description="the smallest planner epsilon predicted to give +-10%, if any")
+    noise_warning: str | None = Field(None, description="said when the answer would be mostly noise; null otherwise")
     cost: dict[str, str]
     mechanism: str
     guarantee_if_confirmed: dict[str, Any]
@@ -181,3 +214,11 @@ class SqlPreviewResponse(_Described):
     planner: list[dict[str, Any]] | None = None
     estimated_half_width_95: Number | None = None
     synthetic: dict[str, Any] | None = Field(None, description="the count on the synthetic copy and the copy's cost; null without a usable copy")
+    predicted_relative_error: Number | None = Field(None, description="the noise's 95% half-width over the synthetic copy's answer")
+    warn_relative_error: Number | None = Field(None, description="the custodian's threshold above which the answer is said to be mostly noise")
+    epsilon_for_10_percent: str | None = Field(None, description="the smallest planner epsilon predicted to give +-10%, if any")
+    noise_warning: str | None = Field(None, description="said when the answer would be mostly noise; null otherwise")
+    groups: int | None = Field(None, description="a grouped query: how many groups will be released (null under partition selection)")
+    domain: str | None = Field(None, description="a grouped query: where its groups come from (public inputs)")
+    budget_split: str | None = Field(None, description="AVG: how the budget is split between its SUM and its COUNT")
+    clipped_on_copy: dict[str, Any] | None = Field(None, description="SUM/AVG: the rows the synthetic copy predicts are clipped")

@@ -223,7 +223,8 @@ class _Parser:
             construct,
             message,
             highlight=self._highlight(node, keyword),
-            hint="Pimento releases COUNT queries over equi-joins with single-relation filters",
+            hint="Pimento releases COUNT queries over equi-joins with single-relation filters; in mode dp also GROUP BY, "
+            "SUM and AVG (docs/grouped.md)",
         )
 
     # ------------------------------------------------------------------ entry

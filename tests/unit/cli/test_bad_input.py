@@ -31,7 +31,7 @@ def _run(args):
         (["sensitivity", "--db", "{db}", "--sql", "SELECT COUNT(*) FROM Patient", "--beta", "0"], "beta must be positive"),
         (["sql", "--db", "{db}", "--sql", "SELECT COUNT(*) FROM Patient", "--epsilon", "nan"], "epsilon"),
         (["sql", "--db", "{db}", "--sql", "SELECT COUNT(*) FROM Patient", "--epsilon", "1", "--delta", "1"], "delta"),
-        (["sql", "--db", "{db}", "--sql", "SELECT AVG(birth_year) FROM Patient", "--epsilon", "1"], "aggregate other than COUNT"),
+        (["sql", "--db", "{db}", "--sql", "SELECT MAX(birth_year) FROM Patient", "--epsilon", "1"], "aggregate other than COUNT"),
         (["search", "", "--db", "{db}", "--synthetic", "{db}", "--seed-sql", "SELECT COUNT(*) FROM Patient"], "not a synthetic database"),
         (["search", "", "--db", "{db}", "--seed-sql", "SELECT COUNT(*) FROM Patient"], "no synthetic database given"),
         (["ask", "How many patients?", "--db", "{db}", "--mode", "dp", "--epsilon", "1", "--delta", "1e-6"], "pimento synth"),

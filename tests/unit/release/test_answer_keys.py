@@ -26,7 +26,7 @@ SEED = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id"
 
 RELEASE = ["value", "value_exact", "interval", "interval_exact", "confidence", "interval_basis", "noise_scale_upper",
            "noise_scale_upper_exact", "mechanism", "noise", "epsilon", "delta", "epsilon_noise", "epsilon_rs_bound", "beta", "grid"]
-COUNT = ["sql", "analyst", "mode", *RELEASE, "cached", "charge_id", "budget_left", "neighbours"]
+COUNT = ["sql", "analyst", "mode", *RELEASE, "cached", "charge_id", "budget_left", "neighbours", "unit"]
 CLAMP = ["value_unclamped", "clamped"]
 SQL_KEYS = {
     "dp": [*COUNT, *CLAMP],
@@ -46,7 +46,8 @@ def _question_keys(mode: str, crs: bool) -> list[str]:
 
 
 PREVIEW = ["question", "mode", "chosen_sql", "reading", "confidence", "readings_proposed", "synthetic_answer", "synthetic_rs",
-           "synthetic_shapley", "estimated_half_width_95", "estimate_basis", "cost", "mechanism", "guarantee_if_confirmed",
+           "synthetic_shapley", "estimated_half_width_95", "estimate_basis",
+           "predicted_relative_error", "warn_relative_error", "epsilon_for_10_percent", "noise_warning", "cost", "mechanism", "guarantee_if_confirmed",
            "alternatives", "notes", "search_seconds", "spent"]
 
 
@@ -107,3 +108,28 @@ def test_question_answer_and_preview_keys_per_mode(hospital, mode):
     assert data["chosen_sql"] == seen.sql == answer.chosen_sql  # what the preview showed is what was released
     assert data["guarantee"]["epsilon"] == "2.6" and answer.end_to_end is not None and answer.end_to_end.epsilon == Fraction(13, 5)
     assert data["guarantee"]["kind"] == ("contextual DP for this context" if mode == "contextual" else "DP")
+
+
+GROUPED = ["sql", "analyst", "mode", "aggregate", "column", "group_by", "bounds", "domain", "groups", "confidence", "epsilon", "delta",
+           "budget_split", "releases", "partition_selection", "clipped_on_copy", "cached", "charge_id", "budget_left", "neighbours", "unit"]
+GROUP = ["key", "value", "value_exact", "interval", "interval_exact"]
+PART = ["part", "mechanism", "noise", "epsilon", "delta", "epsilon_noise", "epsilon_rs_bound", "beta", "grid", "noise_scale_upper",
+        "noise_scale_upper_exact", "interval_basis"]
+PER_CATEGORY = "SELECT d.category, COUNT(*) FROM Visit v JOIN DxCategory d ON v.diagnosis = d.diagnosis GROUP BY d.category"
+
+
+def test_grouped_answer_keys(hospital):
+    """Issue 25: a grouped answer (dp) has its own keys, pinned like the others; split and contextual refuse it."""
+    from pimento.errors import ModeError
+
+    with fixed_noise_for_tests(random.Random(0)), Session(hospital) as s:
+        answer = s.release_sql(PER_CATEGORY, "1", "1e-6")
+        for mode in ("split", "contextual"):
+            with pytest.raises(ModeError, match="GROUP BY, SUM or AVG"):
+                s.release_sql(PER_CATEGORY, "1", "1e-6", mode=mode, context=CTX)
+        exact = s.release_sql(PER_CATEGORY, mode="ci", context=CTX)  # ci answers any SQL, a GROUP BY included
+    assert exact.exact and list(exact.to_dict()) == SQL_KEYS["ci"] and exact.columns[0].lower() == "category"
+    data = answer.to_dict()
+    assert list(data) == GROUPED
+    assert all(list(g) == GROUP for g in data["groups"]) and all(list(p) == PART for p in data["releases"])
+    assert data["aggregate"] == "count" and data["group_by"] == ["d.category"] and data["cached"] is False

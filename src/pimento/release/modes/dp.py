@@ -20,6 +20,7 @@ class DpMode(NoisyMode):
 
     name: str = Mode.DP
     guarantee = "(epsilon, delta)-DP"
+    aggregates = True
 
     def guarantee_kind(self, neighbours: Neighbourhood | None) -> str | None:
         """None: a dp answer's guarantee is its epsilon and delta (for add/remove neighbours)."""

@@ -25,14 +25,17 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, SupportsIndex, SupportsInt
 
 from pimento import sensitivity
-from pimento.errors import InternalError
+from pimento.errors import InternalError, ModeError
 from pimento.mechanisms import GlobalLaplace, GuardedAnswer, guarded_release
 from pimento.mechanisms.budget import Budget
 from pimento.mechanisms.guarded import Measured
 from pimento.mechanisms.smooth import Mechanism
 from pimento.policy.authorized_tuples import authorization_view
+from pimento.release.aggregate import looks_aggregate, refuse_in_mode, release_aggregate
 from pimento.release.answers import Answer, EndToEnd
 from pimento.release.enforcement import enforcer_for
+from pimento.release.modes.base import Mode
+from pimento.release.person_release import release_per_person
 from pimento.sensitivity.neighbourhood import Neighbourhood
 from pimento.sql import CountQuery, parse_count_query
 from pimento.sql.allowlist import check_runs_on
@@ -99,6 +102,10 @@ class NoisyMode:
     # ------------------------------------------------------------------ the release
 
     def release(self, private: Private, job: Admitted) -> Answer:
+        if private.database.settings.privacy.person_unit is not None:  # [privacy] unit names a person: truncation, not RS
+            return self.release_per_person(private, job)
+        if job.interpretation is None and looks_aggregate(job.sql):
+            return self.release_aggregate(private, job)
         run = self.prepare(private, job)
         guarded = guarded_release(
             private.ledger, run.mechanism, analyst=job.analyst, database=private.location, sql=run.sql,
@@ -107,6 +114,33 @@ class NoisyMode:
         answer = Answer.released(
             guarded, mode=self.name, sql=run.sql, analyst=job.analyst, context=job.context, neighbours=job.neighbours,
             guarantee_kind=self.guarantee_kind(job.neighbours), **self.finish(run, guarded),
+        )
+        return answer if job.interpretation is None else self.asked(answer, run)
+
+    #: whether this mode answers a GROUP BY, SUM or AVG (:mod:`pimento.release.aggregate`); else refused before the charge
+    aggregates = False
+
+    def release_aggregate(self, private: Private, job: Admitted) -> Answer:
+        """A grouped or summed query: one charge, a noisy table (:mod:`pimento.release.aggregate`), or a ModeError."""
+        if not self.aggregates:
+            raise refuse_in_mode(self.name)
+        grouped, guarded, sql = release_aggregate(private, job, self.name)
+        return Answer.aggregated(
+            grouped, guarded, mode=self.name, sql=sql, analyst=job.analyst, context=job.context,
+            neighbours=job.neighbours, guarantee_kind=self.guarantee_kind(job.neighbours),
+        )
+
+    def release_per_person(self, private: Private, job: Admitted) -> Answer:
+        """The release under the deployment's person unit (:func:`pimento.release.person_release.release_per_person`);
+        only dp releases under it (refused before the charge otherwise)."""
+        unit = private.database.settings.privacy.person_unit
+        if self.name != Mode.DP:
+            raise ModeError(f"--mode {self.name} is not available under [privacy] unit = {unit!r}",
+                            hint="use --mode dp (the custodian chose the person unit; docs/privacy-unit.md)")
+        guarded, choice, run = release_per_person(self, private, job)
+        answer = Answer.released(
+            guarded, mode=self.name, sql=run.sql, analyst=job.analyst, context=job.context, neighbours=job.neighbours,
+            guarantee_kind=self.guarantee_kind(job.neighbours), unit=choice.unit, person_release=choice,
         )
         return answer if job.interpretation is None else self.asked(answer, run)
 
