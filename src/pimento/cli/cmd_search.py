@@ -141,6 +141,8 @@ def ask_cmd(
                 _print_interpretation(shown)
             return
         interactive_shown = confirm_sql is None and not (yes and seen.confidence != "low")
+        if not interactive_shown:
+            print_noise_warning(shown)  # said before the charge, also when nothing is asked
         if confirm_sql is None:
             confirm_sql = _confirmed_sql(shown, yes=yes, json_out=json_out)
         answer = session.answer(replace(request, expect_sql=confirm_sql))
@@ -169,10 +171,22 @@ def _print_interpretation(shown: dict[str, Any]) -> None:
         "(95%, estimated on the synthetic copy; the released interval is usually wider)",
         highlight=False,
     )
+    drivers = sorted(shown.get("synthetic_shapley", {}).items(), key=lambda kv: -kv[1])
+    total = sum(share for _name, share in drivers)
+    if drivers and total > 0:
+        shares = ", ".join(f"{name} {share / total * 100:.0f}%" for name, share in drivers)
+        console.print(f"what drives the noise: the relations' shares of the sensitivity on the synthetic copy: {shares}", highlight=False)
+    print_noise_warning(shown)
     print_notes(shown.get("notes", ()))
     others = [a for a in shown["alternatives"] if a["sql"] != shown["chosen_sql"]][:3]
     for a in others:
         console.print(f"  [dim]also considered: {a['sql']}[/]", highlight=False)
+
+
+def print_noise_warning(shown: dict[str, Any]) -> None:
+    """The preview's warning when the answer would be mostly noise (:mod:`pimento.release.accuracy`), on stderr."""
+    if shown.get("noise_warning"):
+        err_console.print(f"[bold yellow]warning[/]: {escape(shown['noise_warning'])}", highlight=False)
 
 
 def print_notes(notes) -> None:

@@ -15,7 +15,8 @@ RS) and :func:`estimated_half_width` is the one formula both use.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from pimento.mechanisms.ledger import database_key
 from pimento.mechanisms.smooth import Mechanism
 from pimento.release import ask as _ask
 from pimento.release import reading_cache as _readings
+from pimento.release.accuracy import Accuracy
 from pimento.release.admission import DEFAULT_ANALYST, Admitted, admit
 from pimento.release.ask import SearchOutcome
 from pimento.numbers import json_number
@@ -90,6 +92,8 @@ class Interpretation:
     synthetic_crs: float | None = None
     #: the neighbourhood the guarantee will hold for (None for an exact answer: ci)
     neighbours: Neighbourhood | None = Neighbourhood.ADD_REMOVE
+    #: the custodian's ``[release] warn_relative_error`` (:mod:`pimento.release.accuracy`)
+    warn_relative_error: Fraction = Fraction(1, 2)
 
     @property
     def confidence(self) -> str:
@@ -114,6 +118,11 @@ class Interpretation:
         """The 95% half-width of the noise at the copy's sensitivity and this epsilon (an accuracy estimate)."""
         return estimated_half_width(self.mechanism.for_relations(len(self.query.relations)), self.synthetic_rs)
 
+    def accuracy(self, planner_rows: tuple[Mapping[str, Any], ...] = ()) -> Accuracy:
+        """The predicted accuracy at this epsilon (the copy's answer and sensitivity); ``planner_rows``: the
+        :func:`planner`'s, for the epsilon that would give +-10%."""
+        return Accuracy(self.estimated_half_width(), self.outcome.result.synthetic_answer, self.warn_relative_error, planner_rows)
+
     def to_dict(self) -> dict[str, Any]:
         used = self.mechanism.for_relations(len(self.query.relations))
         cost = used.privacy_cost()
@@ -134,6 +143,7 @@ class Interpretation:
             "estimated_half_width_95": json_number(half),
             "estimate_basis": "noise at the synthetic copy's residual sensitivity for this epsilon; the released "
             "interval comes from a DP bound of the private one and is usually wider",
+            **self.accuracy().to_dict(),
             "cost": {"epsilon": format_number(cost.epsilon), "delta": format_number(cost.delta)},
             "mechanism": used.describe()["mechanism"],
             "guarantee_if_confirmed": {
@@ -186,6 +196,12 @@ def interpret_admitted(
     synthetic: Engine | str | Path | None = None,
 ) -> Interpretation:
     """:func:`interpret` for a request :func:`~pimento.release.admission.admit` already admitted."""
+    seen = _interpret(job, catalog=catalog, settings=settings, ledger=ledger, location=location, synthetic=synthetic)
+    return replace(seen, warn_relative_error=Fraction(settings.release.warn_relative_error))
+
+
+def _interpret(job: Admitted, *, catalog: Catalog, settings: Settings, ledger: Ledger, location: str,
+               synthetic: Engine | str | Path | None) -> Interpretation:
     question = job.question
     if question is None or job.mechanism is None:  # admit gives every question a mechanism
         raise _not_a_question()

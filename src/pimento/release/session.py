@@ -36,14 +36,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pimento.engines.database import load_database
+from pimento.engines.database import Database, load_database
 from pimento.errors import UserError
 from pimento.mechanisms import Ledger
 from pimento.mechanisms.budget import NumberLike
 from pimento.release.admission import DEFAULT_ANALYST, Admitted, admit
 from pimento.release.answers import Answer
-from pimento.release.interpretation import Interpretation, interpret_admitted
+from pimento.release.interpretation import PLANNER_EPSILONS, Interpretation, interpret_admitted
 from pimento.release.request import Request
+from pimento.release.sql_preview import preview_sql
 
 __all__ = ["DEFAULT_ANALYST", "Session"]
 
@@ -65,14 +66,34 @@ class Session:
     """
 
     def __init__(self, db: str | Path, *, private: list[str] | None = None, analyst: str = DEFAULT_ANALYST) -> None:
-        self.database = load_database(db, read_only=True, private=private)
-        self.location = str(self.database.location)
-        self.ledger = Ledger.for_database(self.location, self.database.settings)
+        self._start(load_database(db, read_only=True, private=private), owns=True, analyst=analyst)
+
+    @classmethod
+    def over(cls, database: Database, *, analyst: str = DEFAULT_ANALYST) -> Session:
+        """A Session on ``database``, already open read-only (by :func:`~pimento.engines.database.load_database`,
+        so under its custodian's settings), which the caller owns: :meth:`close` closes the session's ledger, never
+        ``database`` (the service lends one per request: :class:`pimento.service.open_databases.DatabasePool`)."""
+        session = cls.__new__(cls)
+        session._start(database, owns=False, analyst=analyst)
+        return session
+
+    def _start(self, database: Database, *, owns: bool, analyst: str) -> None:
+        self.database = database
+        self._owns_database = owns
+        self.location = str(database.location)
+        try:
+            self.ledger = Ledger.for_database(self.location, database.settings)
+        except BaseException:
+            if owns:
+                database.close()
+            raise
         self.analyst = analyst
 
     def close(self) -> None:
+        """Close the ledger, and the database if this session opened it."""
         self.ledger.close()
-        self.database.close()
+        if self._owns_database:
+            self.database.close()
 
     def __enter__(self) -> Session:
         return self
@@ -108,6 +129,17 @@ class Session:
             request = Request.for_question(request, **fields)
         job = admit(request, settings=self.database.settings, ledger=self.ledger, analyst=self.analyst)
         return self._on_copy(job)
+
+    def preview_sql(self, request: Request | str, *, epsilons: tuple[str, ...] | None = None, **fields: Any) -> dict[str, Any]:
+        """What :meth:`answer` of the SQL ``request`` would cost and how accurate it is predicted to be, on the
+        synthetic copy only (:func:`pimento.release.sql_preview.preview_sql`); spends nothing, reads nothing
+        private. A string is SQL with ``fields`` (as :meth:`Request.for_sql`'s, ``epsilon`` and ``delta`` included).
+        ``epsilons``: the planner's (default its usual ones; ``()``: only the asked epsilon)."""
+        if isinstance(request, str):
+            request = Request.for_sql(request, **fields)
+        database = self.database
+        return preview_sql(request, catalog=database.catalog, settings=database.settings, ledger=self.ledger, location=self.location,
+                           analyst=self.analyst, private=self, epsilons=PLANNER_EPSILONS if epsilons is None else epsilons)
 
     def ask(self, question: str, **fields: Any) -> Answer:
         """:meth:`answer` of the question ``question``; ``fields`` as :meth:`Request.for_question`'s."""

@@ -16,7 +16,9 @@ that the service exposes to the custodian token only.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +42,7 @@ from pimento.release.synthetic import synthetic_guarantee
 from pimento.schema.merge import privacy_marks
 from pimento.search import SearchConfig
 from pimento.service.keys import ApiKey, KeyStore, keys_path
+from pimento.service.open_databases import DatabasePool
 from pimento.service.synth_jobs import SynthJobs
 
 if TYPE_CHECKING:
@@ -130,12 +133,18 @@ class Deployment:
         self.identity = file_identity(self.location)
         self._held: list[Database] = []
         self._held_copy: Engine | None = None
+        self._held_ledger: Ledger | None = None
+        self._held_ledger_thread = 0
+        #: The read-only databases kept open between requests (:meth:`hold_open`); None: each request opens its own.
+        self.databases: DatabasePool | None = None
         #: The synthetic copy's file as this process last opened it (:meth:`refresh_copy`).
         self._copy_seen = self._copy_file()
         self.synth_jobs = SynthJobs(self.db, self._synthetic_path, self._reopen_copy)
 
     def hold_open(self) -> None:
-        """Keep one read-only connection to the database and to the synthetic copy for the process's life.
+        """Keep one read-only connection to the database and to the synthetic copy for the process's life, and
+        the databases opened by requests open for the next ones (:class:`~pimento.service.open_databases.DatabasePool`;
+        :meth:`close` closes them all: ``pimento serve`` and each worker at shutdown, the app's lifespan).
 
         DuckDB shares one instance per file within a process; the first connection configures and
         locks it (memory limit, no file access). Two request threads opening a file for the first
@@ -143,10 +152,24 @@ class Deployment:
         instance held open from start-up, every later connection finds it configured.
         """
         self._held.append(load_database(self.db, read_only=True))
+        self.databases = DatabasePool(self.db, self.location)
         try:
             self._held_copy = open_synthetic(self._synthetic_path())
         except UserError:
             pass  # no usable copy yet: ask and preview say so per request
+        self._hold_ledger_open()
+
+    def _hold_ledger_open(self) -> None:
+        """Keep one idle connection to a SQLite ledger for the process's life: the per-request ledgers
+        then never close the file's last connection, which checkpoints the WAL into the file with fsyncs
+        (about 10 ms of every fresh release, measured in docs/benchmarks.md). It holds no lock and
+        no transaction; SQLite still checkpoints as the WAL grows."""
+        ledger = self.ledger()
+        if ledger.postgres:
+            ledger.close()
+            return
+        self._held_ledger = ledger
+        self._held_ledger_thread = threading.get_ident()
 
     def _copy_file(self) -> tuple[int, int, int, int] | None:
         """The identity of the synthetic copy's file (device, inode, size, mtime), None when there is none."""
@@ -182,6 +205,13 @@ class Deployment:
             pass
 
     def close(self) -> None:
+        """Close every connection this deployment holds open (databases, copy, ledger); later requests open their own."""
+        databases, self.databases = self.databases, None
+        if databases is not None:
+            databases.close()
+        held_ledger, self._held_ledger = self._held_ledger, None
+        if held_ledger is not None and self._held_ledger_thread == threading.get_ident():
+            held_ledger.close()  # elsewhere (a test client's lifespan thread) dropped: Python's sqlite3 closes only in its own thread
         for held in self._held:
             held.close()
         self._held.clear()
@@ -194,13 +224,20 @@ class Deployment:
     def ledger(self) -> Ledger:
         return Ledger.for_database(self.location, self.settings)
 
-    def session(self, analyst: str) -> Session:
-        """A :class:`Session` for one request (it opens the database and closes it with the request). The
-        database file is checked first: a file replaced under the running service is refused, never
-        answered from."""
+    @contextmanager
+    def session(self, analyst: str) -> Iterator[Session]:
+        """A :class:`Session` for one request, on a database lent by :attr:`databases` for the request alone
+        (after :meth:`hold_open`), otherwise opened and closed with the request. The database file is checked
+        first: a file replaced under the running service is refused, never answered from."""
         if self.identity is not None:
             self.identity.check()  # never answer from a database file replaced under the running service
-        return Session(self.db, analyst=analyst)
+        databases = self.databases
+        if databases is None:
+            with Session(self.db, analyst=analyst) as session:
+                yield session
+            return
+        with databases.lend() as database, Session.over(database, analyst=analyst) as session:
+            yield session
 
     # ------------------------------------------------------------------ analyst
 
@@ -281,6 +318,7 @@ class Deployment:
                 engine.close()
         return {
             **seen.to_dict(),
+            **seen.accuracy(tuple(rows)).to_dict(),  # with the planner: the epsilon that would give +-10%
             "planner": rows,
             "budget_left": {"epsilon": format_number(left.epsilon), "delta": format_number(left.delta)},
         }

@@ -338,11 +338,21 @@ async def preview_page(request: Request) -> Response:
 @router.post("/ask/confirm", include_in_schema=False)
 async def confirm_page(request: Request) -> Response:
     def work(web: Web, key: ApiKey, f: dict[str, str], data: dict[str, str]) -> Any:
+        check_noise_accepted(data)
         previewed = data.get("previewed_sql", "") or None  # the reading the analyst confirmed: refused before the charge if it changed
         return web.deployment.ask(key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
                                   purpose=f["purpose"] or None, expect_sql=previewed)
 
     return await form_action(request, work, "answer.html", "answer")
+
+
+def check_noise_accepted(data: dict[str, str]) -> None:
+    """A spend the preview warned about (the answer predicted to be mostly noise) is confirmed by the box under
+    the warning (templates/_noise_warning.html); refused before the charge otherwise. A courtesy to the analyst,
+    not a privacy control: the warning comes from the synthetic copy and public inputs."""
+    if data.get("noise_warned") and not data.get("accept_noise"):
+        raise ServiceError(422, "the preview warned that this answer would be mostly noise; nothing was spent",
+                           hint="tick the box under the warning to spend anyway, or preview again at a larger epsilon")
 
 
 def check_sql_form(web: Web, f: dict[str, str]) -> None:
@@ -370,6 +380,7 @@ async def sql_confirm_page(request: Request) -> Response:
     """The SQL release the analyst confirmed (:meth:`Deployment.sql`, as ``POST /v1/sql``: charged first)."""
     def work(web: Web, key: ApiKey, f: dict[str, str], data: dict[str, str]) -> Any:
         check_sql_form(web, f)
+        check_noise_accepted(data)
         return web.deployment.sql(key, f["sql"], f["epsilon"] or None, f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
                                   purpose=f["purpose"] or None)
 
