@@ -56,9 +56,9 @@ EXPECTED: dict[str, set[str]] = {
         "zero_shot_messages", "ZeroShotResult",
     },
     "pimento.nl": {
-        "Candidate", "CountIntent", "detect_intent", "join_edges", "join_trees", "JoinEdge", "JoinTree",
+        "AggregateCandidate", "Candidate", "CountIntent", "detect_intent", "join_edges", "join_trees", "JoinEdge", "JoinTree",
         "NotACountingQuestion", "NotASelectQuestion", "NumericRange", "SelectCandidate", "SelectQuery",
-        "translate", "translate_select", "ValueHit", "ValueIndex",
+        "translate", "translate_aggregate", "translate_select", "ValueHit", "ValueIndex",
     },
     "pimento.search": {
         "Action", "AddRelation", "Alternative", "decompose", "Expander", "make_expander", "NodeState",

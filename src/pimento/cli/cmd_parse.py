@@ -1,8 +1,10 @@
-"""``pimento parse``: show the CountQuery IR of a SQL query, or why it is outside the class."""
+"""``pimento parse``: show the CountQuery IR of a SQL query (or the AggregateQuery IR of a grouped
+COUNT, SUM or AVG), or why it is outside the class."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -22,7 +24,7 @@ def parse_cmd(
     to: str = typer.Option(None, "--to", help="Render the IR in this sqlglot dialect (default: the engine's)."),
     json_out: bool = json_option(),
 ) -> None:
-    """Parse a counting query into the IR, or name the construct that puts it outside the class."""
+    """Parse a counting query (or a grouped COUNT, SUM or AVG) into the IR, or name the construct that puts it outside the class."""
     require_database(db)
     from pimento.errors import UnsupportedQuery
     from pimento.sql import parse_count_query
@@ -30,8 +32,15 @@ def parse_cmd(
 
     text = sys.stdin.read() if sql == "-" else sql
     database = open_database(db)
+    limit = database.settings.database.max_sql_chars
     try:
-        query = parse_count_query(text, database.catalog, dialect=dialect, max_chars=database.settings.database.max_sql_chars)
+        try:
+            query = parse_count_query(text, database.catalog, dialect=dialect, max_chars=limit)
+        except UnsupportedQuery as exc:
+            if exc.construct not in _AGGREGATE_CONSTRUCTS:
+                raise
+            _show_aggregate(text, database, dialect, to, json_out)
+            return
     except UnsupportedQuery as exc:
         if json_out:
             emit_json(
@@ -59,6 +68,33 @@ def parse_cmd(
     table.add_row("joins", "\n".join(info["joins"]) or "-")
     table.add_row("join classes", "\n".join("{" + ", ".join(c) + "}" for c in info["join_classes"]) or "-")
     table.add_row("selections", "\n".join(f"{a}: {p}" for a, p in info["selections"].items()) or "-")
+    console.print(table)
+    from rich.syntax import Syntax  # Pygments: imported only to print
+
+    console.print(Syntax(query.to_sql(info["dialect"], pretty=True), "sql", word_wrap=True))
+
+
+#: rejections of the counting parser that the grouped/summed parser may accept
+_AGGREGATE_CONSTRUCTS = frozenset({"group_by", "other_aggregate", "multiple_outputs"})
+
+
+def _show_aggregate(text: str, database: Any, dialect: str | None, to: str | None, json_out: bool) -> None:
+    """Print the AggregateQuery IR of a grouped COUNT or a SUM/AVG (its errors are the caller's to show)."""
+    from pimento.sql.parse import parse_aggregate_query
+    from pimento.sql.render import describe_aggregate
+
+    query = parse_aggregate_query(text, database.catalog, dialect=dialect, max_chars=database.settings.database.max_sql_chars)
+    info = describe_aggregate(query, dialect=to or database.engine.dialect)
+    if json_out:
+        emit_json({"supported": True, **info})
+        return
+    table = Table(title="AggregateQuery", show_header=False)
+    table.add_row("aggregate", info["aggregate"] + (f"({info['column']})" if info["column"] else ""))
+    table.add_row("group by", ", ".join(info["group_by"]) or "-")
+    table.add_row("relations", ", ".join(f"{r['table']} AS {r['alias']}" for r in info["relations"]))
+    table.add_row("joins", "\n".join(info["joins"]) or "-")
+    table.add_row("selections", "\n".join(f"{a}: {p}" for a, p in info["selections"].items()) or "-")
+    table.add_row("sensitivity of", info["count"])
     console.print(table)
     from rich.syntax import Syntax  # Pygments: imported only to print
 

@@ -1,7 +1,9 @@
 """``pimento translate``: question(s) -> ranked SQL candidates (offline parser or LLM).
 
-``--kind count`` (default): DP-compatible counting SQL; ``--kind select``: any select-project-join
-(projection and filter over joined relations, or a count) for CI mode.
+``--kind count`` (default): DP-compatible counting SQL; ``--kind aggregate``: grouped COUNT, SUM or
+AVG readings (:func:`pimento.nl.translate_aggregate`, or the LLM's aggregate prompt with ``--llm``);
+``--kind select``: any select-project-join (projection and filter over joined relations, or a
+count) for CI mode.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from pimento.cli._checks import require_database
@@ -43,20 +46,22 @@ def translate_cmd(
     max_values: int = typer.Option(2000, "--max-values", help="Distinct values read per text column."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     kind: str = typer.Option(
-        "count", "--kind", help="count: DP-compatible counting SQL; select: projection/filter over joins (CI mode)."
+        "count",
+        "--kind",
+        help="count: DP-compatible counting SQL; aggregate: grouped COUNT, SUM or AVG; select: projection/filter over joins (CI mode).",
     ),
 ) -> None:
-    """Translate questions to ranked SQL candidates with scores (counts, or any select-project-join)."""
+    """Translate questions to ranked SQL candidates with scores (counts, grouped counts, sums and averages, or any select-project-join)."""
     from pimento.errors import UserError
 
     if (question is None) == (questions is None):
         raise UserError("give either a QUESTION or --questions FILE (exactly one)")
-    if kind not in ("count", "select"):
-        raise UserError(f"--kind must be 'count' or 'select', not {kind!r}")
+    if kind not in _KINDS:
+        raise UserError(f"--kind must be one of {', '.join(map(repr, _KINDS))}, not {kind!r}")
     if kind == "select" and llm:
         raise UserError(
-            "--llm is not available with --kind select yet: the LLM path generates counting SQL only",
-            hint="drop --llm (the offline parser answers select questions) or use --kind count",
+            "--llm is not available with --kind select yet: the LLM path generates counting and aggregate SQL only",
+            hint="drop --llm (the offline parser answers select questions) or use --kind count or --kind aggregate",
         )
     if question is not None and not question.strip():
         raise UserError("the question is empty", hint="give a question such as 'How many patients are there?'")
@@ -85,6 +90,10 @@ def translate_cmd(
         emit_json(payload)
         return
     _show(payload)
+
+
+#: the values of --kind
+_KINDS = ("count", "aggregate", "select")
 
 
 def register(app: typer.Typer) -> None:
@@ -140,20 +149,15 @@ def _backend(url: str):
 def _answer(question, catalog, values, values_from, dialect, k, backend, syn_engine, kind="count") -> dict[str, Any]:
     from pimento.nl import detect_intent, translate, translate_select
 
+    if kind == "aggregate":
+        return _aggregate_answer(question, catalog, values, values_from, dialect, k, backend, syn_engine)
     if kind == "select":
         found = translate_select(question, catalog, values, k=k)
-        return {
-            "question": question,
-            "kind": "select",
-            "source": "offline",
-            "values_from": values_from,
-            "fallback": None,
-            "candidates": [
-                {"rank": i + 1, "sql": c.query.to_sql(dialect), "score": round(c.score, 4), "explanation": list(c.explanation)}
-                for i, c in enumerate(found)
-            ],
-            "usage": _usage_zero(),
-        }
+        selects = [
+            {"rank": i + 1, "sql": c.query.to_sql(dialect), "score": round(c.score, 4), "explanation": list(c.explanation)}
+            for i, c in enumerate(found)
+        ]
+        return _payload(question, "select", "offline", values_from, None, selects, _usage_zero())
 
     detect_intent(question)  # refuse non-counting questions before spending LLM calls
     fallback = None
@@ -184,7 +188,36 @@ def _answer(question, catalog, values, values_from, dialect, k, backend, syn_eng
     }
 
 
-def _zero_shot(question, catalog, backend, k, dialect, syn_engine):
+def _aggregate_answer(question, catalog, values, values_from, dialect, k, backend, syn_engine) -> dict[str, Any]:
+    """Grouped COUNT, SUM and AVG candidates: the LLM's (if any are usable), else the offline readings."""
+    from pimento.nl import translate_aggregate
+
+    fallback = None
+    usage = _usage_zero()
+    if backend is not None:
+        llm_result, usage, fallback = _zero_shot(question, catalog, backend, k, dialect, syn_engine, aggregate=True)
+        if llm_result is not None:
+            return _payload(question, "aggregate", "llm", values_from, None, llm_result, usage)
+        err_console.print(f"[bold yellow]{fallback}[/]", highlight=False)
+    found = translate_aggregate(question, catalog, values=values, k=k)
+    candidates = [{"rank": i + 1, **c.to_dict(), "sql": c.query.to_sql(dialect)} for i, c in enumerate(found)]
+    return _payload(question, "aggregate", "offline", values_from, fallback, candidates, usage)
+
+
+def _payload(question, kind, source, values_from, fallback, candidates, usage) -> dict[str, Any]:
+    """The answer object of a ``--kind select`` or ``--kind aggregate`` question (``kind`` first after the question)."""
+    return {
+        "question": question,
+        "kind": kind,
+        "source": source,
+        "values_from": values_from,
+        "fallback": fallback,
+        "candidates": candidates,
+        "usage": usage,
+    }
+
+
+def _zero_shot(question, catalog, backend, k, dialect, syn_engine, aggregate=False):
     """LLM candidates ranked by how many samples agree, or (None, usage, why we fell back)."""
     from collections import Counter
 
@@ -197,17 +230,22 @@ def _zero_shot(question, catalog, backend, k, dialect, syn_engine):
     except UserError:
         prompt_values = SyntheticValues.none()
     try:
-        result = generate_zero_shot(backend, catalog, question, k=k, values=prompt_values, dialect=dialect, usage=usage)
+        result = generate_zero_shot(
+            backend, catalog, question, k=k, values=prompt_values, dialect=dialect, usage=usage, aggregate=aggregate
+        )
     except LLMError as exc:
         return None, _usage(usage), f"LLM unreachable or failed ({exc.one_line()}); fell back to the offline parser"
     if not result.candidates:
         dropped = ", ".join(f"{n} {reason}" for reason, n in sorted(result.dropped.items())) or "no answer"
-        return None, _usage(usage), f"the LLM returned no usable counting SQL ({dropped}); fell back to the offline parser"
+        what = "aggregate" if aggregate else "counting"
+        return None, _usage(usage), f"the LLM returned no usable {what} SQL ({dropped}); fell back to the offline parser"
     votes = Counter(c.query for c in result.candidates)
-    ranked = [
-        {"rank": i + 1, "sql": q.to_sql(dialect), "score": round(n / result.k, 4), "explanation": [f"{n} of {result.k} samples"]}
-        for i, (q, n) in enumerate(votes.most_common())
-    ]
+    ranked = []
+    for i, (q, n) in enumerate(votes.most_common()):
+        row = {"rank": i + 1, "sql": q.to_sql(dialect), "score": round(n / result.k, 4), "explanation": [f"{n} of {result.k} samples"]}
+        if aggregate:
+            row["kind"] = q.kind.value  # count, sum or avg, as the offline readings say
+        ranked.append(row)
     return ranked, _usage(usage), None
 
 
@@ -229,14 +267,24 @@ def _error(exc: Any) -> dict[str, Any]:
 
 
 def _show(payload: dict[str, Any]) -> None:
-    table = Table(title=f"{payload['question']}  [{payload['source']}; values: {payload['values_from']}]")
+    # escaped: "[offline; values: none]" (or brackets in SQL) would otherwise be read as markup and dropped
+    table = Table(title=escape(f"{payload['question']}  [{payload['source']}; values: {payload['values_from']}]"))
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("SQL")
+    aggregate = payload.get("kind") == "aggregate"
+    if aggregate:
+        table.add_column("why")
     for c in payload["candidates"]:
-        table.add_row(str(c["rank"]), f"{c['score']:.3f}", c["sql"])
+        why = [escape("\n".join(c["explanation"]))] if aggregate else []
+        table.add_row(str(c["rank"]), f"{c['score']:.3f}", escape(c["sql"]), *why)
     console.print(table)
-    if not payload["candidates"]:
+    if not payload["candidates"] and payload.get("kind") == "aggregate":
+        console.print(
+            "no candidate: the question asks for no group, average or total, or none of its words links to a column "
+            "(a plain count: use --kind count)"
+        )
+    elif not payload["candidates"]:
         console.print("no candidate: no word of the question could be linked to the schema")
     u = payload["usage"]
     console.print(f"LLM calls: {u['calls']}, tokens: {u['total_tokens']}")

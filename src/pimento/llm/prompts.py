@@ -29,6 +29,7 @@ from pimento.schema.synthetic import SYNTH_META_TABLE
 from pimento.sql.quote import quote_identifier
 
 __all__ = [
+    "AggregateSqlAnswer",
     "ExpansionAction",
     "ExpansionAnswer",
     "PROMPT_BUILDERS",
@@ -49,6 +50,17 @@ class SqlAnswer(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     sql: str = Field(description="one SQL SELECT COUNT(...) statement")
+
+
+class AggregateSqlAnswer(SqlAnswer):
+    """The structured answer of the aggregate prompt: ``{"sql": "SELECT g, COUNT(*) ... GROUP BY g"}``.
+
+    A separate model (not a changed :class:`SqlAnswer`): the JSON schema is part of every
+    request, so the counting prompt's requests, and the replay fixtures recorded for them,
+    stay byte-identical.
+    """
+
+    sql: str = Field(description="one SQL SELECT statement: optional GROUP BY columns and one COUNT, SUM or AVG")
 
 
 class ExpansionAction(BaseModel):
@@ -198,6 +210,22 @@ Rules: every join is an equality between columns of two different tables; each t
 each WHERE condition mentions one table only; no GROUP BY, HAVING, ORDER BY, LIMIT, UNION, WITH,
 subqueries in FROM, outer joins, or aggregates other than COUNT."""
 
+#: The rules of the aggregate prompt (``zero_shot_messages(..., aggregate=True)``): what
+#: :func:`pimento.sql.parse.parse_aggregate_query` accepts.
+_AGGREGATE_RULES = """The query must have exactly this shape:
+SELECT [g1, g2,] COUNT(*) | COUNT(column) | COUNT(DISTINCT column) | SUM(column) | AVG(column)
+FROM table1 [alias] [JOIN table2 [alias] ON a.x = b.y ...]
+[WHERE conditions]
+[GROUP BY g1, g2]
+Rules: the outputs other than the aggregate are exactly the GROUP BY columns, each a plain column (no expression),
+and there is no GROUP BY when there are none; exactly one aggregate; SUM and AVG take one numeric column (no
+DISTINCT, no expression); every join is an equality between columns of two different tables; each table appears
+at most once; each WHERE condition mentions one table only; no HAVING, ORDER BY, LIMIT, UNION, WITH, subqueries,
+outer joins, or aggregates other than COUNT, SUM and AVG."""
+
+_COUNT_EXAMPLE = '{"sql": "SELECT COUNT(*) FROM orders o WHERE o.status = \'shipped\'"}'
+_AGGREGATE_EXAMPLE = '{"sql": "SELECT o.status, COUNT(*) FROM orders o GROUP BY o.status"}'
+
 
 def zero_shot_messages(
     catalog: Catalog,
@@ -207,17 +235,24 @@ def zero_shot_messages(
     policy: str | None = None,
     dialect: str = "duckdb",
     low_sensitivity: bool = False,
+    aggregate: bool = False,
 ) -> tuple[Message, ...]:
     """Ask for one SQL counting query answering ``question``, as ``{"sql": "..."}``.
 
     ``low_sensitivity`` adds the paper's "sensitivity prompt" instruction (prefer
-    formulations with fewer joins and more selective conditions).
+    formulations with fewer joins and more selective conditions). ``aggregate`` asks for a
+    grouped COUNT, or a SUM or AVG of a column, grouped or not (the shape
+    :func:`pimento.sql.parse.parse_aggregate_query` accepts); without it the prompt is the
+    counting one, unchanged.
     """
+    what, rules, example = (
+        ("aggregate query", _AGGREGATE_RULES, _AGGREGATE_EXAMPLE) if aggregate else ("counting query", _CLASS_RULES, _COUNT_EXAMPLE)
+    )
     system = (
-        "You translate questions about a relational database into one SQL counting query "
-        f"in the {dialect} dialect.\n{_CLASS_RULES}\n"
+        f"You translate questions about a relational database into one SQL {what} "
+        f"in the {dialect} dialect.\n{rules}\n"
         'Answer with JSON only: one object with one key "sql" whose value is the query, for example\n'
-        '{"sql": "SELECT COUNT(*) FROM orders o WHERE o.status = \'shipped\'"}'
+        f"{example}"
     )
     if low_sensitivity:
         system += (
@@ -300,4 +335,5 @@ PROMPT_BUILDERS: tuple[_Builder, ...] = (
         "repair",
         lambda c, q, v, p: repair_messages(zero_shot_messages(c, q, values=v, policy=p), "not json", "no JSON object"),
     ),
+    _Builder("zero_shot_aggregate", lambda c, q, v, p: zero_shot_messages(c, q, values=v, policy=p, aggregate=True)),
 )

@@ -13,6 +13,7 @@ graph. See docs/offline-parser.md.
 from __future__ import annotations
 
 from pimento.errors import NotACountingQuestion, NotASelectQuestion
+from pimento.nl.aggregate_readings import AggregateCandidate, translate_aggregate
 from pimento.nl.count_intent import CountIntent, detect_intent
 from pimento.nl.joins import JoinEdge, JoinTree, join_edges, join_trees
 from pimento.nl.select import SelectCandidate, SelectQuery, translate_select
@@ -20,6 +21,7 @@ from pimento.nl.translate import Candidate, translate
 from pimento.nl.values import NumericRange, ValueHit, ValueIndex
 
 __all__ = [
+    "AggregateCandidate",
     "Candidate",
     "CountIntent",
     "JoinEdge",
@@ -35,5 +37,6 @@ __all__ = [
     "join_edges",
     "join_trees",
     "translate",
+    "translate_aggregate",
     "translate_select",
 ]

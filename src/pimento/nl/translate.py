@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pimento.errors import InternalError
+from pimento.nl import count_ranker
 from pimento.nl.count_assembly import _candidates, _diverse, _edge_bonus
 from pimento.nl.count_intent import detect_intent
 from pimento.nl.count_target import _noun_phrase, _targets
@@ -56,7 +57,8 @@ class Candidate:
 
 
 def translate(
-    question: str, catalog: Catalog, *, values: ValueIndex | None = None, k: int = 5, today: _dt.date | None = None
+    question: str, catalog: Catalog, *, values: ValueIndex | None = None, k: int = 5, today: _dt.date | None = None,
+    learned: bool | None = None,
 ) -> list[Candidate]:
     """Ranked CountQuery candidates for a counting question, best first (at most ``k``).
 
@@ -69,6 +71,8 @@ def translate(
         k: how many candidates to return.
         today: the day "this month", "last year", "today" are counted from (default: the
             machine's date; public, not read from any database).
+        learned: order the candidates by the learned ranker (:mod:`pimento.nl.count_ranker`);
+            ``None``: its ``DEFAULT_ON``; ``False``: the hand-written rule order.
 
     Raises:
         NotACountingQuestion: the question asks for a list, an average, a per-group count, ...
@@ -91,6 +95,9 @@ def translate(
         # no formulation holds every required literal (no join path to its column): drop some
         found = _candidates(ctx, mentions, targets, bonus, skip_any=True)
     ranked = sorted(found.items(), key=lambda item: (-item[1][0], len(item[0].relations), str(item[0].count), repr(item[0])))
-    chosen = _diverse(ranked, k)
+    if count_ranker.DEFAULT_ON if learned is None else learned:  # the learned order (docs/parser-ranker.md)
+        chosen = count_ranker.rerank(question, catalog, _diverse(ranked, max(k, count_ranker.POOL)))[:k]
+    else:
+        chosen = _diverse(ranked, k)
     # rendering SQL is the slow part: rank on the IR, render only what is returned
     return [Candidate(query, query.to_sql("duckdb"), score, why) for query, (score, why) in chosen]

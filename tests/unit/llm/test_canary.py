@@ -85,7 +85,7 @@ def test_no_canary_in_any_prompt(tmp_path, catalog, synthetic_engine):
     for canary in CANARIES:
         assert canary not in sent
     # Positive controls: what may be there is there, so the check above has something to miss.
-    assert set(built) == {"zero_shot", "sensitivity", "expansion_root", "expansion", "repair"}
+    assert set(built) == {"zero_shot", "sensitivity", "expansion_root", "expansion", "repair", "zero_shot_aggregate"}
     for name, messages in built.items():
         text = "\n".join(m.content for m in messages)
         assert SYNTH_MARKER in text, name
