@@ -28,6 +28,10 @@ def compile_cmd(
                                   help="Per-statement time limit of the checks, seconds (default: the "
                                        "database's [database] timeout_s)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress lines on stderr."),
+    drop_open_questions: bool = typer.Option(
+        False, "--drop-open-questions",
+        help="Compile an extracted draft that still has open review questions: only its clauses extracted "
+             "without doubt; the held ones are not enforced (fail closed)."),
 ) -> None:
     """Custodian tool: shows private data. Compile POLICY to SQL views over DB and run the
     checks (coverage, redundancy, satisfiability, information implication, unresolved
@@ -40,7 +44,7 @@ def compile_cmd(
     from pimento.policy import compile_policy, example_policy_path, load_policy, run_checks
 
     path = example_policy_path(policy.split(":", 1)[1]) if policy.startswith("example:") else policy
-    parsed = load_policy(path)
+    parsed = _load_reviewed(path, drop_open_questions)
     database = load_database(db, config=config)
     import time
 
@@ -69,6 +73,26 @@ def compile_cmd(
         _show_checks(parsed.name, compiled, report, out)
 
 
+def _load_reviewed(path: str, drop_open_questions: bool):
+    """The policy at ``path``; an extracted draft with open review questions is refused, or with
+    ``drop_open_questions`` read without its held clauses."""
+    import yaml
+
+    from pimento.policy import load_policy
+    from pimento.policy.model import policy_from_dict
+    from pimento.policy.review import require_reviewed
+
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return load_policy(path)  # load_policy names the problem
+    if isinstance(raw, dict) and "review" in raw:
+        if not drop_open_questions:
+            require_reviewed(raw, source=str(path))
+        return policy_from_dict({k: v for k, v in raw.items() if k != "review"}, source=str(path))
+    return load_policy(path)
+
+
 @handle_errors
 def extract_cmd(
     text_path: str = typer.Argument(..., help="Natural-language policy text (UTF-8 file)."),
@@ -83,10 +107,19 @@ def extract_cmd(
                                                             "instead of --db."),
     config: str = typer.Option(None, "--config", help="pimento.toml to use (default: the one beside --db)."),
     json_out: bool = typer.Option(False, "--json", help="Print the per-clause result as JSON."),
+    review: bool = typer.Option(False, "--review", help="Review the open questions now (confirm, edit or drop "
+                                                         "each); --out then gets the reviewed policy."),
+    review_file: str = typer.Option(None, "--review-file", help="Answers to the open questions (JSON: "
+                                                                 "{question id: 'confirm' | 'drop' | {'edit': ...}}), "
+                                                                 "non-interactive; implies --review."),
+    vocabulary: str = typer.Option(None, "--vocabulary", help="Declared data vocabulary (YAML/JSON: "
+                                                               "{phrase: ['Table.column', ...]}), offline only."),
 ) -> None:
     """Extract norms from policy text, sentence by sentence, ground them in DB's schema and
     write the structured YAML for review. Default: offline rules (no LLM, no network); with
-    --llm, an LLM proposes and the compiler validates."""
+    --llm, an LLM proposes and the compiler validates. Offline, a permit whose data or condition
+    cannot be grounded precisely is held as an open question: the draft cannot be compiled until
+    --review (or --review-file) answers every question."""
     if not Path(text_path).is_file():
         raise PolicyError(f"policy text not found: {text_path}")
     require_database(db)
@@ -120,16 +153,28 @@ def extract_cmd(
         backend = open_backend(database.settings.llm, url=None if llm == "env" else llm) if llm else None
         try:
             result = extract(text, database.catalog, backend, engine=database.engine, name=name or p.stem,
-                             values=values, subject_principal=subject, usage=usage, categorical=categorical)
+                             values=values, subject_principal=subject, usage=usage, categorical=categorical,
+                             vocabulary=_read_vocabulary(vocabulary))
         finally:
             getattr(backend, "close", lambda: None)()
     finally:
         database.close()
-    Path(out).write_text(result.to_yaml(), encoding="utf-8")
+    reviewed = None
+    if review or review_file:
+        reviewed = _review(result.draft(), review_file)
+        import yaml
+
+        Path(out).write_text("# Extracted by `pimento policy extract` and reviewed by the custodian.\n"
+                             + yaml.safe_dump(reviewed, sort_keys=False, allow_unicode=True, width=100),
+                             encoding="utf-8")
+    else:
+        Path(out).write_text(result.to_yaml(), encoding="utf-8")
     method = "llm" if llm else "offline"
+    questions = [] if reviewed is not None else _questions(result.draft())
     if json_out:
-        emit_json({"out": out, "method": method, "norms": len(result.policy["norms"]), "clauses": result.clauses,
-                   "not_extracted": result.failures, "usage": usage.to_dict()})
+        emit_json({"out": out, "method": method, "norms": len((reviewed or result.policy)["norms"]),
+                   "clauses": result.clauses, "not_extracted": result.failures, "usage": usage.to_dict(),
+                   "open_questions": questions, "reviewed": reviewed is not None})
         return
     for note in result.clauses:
         if note["norm"] is None:
@@ -143,8 +188,15 @@ def extract_cmd(
     if method == "offline":
         for f in result.failures:
             err_console.print(f"[yellow]not extracted[/] {f['clause']}: {escape(f['error'])}", highlight=False)
+        for q in questions:
+            err_console.print(f"[yellow]open question[/] {q['id']} ({q['kind']} {q['phrase']!r}): "
+                              f"{escape(q['reason'])}", highlight=False)
     requests = f"{usage.requests} LLM requests, {usage.repairs} repairs" if method == "llm" else "offline rules"
-    console.print(f"{len(result.policy['norms'])} norms written to {out} "
+    if questions:
+        console.print(f"draft with {len(questions)} open question(s) written to {out}; their clauses are not "
+                      f"enforced: answer them with `pimento policy extract {text_path} --db {db} --out P.yaml "
+                      "--review`", highlight=False, markup=False)
+    console.print(f"{len((reviewed or result.policy)['norms'])} norms written to {out} "
                   f"({requests}): review it, then "
                   f"`pimento policy compile {out} --db {db}`", highlight=False, markup=False)
 
@@ -245,6 +297,60 @@ def show_cmd(
         for name, sql in compiled.views(norm).items():
             console.print(f"[bold]{name}[/]", highlight=False)
             console.print(sql, highlight=False, markup=False)
+
+
+def _read_vocabulary(path: str | None) -> dict | None:
+    """The declared vocabulary file: ``{phrase: [Table.column, ...]}``."""
+    if path is None:
+        return None
+    import yaml
+
+    require_path(path, "--vocabulary", "vocabulary file", PolicyError)
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise PolicyError(f"{path}: a vocabulary maps each phrase to a list of 'Table.column'",
+                          hint='e.g. {"academic record": ["Grade.score", "Transcript.gpa"]}')
+    return {str(k): [str(c) for c in v] for k, v in data.items()}
+
+
+def _questions(draft: dict) -> list[dict]:
+    from pimento.policy.review import open_questions
+
+    return open_questions(draft)
+
+
+def _review(draft: dict, review_file: str | None) -> dict:
+    """The reviewed policy: answers from ``review_file`` (JSON), else asked one by one."""
+    from pimento.policy.review import apply_review, open_questions
+
+    if review_file is not None:
+        require_path(review_file, "--review-file", "review answers", PolicyError)
+        try:
+            answers = json.loads(Path(review_file).read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise PolicyError(f"{review_file}: not JSON: {exc}") from None
+        if not isinstance(answers, dict):
+            raise PolicyError(f"{review_file}: answers are a JSON object {{question id: answer}}")
+        return apply_review(draft, answers)
+    answers = {}
+    for q in open_questions(draft):
+        console.print(f"\n[bold]{q['id']}[/] (clause {q['clause']}): {escape(q['source'])}", highlight=False)
+        console.print(f"  {q['kind']} {q['phrase']!r}: {escape(q['reason'])}", highlight=False)
+        if q.get("proposal"):
+            shown = ", ".join(f"{x['relation']}.{x['attribute']}" for x in q["proposal"])
+            console.print(f"  proposal: {escape(shown)}", highlight=False)
+        choices = ["confirm", "edit", "drop"] if q.get("proposal") else ["edit", "drop"]
+        action = typer.prompt(f"  {'/'.join(choices)}", default="drop")
+        while action not in choices:
+            action = typer.prompt(f"  one of {'/'.join(choices)}", default="drop")
+        if action == "edit":
+            what = "columns (Table.column, comma-separated)" if q["kind"] == "data" else "SQL SELECT"
+            value = typer.prompt(f"  {what}")
+            answers[q["id"]] = {"edit": [v.strip() for v in value.split(",") if v.strip()]
+                                if q["kind"] == "data" else value}
+        else:
+            answers[q["id"]] = action
+    return apply_review(draft, answers)
 
 
 def register(app: typer.Typer) -> None:

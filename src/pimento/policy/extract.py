@@ -454,12 +454,14 @@ def extract(
     subject_principal: str | None = None,
     usage: Usage | None = None,
     categorical: dict | None = None,
+    vocabulary: dict[str, list[str]] | None = None,
 ) -> Extraction:
     """Extract a policy from text: by rules offline when ``backend`` is None (``categorical``:
-    the role and purpose values, else read from ``engine``), else with the LLM ``backend``
-    (:func:`extract_policy`; ``values`` from a synthetic copy may appear in its prompts)."""
+    the role and purpose values, else read from ``engine``; ``vocabulary``: declared data phrases),
+    else with the LLM ``backend`` (:func:`extract_policy`; ``values`` from a synthetic copy may
+    appear in its prompts)."""
     if backend is None:
         return extract_policy_offline(text, catalog, values=categorical, engine=engine, name=name,
-                                      subject_principal=subject_principal)
+                                      subject_principal=subject_principal, vocabulary=vocabulary)
     return extract_policy(text, catalog, backend, engine=engine, name=name, values=values,
                           subject_principal=subject_principal, usage=usage)

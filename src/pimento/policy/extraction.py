@@ -24,6 +24,15 @@ class Extraction:
     clauses: list[dict[str, Any]]
     usage: Usage
     failures: list[dict[str, str]] = field(default_factory=list)
+    #: norms held for the custodian's review (:mod:`pimento.policy.review`): each with its open
+    #: questions (a data phrase grounded only broadly or not at all, a condition no table grounds);
+    #: they are not in ``policy`` (fail closed) until a review confirms or edits them
+    questions: list[dict[str, Any]] = field(default_factory=list)
+
+    def draft(self) -> dict[str, Any]:
+        """The policy document with its open questions (``review``): what ``pimento policy
+        extract`` writes; ``pimento policy compile`` refuses it until it is reviewed."""
+        return {**self.policy, "review": self.questions} if self.questions else dict(self.policy)
 
     def to_yaml(self) -> str:
         header = (
@@ -31,4 +40,4 @@ class Extraction:
             "# REVIEW every clause, role, location, purpose and condition before compiling it:\n"
             "#   pimento policy compile THIS_FILE --db DB --out compiled.json\n"
         )
-        return header + yaml.safe_dump(self.policy, sort_keys=False, allow_unicode=True, width=100)
+        return header + yaml.safe_dump(self.draft(), sort_keys=False, allow_unicode=True, width=100)

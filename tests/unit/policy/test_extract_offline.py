@@ -17,6 +17,7 @@ from pimento.engines.database import load_database
 from pimento.errors import PolicyError
 from pimento.policy import compile_policy, example_policy_path, policy_from_dict, run_checks
 from pimento.policy.extract_offline import extract_policy_offline
+from pimento.policy.review import open_questions
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "cql_extract"
 
@@ -50,7 +51,8 @@ def test_golden_extraction(domains, domain) -> None:
     assert text == golden.read_text(encoding="utf-8"), \
         "offline extraction changed; rerun with PIMENTO_UPDATE_GOLDEN=1 and review the diff"
     # the same document as the LLM path: it validates
-    policy_from_dict(yaml.safe_load(text), source=str(golden))
+    draft = yaml.safe_load(text)  # the draft's open questions are not a policy (issue 27): without them, it is one
+    policy_from_dict({k: v for k, v in draft.items() if k != "review"}, source=str(golden))
 
 
 def test_extracted_retail_policy_compiles_and_checks(domains) -> None:
@@ -83,7 +85,19 @@ def test_cli_extract_is_offline_by_default_and_compiles(domains, tmp_path) -> No
     assert res.exit_code == 0, res.output
     payload = json.loads(res.stdout)
     assert payload["method"] == "offline" and payload["usage"]["requests"] == 0
-    assert payload["norms"] == 11 and payload["not_extracted"] == []
+    assert payload["not_extracted"] == []
+    # "education records" names no column: those permits are held as open questions (issue 27), so
+    # the draft is refused by compile until a review answers them
+    held = {q["clause"] for q in payload["open_questions"]}
+    assert held and payload["norms"] == 11 - len(held)
+    res = runner.invoke(app, ["policy", "compile", str(out), "--db", str(path), "--quiet", "--json"])
+    assert res.exit_code != 0 and "open question" in res.output
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({q["id"]: "confirm" for q in payload["open_questions"]}), encoding="utf-8")
+    res = runner.invoke(app, ["policy", "extract", str(text), "--db", str(path), "--out", str(out), "--json",
+                              "--review-file", str(answers)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["reviewed"] is True
     res = runner.invoke(app, ["policy", "compile", str(out), "--db", str(path), "--quiet", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["norms"] == 11
@@ -104,11 +118,13 @@ def test_unextractable_sentence_is_reported_not_guessed(domains) -> None:
         db.close()
     assert [n["id"] for n in result.policy["norms"]] == ["R1"]
     errors = {f["clause"]: f["error"] for f in result.failures}
-    assert "no column holds shoe size" in errors["R2"]
     assert "recipient 'tax authority' names no table" in errors["R3"]  # a permit to anyone: refused
-    assert "the moon is full" in errors["R4"]  # a permit without its condition: refused
-    assert "NOT EXTRACTED R2" in result.to_yaml()
+    # a data phrase that grounds nothing, a condition that grounds nothing: held for review, not enforced
+    questions = {q["clause"]: q for q in open_questions(result.draft())}
+    assert questions["R2"]["kind"] == "data" and "shoe size" in questions["R2"]["phrase"]
+    assert questions["R4"]["kind"] == "condition" and "the moon is full" in questions["R4"]["phrase"]
+    assert "NOT EXTRACTED R3" in result.to_yaml() and "R2.1" in result.to_yaml()
     # what the left-out sentences grounded is not left behind
     g = result.policy["grounding"]
     assert list(g["data_types"]) == ["identifiers"] and g["conditions"] == {}
-    assert [f["clause"] for f in result.failures] == ["R2", "R3", "R4"]
+    assert [f["clause"] for f in result.failures] == ["R3"]

@@ -36,8 +36,10 @@ from pimento.llm import Usage
 from pimento.policy.compiler import compile_policy
 from pimento.policy.extract_offline.conditions import Atom, Var, ground_condition, relation_between
 from pimento.policy.extract_offline.ground import (
+    BROAD,
     RoleG,
     ground_data,
+    ground_data_how,
     ground_role,
     is_anyone,
     is_organization,
@@ -47,12 +49,13 @@ from pimento.policy.extract_offline.ground import (
     workforce,
 )
 from pimento.policy.extract_offline.schema import Schema, categorical_values
-from pimento.policy.extract_offline.shapes import Frame, Sentence, parse_sentence, split_sentences
+from pimento.policy.extract_offline.shapes import Frame, Sentence, parse_sentence, split_list, split_sentences
 from pimento.policy.extraction import Extraction
 from pimento.policy.model import ANY, policy_from_dict
 from pimento.schema import Catalog, Table
 
-__all__ = ["OfflineExtraction", "categorical_values", "extract_policy_offline", "parse_sentence", "split_sentences"]
+__all__ = ["OfflineExtraction", "categorical_values", "definitions", "extract_policy_offline", "parse_sentence",
+           "split_sentences"]
 
 
 class OfflineExtraction(Extraction):
@@ -66,7 +69,12 @@ class OfflineExtraction(Extraction):
         )
         for f in self.failures:
             header += f"# NOT EXTRACTED {f['clause']}: {f['error']} -- {f['text']}\n"
-        return header + yaml.safe_dump(self.policy, sort_keys=False, allow_unicode=True, width=100)
+        if self.questions:
+            n = sum(len(q["questions"]) for q in self.questions)
+            header += (f"# DRAFT: {n} open question(s) on {len(self.questions)} clause(s) under `review`;\n"
+                       "# those clauses are not enforced, and compile refuses this file until it is reviewed:\n"
+                       "#   pimento policy extract TEXT --db DB --review [--review-file answers.json]\n")
+        return header + yaml.safe_dump(self.draft(), sort_keys=False, allow_unicode=True, width=100)
 
 
 class _Doc:
@@ -142,6 +150,7 @@ def extract_policy_offline(
     name: str = "extracted",
     subject_principal: str | None = None,
     year: int | None = None,
+    vocabulary: dict[str, list[str]] | None = None,
 ) -> OfflineExtraction:
     """Extract the norms of ``text`` by rules and ground them in ``catalog``.
 
@@ -149,7 +158,14 @@ def extract_policy_offline(
     purpose names; when ``engine`` is given and ``values`` is not, they are read from it, and
     every extracted norm is compiled against it (a norm that does not compile is left out and
     reported in ``failures``). ``year`` is the reference year of age conditions ("under 13").
-    Raises PolicyError when no sentence yields a norm.
+    ``vocabulary`` (a custodian's declared phrases, ``{"academic record": ["Grade.score", ...]}``)
+    grounds a data phrase to exactly those columns.
+
+    Fail narrow: a permit whose data phrase names no column (grounded only broadly, as every column
+    about the subject or whole tables of a category, or not at all) or whose condition no table
+    grounds is held out of the policy with its open questions (:attr:`Extraction.questions`) for
+    the custodian's review (:mod:`pimento.policy.review`). Raises PolicyError when no sentence
+    yields a norm and none is held.
     """
     if values is None:
         values = categorical_values(engine, catalog) if engine is not None else {}
@@ -166,7 +182,9 @@ def extract_policy_offline(
     if subject is not None:
         doc.principal(subject)
     known_purposes = tuple(sorted({v for (t, c), vs in values.items() if c.lower() == "purpose" for v in vs}))
-    staged: list[tuple[Frame, dict[str, Any], list[str]]] = []
+    staged: list[tuple[Frame, dict[str, Any], list[str], list[str]]] = []
+    vocab = _vocabulary(vocabulary, catalog)
+    defined = definitions(text)
     failures: list[dict[str, str]] = []
     notes: list[dict[str, Any]] = []
     condition_tables: set[str] = set()
@@ -179,7 +197,7 @@ def extract_policy_offline(
             continue
         snapshot = copy.deepcopy((doc.principals, doc.roles, doc.purposes, doc.conditions))
         try:
-            norm, data_phrases = _norm(frame, schema, doc, subject, known_purposes, year)
+            norm, data_phrases, missed = _norm(frame, schema, doc, subject, known_purposes, year)
         except _Unextracted as exc:  # leaves no grounding behind
             doc.principals, doc.roles, doc.purposes, doc.conditions = snapshot
             failures.append({"clause": frame.id, "text": frame.text, "error": str(exc)})
@@ -187,7 +205,7 @@ def extract_policy_offline(
         for key in ("condition", "when"):
             for cname in _names(norm.get(key)):
                 condition_tables |= _tables_of(doc.conditions[cname]["sql"], catalog)
-        staged.append((frame, norm, data_phrases))
+        staged.append((frame, norm, data_phrases, missed))
     principal_tables = [catalog.table(p["relation"]) for p in doc.principals.values()]
     # data about the subject: not the tables that relate agents (a support case's assignment), nor
     # the association tables (composite keys) the conditions read (consents, care relationships)
@@ -195,15 +213,35 @@ def extract_policy_offline(
         schema.is_relationship(t, principal_tables)
         or (t.name.lower() in condition_tables and len(t.primary_key) != 1))]
     norms: list[dict[str, Any]] = []
-    for frame, norm, data_phrases in staged:
+    held: list[dict[str, Any]] = []
+    for frame, norm, data_phrases, missed in staged:
         excluded = {loc for p in frame.excluded for loc in ground_data(
             p, schema, personal=personal, public=public, subject=subject, is_public=False)}
         names = []
+        questions: list[dict[str, Any]] = []
         for phrase in data_phrases:
-            locs = [loc for loc in ground_data(phrase, schema, personal=personal, public=public, subject=subject,
-                                               is_public=frame.public) if loc not in excluded]
-            if locs:
+            declared = vocab.get(_phrase_key(phrase))
+            if declared is not None:
+                locs, how = declared, "vocabulary"
+            else:
+                locs, how = _ground_defined(defined.get(_phrase_key(phrase)), schema, personal, public, subject,
+                                            frame.public)
+            if not locs:
+                locs, how = ground_data_how(phrase, schema, personal=personal, public=public, subject=subject,
+                                            is_public=frame.public)
+            locs = [loc for loc in locs if loc not in excluded]
+            if frame.sign == "permit" and (how in BROAD or not locs):
+                questions.append(_data_question(frame.id, len(questions) + 1, phrase, locs, how))
+            elif locs:
                 names.append(doc.data(phrase, locs))
+        if frame.sign == "permit":
+            questions += [_condition_question(frame.id, len(questions) + 1, m) for m in missed]
+        if questions:  # fail closed: the whole permit waits for the custodian
+            norm["data"] = list(dict.fromkeys(names))
+            held.append({"clause": frame.id, "source": frame.text,
+                         "norm": {k: v for k, v in norm.items() if v is not None},
+                         "questions": questions})
+            continue
         if not names:
             failures.append({"clause": frame.id, "text": frame.text,
                              "error": f"no column holds {', '.join(data_phrases) or 'the data'}"})
@@ -213,7 +251,7 @@ def extract_policy_offline(
         norms.append(norm)
         notes.append({"clause": frame.id, "text": frame.text, "norm": {k: v for k, v in norm.items()
                                                                          if k not in ("source", "citation")}})
-    if not norms:
+    if not norms and not held:
         raise PolicyError("no sentence of the policy text could be extracted as a norm",
                           hint="; ".join(f"{f['clause']}: {f['error']}" for f in failures[:5]) or None)
     if subject is None:
@@ -221,20 +259,94 @@ def extract_policy_offline(
                           hint="pass the subject principal (a table name) explicitly")
     document = _document(doc, name, norms, subject)
     used = {loc["relation"] for d in doc.data_types.values() for loc in d["locations"]}
+    used |= {loc["relation"] for h in held for q in h["questions"] for loc in q.get("proposal") or []}
     paths = {t: p for t in sorted(used) if (p := schema.subject_path(catalog.table(t), subject))}
     if paths:
         document["grounding"]["subjects"] = paths
-    if engine is not None:
+    if engine is not None and norms:
         document, failures = _compile_each(document, catalog, engine, failures)
-    _prune(document)
-    policy_from_dict(document, source="extracted policy")
+    _prune(document, [h["norm"] for h in held])
+    if document["norms"]:
+        policy_from_dict(document, source="extracted policy")
     order = {f.id: i for i, f in enumerate(frames)}
     failures = sorted(failures, key=lambda f: order.get(f["clause"], len(order)))
-    return OfflineExtraction(document, notes, _no_usage(), failures)
+    return OfflineExtraction(document, notes, _no_usage(), failures, held)
 
 
-def _prune(document: dict[str, Any]) -> None:
-    """Drop the grounding no kept norm uses (left by sentences that were not extracted)."""
+_DEFINITION = re.compile(r"[\"\u201c](?P<term>[^\"\u201d]{2,60})[\"\u201d]\s+(?:means|includes|refers to)\s+"
+                         r"(?P<body>[^;]+?)(?=;|\.\s|\.?$)", re.IGNORECASE | re.MULTILINE)
+
+
+def definitions(text: str) -> dict[str, list[str]]:
+    """The text's own definitions of terms (``"contact information" means a client's name, address
+    and telephone number``): vocabulary key -> the listed items (grounded like data phrases)."""
+    out: dict[str, list[str]] = {}
+    for m in _DEFINITION.finditer(" ".join(text.split())):
+        body = re.sub(r"^(?:an?|the)\s+[\w-]+(?:'s|s')\s+", "", m.group("body").strip())
+        items = split_list(body)
+        if items:
+            out.setdefault(_phrase_key(m.group("term")), items)
+    return out
+
+
+def _ground_defined(items: list[str] | None, schema: Schema, personal: list[Table], public: list[Table],
+                    subject: Table | None, is_public: bool) -> tuple[list[tuple[str, str]], str]:
+    """A defined term's columns: every listed item grounded without a broad rule, else nothing."""
+    if not items:
+        return [], "none"
+    locs: list[tuple[str, str]] = []
+    for item in items:
+        found, how = ground_data_how(item, schema, personal=personal, public=public, subject=subject,
+                                     is_public=is_public)
+        if not found or how in BROAD:
+            return [], "none"
+        locs += [loc for loc in found if loc not in locs]
+    return locs, "definition"
+
+
+def _phrase_key(phrase: str) -> str:
+    """A data phrase as a vocabulary key: lower case, possessives and articles dropped."""
+    text = re.sub(r"^.*'s\s+", "", phrase.lower())
+    return " ".join(w for w in re.findall(r"[a-z0-9]+", text)
+                    if w not in ("the", "a", "an", "its", "their", "his", "her", "of", "any"))
+
+
+def _vocabulary(vocabulary: dict[str, list[str]] | None, catalog: Catalog) -> dict[str, list[tuple[str, str]]]:
+    """The declared vocabulary, columns checked against the catalog (``Table.column``)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for phrase, columns in (vocabulary or {}).items():
+        locs = []
+        for ref in columns:
+            table_name, _, column_name = str(ref).partition(".")
+            try:
+                table = catalog.table(table_name)
+                locs.append((table.name, table.column(column_name).name))
+            except CatalogError as exc:
+                raise PolicyError(f"vocabulary phrase {phrase!r}: unknown column {ref!r}", hint=exc.hint) from None
+        out[_phrase_key(phrase)] = locs
+    return out
+
+
+_HOW = {
+    "all_personal": "names no column: it would cover every column about the subject",
+    "category_tables": "names no column: it would cover whole tables by a category name",
+    "none": "no table or column of the database is named by it",
+}
+
+
+def _data_question(clause: str, k: int, phrase: str, locs: list[tuple[str, str]], how: str) -> dict[str, Any]:
+    return {"id": f"{clause}.{k}", "kind": "data", "phrase": phrase, "reason": _HOW.get(how, how),
+            "proposal": [{"relation": t, "attribute": c} for t, c in locs] or None}
+
+
+def _condition_question(clause: str, k: int, text: str) -> dict[str, Any]:
+    return {"id": f"{clause}.{k}", "kind": "condition", "phrase": text,
+            "reason": "no table or column grounds this condition (the permit would hold without it)",
+            "proposal": None}
+
+
+def _prune(document: dict[str, Any], held: list[dict[str, Any]] | None = None) -> None:
+    """Drop the grounding no kept or held norm uses (left by sentences that were not extracted)."""
     g = document["grounding"]
     roles: set[str] = set()
     conds: set[str] = set()
@@ -256,7 +368,7 @@ def _prune(document: dict[str, Any]) -> None:
                 else:
                     roles.add(v)
 
-    for n in document["norms"]:
+    for n in [*document["norms"], *(held or [])]:
         roles |= {n[v] for v in ("sender", "recipient", "subject") if n.get(v, ANY) != ANY}
         purposes.add(n.get("purpose", ANY))
         data |= set(n["data"])
@@ -320,7 +432,7 @@ class _Unextracted(Exception):
 
 
 def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known: tuple[str, ...],
-          year: int) -> tuple[dict[str, Any], list[str]]:
+          year: int) -> tuple[dict[str, Any], list[str], list[str]]:
     permit = frame.sign == "permit"
     slots: dict[str, tuple[str | None, RoleG | None]] = {"sender": (None, None), "recipient": (None, None),
                                                          "subject": (None, None)}
@@ -443,9 +555,6 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
             tests.extend(atoms(text, "recipient" if exc.roles else agent_var, strict=permit))
         if tests:
             exceptions.append(_all(tests))
-    if missed:
-        raise _Unextracted("no table or column grounds the condition "
-                           + "; ".join(repr(m) for m in missed) + " (the permit would hold without it)")
     if permit:
         positive += [{"not": e} for e in exceptions]
         norm["condition"] = _all(positive)
@@ -454,7 +563,7 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
         norm["condition"] = _all(exceptions) if len(exceptions) <= 1 else {"any": exceptions}
     norm["source"] = frame.text
     norm["citation"] = f"sentence {frame.id} of the policy text (extracted offline by rules; review)"
-    return norm, list(frame.data)
+    return norm, list(frame.data), missed
 
 
 def re_split_or(text: str) -> list[str]:

@@ -48,6 +48,8 @@ _AGE = re.compile(r"\b(?:under|younger than|below|less than)\s+(?:the age of\s+)
                   r"|\b(?:over|older than|above)\s+(?:the age of\s+)?(\d{1,3})\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n't\b", re.IGNORECASE)
 _TRANSITIVE = re.compile(r"\bindirectly\b|\btransitive|\bat any level\b|\bchain of\b", re.IGNORECASE)
+_SAME = re.compile(r"\b(?:same|shared?|common)\b", re.IGNORECASE)
+_BOUND = re.compile(r"\bAS\s+(sender|recipient|subject)\b", re.IGNORECASE)
 _VAR_WORDS = {"sender": ("sender", "discloser"), "recipient": ("recipient", "receiver")}
 _NOISE = frozenset("""has have had also directly indirectly is are be been does do run runs that this
     those who whom which whose under over one another other verifiable written explicit prior""".split())
@@ -137,6 +139,8 @@ def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor:
         if actor and actor not in mentioned and actor in vars_:  # the role a relative clause modifies
             mentioned.append(actor)
         atom = _ground_part(part, content, ws, schema, vars_, mentioned, current, explicit)
+        if atom is not None and _SAME.search(part) and len(set(_BOUND.findall(atom.sql))) < 2:
+            atom = None  # "a member of the same team" relates two parties: a view of one is broader
         if atom is not None:
             atom.negated = bool(_NEGATION.search(part))
             if alternative and groups:
@@ -148,10 +152,21 @@ def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor:
     return groups
 
 
+_DERIVED = re.compile(r"(?:ship|ments?|ations?|ions?)$")
+
+
+def _relation_word(word: str, table_word: str) -> bool:
+    """``member`` names ``Membership``, ``enrolled`` ``Enrollment``, ``assigned`` ``Assignment``: the
+    word against the table word less a noun-forming suffix (both stemmed, at least 4 letters)."""
+    base = _DERIVED.sub("", table_word)
+    return base != table_word and len(base) >= 4 and (stem(word) == stem(base) or lemma(word) == base
+                                                     or stem(lemma(word)) == stem(base))
+
+
 def _score_table(t: Table, content: list[str], schema: Schema) -> float:
     tw = _table_words(t)
-    hits = [x for x in tw if any(same_word(w, x) or same_word(x, w) for w in content)]
-    s = sum(1.0 for w in content if any(same_word(w, x) or same_word(x, w) for x in tw))
+    hits = [x for x in tw if any(same_word(w, x) or same_word(x, w) or _relation_word(w, x) for w in content)]
+    s = sum(1.0 for w in content if any(same_word(w, x) or same_word(x, w) or _relation_word(w, x) for x in tw))
     s += 0.1 * len(hits) / max(1, len(tw))  # ties: the table whose name is most fully named
     s += sum(0.5 for w in content for c in t.columns
              if c.name.lower() not in {k.lower() for k in t.primary_key} and matches_name(w, c.name)
@@ -256,29 +271,43 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
         return None
     select: list[str] = []
     principals: dict[str, str] = {}
-    alias = {best.name: "a", join[0].name: "b"} if join else {best.name: ""}
     taken: set[tuple[str, str]] = set()
     by_table: dict[str, list[str]] = {}
     for m in needed:
         by_table.setdefault(vars_[m].table.name.lower(), []).append(m)
-    for _, ms in by_table.items():
+    pair: dict[str, list[tuple[Table, str]]] = {}
+    if join is None:  # two roles of one table, one reference in the table named: one hop further
+        for key_, ms in by_table.items():
+            target = vars_[ms[0]].table
+            own = schema.fk_columns(best, target)
+            if len(ms) > 1 and len(own) == 1 and (hop := _second_hop(schema, best, target, ws)) is not None:
+                u, on, ucol = hop
+                join, tables = (u, on), [best, u]
+                by_table[key_] = sorted(ms, key=lambda m: mentioned.index(m) if m in mentioned else len(mentioned))
+                pair[key_] = [(best, own[0]), (u, ucol)]
+                break
+    alias = {best.name: "a", join[0].name: "b"} if join else {best.name: ""}
+    for key_, ms in by_table.items():
         target = vars_[ms[0]].table
         cols = [(t, c) for t in tables for c in schema.fk_columns(t, target)]
-        if not cols:
+        if key_ in pair:  # "X is a member of a team led by Y": X in the table named, Y one hop away
+            cols, ms = pair[key_], ms[:2]
+        elif not cols:
             continue
-        if len(ms) > 1 and len(cols) == 1:  # one column for two vars: the named one, else the actor
-            named = [m for m in ms if m in explicit]
-            ms = [actor] if actor in (named or ms) else (named or ms)[:1]
-        if len(ms) == 1 and len(cols) > 1:
-            agent = _agent_col([c for _, c in cols])
-            pick = agent if ms[0] == actor else next(c for _, c in cols if c != agent)
-            cols = [next((t, c) for t, c in cols if c == pick)]
-        if len(ms) > 1 and len(cols) > 1:
-            agent = _agent_col([c for _, c in cols])
-            order = sorted(ms, key=lambda m: m != actor)
-            other = [tc for tc in cols if tc[1] != agent]
-            cols = [next(tc for tc in cols if tc[1] == agent)] + other[:1]
-            ms = order[:2]
+        else:
+            if len(ms) > 1 and len(cols) == 1:  # one column for two vars: the named one, else the actor
+                named = [m for m in ms if m in explicit]
+                ms = [actor] if actor in (named or ms) else (named or ms)[:1]
+            if len(ms) == 1 and len(cols) > 1:
+                agent = _agent_col([c for _, c in cols])
+                pick = agent if ms[0] == actor else next(c for _, c in cols if c != agent)
+                cols = [next((t, c) for t, c in cols if c == pick)]
+            if len(ms) > 1 and len(cols) > 1:
+                agent = _agent_col([c for _, c in cols])
+                order = sorted(ms, key=lambda m: m != actor)
+                other = [tc for tc in cols if tc[1] != agent]
+                cols = [next(tc for tc in cols if tc[1] == agent)] + other[:1]
+                ms = order[:2]
         for m, (t, c) in zip(ms, cols, strict=False):
             if (t.name, c) in taken:
                 continue
@@ -314,6 +343,23 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
     if _TRANSITIVE.search(part) and not join and len(select) == 2 and not filters:
         sql = _closure(select, best.name)
     return Atom(name, sql, principals, part)
+
+
+def _second_hop(schema: Schema, best: Table, target: Table, ws: list[str]) -> tuple[Table, tuple[str, str], str] | None:
+    """A table joined to ``best`` by a foreign key that references ``target`` itself (Team.lead_id for
+    Membership -> Employee): the best-named such table (by the conjunct's words ``ws``), or None."""
+    found = []
+    for i, u in enumerate(schema.catalog.tables):
+        if u is best or u is target:
+            continue
+        refs = schema.fk_columns(u, target)
+        on = _join_on(schema, best, u) if refs else None
+        if refs and on:
+            found.append((-_score_table(u, ws, schema), i, u, on, refs[0]))
+    if not found:
+        return None
+    _, _, u, on, ref = min(found, key=lambda f: (f[0], f[1]))
+    return u, on, ref
 
 
 def _al(alias: dict[str, str], t: Table) -> str:

@@ -40,8 +40,8 @@ from pimento.policy.extract_offline.lexicon import (
 from pimento.policy.extract_offline.schema import Schema, content_words, matches_name
 from pimento.schema import Table
 
-__all__ = ["ANY_ROLE", "RoleG", "ground_data", "ground_role", "is_anyone", "is_organization", "purpose_name",
-           "role_for_purpose", "slug", "workforce"]
+__all__ = ["ANY_ROLE", "BROAD", "RoleG", "ground_data", "ground_data_how", "ground_role", "is_anyone",
+           "is_organization", "purpose_name", "role_for_purpose", "slug", "workforce"]
 
 
 def slug(text: str, default: str = "x", limit: int = 40) -> str:
@@ -189,9 +189,24 @@ def _all_cols(tables: list[Table]) -> list[tuple[str, str]]:
     return [(t.name, c.name) for t in tables for c in t.columns]
 
 
+#: how a data phrase was grounded (:func:`ground_data_how`); the broad ways name no column
+BROAD = frozenset({"all_personal", "category_tables"})
+
+
 def ground_data(phrase: str, schema: Schema, *, personal: list[Table], public: list[Table],
                 subject: Table | None, is_public: bool) -> list[tuple[str, str]]:
     """Columns (relation, attribute) holding the data a phrase names; empty if nothing fits."""
+    return ground_data_how(phrase, schema, personal=personal, public=public, subject=subject,
+                           is_public=is_public)[0]
+
+
+def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], public: list[Table],
+                    subject: Table | None, is_public: bool) -> tuple[list[tuple[str, str]], str]:
+    """The columns a phrase names and how they were found: ``table`` (a table whose name carries
+    every content word), ``columns`` (columns named by the phrase's words), ``category_columns``
+    (the lexicon's columns of a regulatory category), or one of the :data:`BROAD` ways that name
+    no column: ``all_personal`` (every column about the subject: "personal information", "the
+    records of students") and ``category_tables`` (whole tables of a category); ``none``."""
     ws = [w for w in words(phrase) if w not in STOPWORDS]
     has_personal = any(w in PERSONAL for w in ws)
     ws = [w for w in ws if w not in PERSONAL]
@@ -199,18 +214,21 @@ def ground_data(phrase: str, schema: Schema, *, personal: list[Table], public: l
     pool = public if is_public else personal
     if not is_public:
         if not content or all(w in DATA_HEADS for w in content):  # "the records of patients"
-            return _all_cols(personal)
+            return _all_cols(personal), "all_personal"
         if subject is not None and all(matches_name(w, subject.name) for w in content):
-            return _all_cols(personal)
+            return _all_cols(personal), "all_personal"
     found: list[tuple[str, str]] = []
+    how = "none"
     # 1. tables whose name carries every content word
     for t in pool:
         tw = _table_words(t)
         if all(any(same_word(w, x) or same_word(x, w) for x in tw) or matches_name(w, t.name) for w in content):
             found += [(t.name, c.name) for c in t.columns]
+            how = "table"
     # 2. columns
     if not found:
         found += _cols_matching(pool, content, full=False)
+        how = "columns" if found else how
     # 3. the lexicon's regulatory categories
     for w in content:
         for cat, spec in DATA_CATEGORIES.items():
@@ -219,23 +237,28 @@ def ground_data(phrase: str, schema: Schema, *, personal: list[Table], public: l
             scope = [subject] if spec.get("key") and subject is not None and not is_public else pool
             for t in pool:
                 if any(matches_name(x, t.name) for x in spec.get("tables", ())):
+                    if (t.name, t.columns[0].name) in found:  # the phrase names this table itself (step 1)
+                        continue
                     found += [(t.name, c.name) for c in t.columns]
+                    how = "category_tables"  # whole tables the phrase does not name: broad
             for t in scope:
                 for c in t.columns:
                     if any(matches_name(x, c.name) for x in spec.get("cols", ())):
                         found.append((t.name, c.name))
+                        how = "category_columns" if how == "none" else how
             if spec.get("key") and subject is not None and not is_public:
                 found.append((subject.name, schema.key(subject)))
     # 4. a column named by every word, anywhere (hivstatus in a reference table)
     if not found and not is_public:
         found += _cols_matching(list(schema.catalog.tables), content, full=True)
+        how = "columns" if found else how
     if not found and has_personal:
-        return _all_cols(personal)
+        return _all_cols(personal), "all_personal"
     out: list[tuple[str, str]] = []
     for item in found:
         if item not in out:
             out.append(item)
-    return out
+    return out, how
 
 
 # --------------------------------------------------------------------------- purposes

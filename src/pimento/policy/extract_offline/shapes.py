@@ -140,7 +140,7 @@ _MODAL = re.compile(rf"\b(?P<deny>{_DENY})\b|\b(?P<permit>{_PERMIT})\b", re.IGNO
 _PUBLIC = re.compile(r"\bnot (?:personal|about any|about an|about a|private|confidential)\b|"
                      r"\bpublicly available\b|\bpublic information\b", re.IGNORECASE)
 _TAIL = re.compile(r",?\s*\b(?P<m>only if|if|provided that|on condition that|unless|except|other than|without|"
-                   r"but only when|only when|when|where)\b\s*", re.IGNORECASE)
+                   r"but only when|only when|when|where|only while|while|as long as|so long as)\b\s*", re.IGNORECASE)
 _CORE = re.compile(r"\s*\b(?P<m>to|with|for|from)\b\s+", re.IGNORECASE)
 _MOD = re.compile(r"\s*,?\s*\b(?:who|whom|that|which|whose|under|over|enrolled|aged|older|younger|below|above|"
                   r"processing|providing|acting|performing|they|he|she|we)\b", re.IGNORECASE)

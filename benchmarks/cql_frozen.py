@@ -1,0 +1,138 @@
+"""Policy text -> CI norms on frozen, unseen domains (issue 27, item 3): sealed figures only.
+
+    python -m benchmarks.cql_frozen                  # both frozen domains, aggregate table on stdout
+    python -m benchmarks.cql_frozen --out results.json
+
+The two domains under ``tests/data/policies/`` (a city human-services case-record rule and a
+clinical-trial data-sharing schedule) were written, with their schema and hand-made gold norms,
+before any change to the offline extractor for issue 27, and are never used to write or tune a
+rule. Their SHA-256 digests are pinned below (and in ``docs/benchmarks.md``): the benchmark
+refuses to score a text, schema or gold that changed. Only aggregate figures are printed (no
+per-norm detail, no list of misses), so that reading the output does not suggest rules.
+
+Each domain is scored as :mod:`benchmarks.cql_extract` scores one (norms paired by id; role,
+data and condition items by what they ground to), for two readings of the extractor's output:
+
+* ``draft``: the extracted policy as written, open review questions left out (what compile would
+  enforce if the custodian dropped every question: the fail-closed reading);
+* ``confirmed``: every review question answered "confirm" with the extractor's own proposal
+  (:func:`pimento.policy.review.apply_review`), questions without a proposal dropped.
+
+``data_permit_precision`` is the data precision over permit norms only (what a permit covers
+that the text does not name). An extraction that raises (no norm at all) scores zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import yaml
+
+from benchmarks.cql_extract import DIMENSIONS, score
+from pimento.engines.database import load_database
+from pimento.errors import PolicyError
+from pimento.policy.extract_offline import extract_policy_offline
+from pimento.policy.review import apply_review, confirm_all, open_questions
+
+__all__ = ["DOMAINS", "FROZEN", "check_frozen", "main", "run", "score_extraction"]
+
+ROOT = Path(__file__).resolve().parent.parent / "tests" / "data" / "policies"
+DOMAINS = ("social_services", "clinical_trial")
+#: SHA-256 of every frozen file, pinned before the first extractor change (2026-11-27 23:50 UTC)
+FROZEN: dict[str, str] = {
+    "social_services/policy.txt": "ec1ac298f92d37a88b2a9b168efe6628bb0bb1e234884e176521fc5e90af0e88",
+    "social_services/schema.sql": "26025ded7261380058676ea4eef7e67de1054e4ea6475bced0f9067f9ee7f93f",
+    "social_services/gold.yaml": "6878b7f122a0aeea2a2d1852b40087c565f538194c043a752f3a640876354793",
+    "clinical_trial/policy.txt": "3b8c4ff2b914e1d7d0ec312348b51d68e57138c6375e218497b75e1b7e874fa9",
+    "clinical_trial/schema.sql": "908dc18768fa3ed4db89190b7584c61efcefed426380083869b3bdad5765ecfb",
+    "clinical_trial/gold.yaml": "cc44d97951ed7e863161dfb3be1132fafc15c56d14e19b2c5592bff2b4e71bd5",
+}
+
+
+def check_frozen(root: Path = ROOT) -> None:
+    """Raise if a frozen file is missing or differs from its pinned digest."""
+    for rel, digest in FROZEN.items():
+        actual = hashlib.sha256((root / rel).read_bytes()).hexdigest()
+        if actual != digest:
+            raise SystemExit(f"frozen file {rel} changed (sha256 {actual}): the sealed figures no longer apply")
+
+
+def _permit_data_precision(predicted: dict[str, Any], gold: dict[str, Any]) -> float:
+    permits = {n["id"] for n in gold["norms"] if n["sign"] == "permit"}
+    pred = dict(predicted, norms=[n for n in predicted.get("norms", []) if n["sign"] == "permit"])
+    return float(score(pred, dict(gold, norms=[n for n in gold["norms"] if n["id"] in permits]))["data"]["precision"])
+
+
+def score_extraction(document: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
+    """Aggregate scores of one extracted document (no per-norm detail)."""
+    s = score(document, gold)
+    out: dict[str, Any] = {d: {k: s[d][k] for k in ("precision", "recall", "f1")} for d in (*DIMENSIONS, "all")}
+    out["data_permit_precision"] = _permit_data_precision(document, gold)
+    out["extracted_norms"] = s["extracted_norms"]
+    out["gold_norms"] = s["gold_norms"]
+    return out
+
+
+def _readings(text: str, gold: dict[str, Any], db_path: Path) -> dict[str, Any]:
+    database = load_database(db_path)
+    try:
+        result = extract_policy_offline(text, database.catalog, engine=database.engine, name="frozen", year=2024)
+    except PolicyError:
+        empty: dict[str, Any] = {"norms": [], "grounding": {}}
+        return {"draft": score_extraction(empty, gold), "confirmed": score_extraction(empty, gold)}
+    finally:
+        database.close()
+    draft = result.draft()
+    readings = {"draft": score_extraction(result.policy, gold),
+                "confirmed": score_extraction(apply_review(draft, confirm_all(draft)), gold)}
+    readings["draft"]["open_questions"] = len(open_questions(draft))
+    return readings
+
+
+def run(workdir: Path, domains: tuple[str, ...] = DOMAINS) -> dict[str, Any]:
+    check_frozen()
+    results: dict[str, Any] = {}
+    for name in domains:
+        folder = ROOT / name
+        db = workdir / f"{name}.duckdb"
+        con = duckdb.connect(str(db))
+        con.execute((folder / "schema.sql").read_text(encoding="utf-8"))
+        con.close()
+        gold = yaml.safe_load((folder / "gold.yaml").read_text(encoding="utf-8"))
+        results[name] = _readings((folder / "policy.txt").read_text(encoding="utf-8"), gold, db)
+    return results
+
+
+def _table(results: dict[str, Any]) -> str:
+    lines = ["| Domain | Reading | Role F1 | Data P | Data R | Data F1 | Data P (permits) | Cond. F1 | All F1 "
+             "| norms (extracted/gold) | open questions |", "| --- " * 11 + "|"]
+    for name, readings in results.items():
+        for reading, m in readings.items():
+            lines.append(
+                f"| {name} | {reading} | {100 * m['role']['f1']:.1f}% | {100 * m['data']['precision']:.1f}% | "
+                f"{100 * m['data']['recall']:.1f}% | {100 * m['data']['f1']:.1f}% | "
+                f"{100 * m['data_permit_precision']:.1f}% | {100 * m['conditions']['f1']:.1f}% | "
+                f"{100 * m['all']['f1']:.1f}% | {m['extracted_norms']}/{m['gold_norms']} | "
+                f"{m.get('open_questions', '-')} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="write the aggregate results (JSON) here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        results = run(Path(tmp))
+    print(_table(results))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

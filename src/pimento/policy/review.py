@@ -1,0 +1,189 @@
+"""The custodian's review of an extracted policy draft (issue 27: fail narrow, never broad).
+
+The offline extractor (:func:`~pimento.policy.extract_offline.extract_policy_offline`) holds out of
+the policy every permit it cannot ground precisely: a data phrase that names no column (it would
+cover every column about the subject, or whole tables by a category name, or nothing at all) or a
+condition no table grounds. The draft it writes lists them under ``review``::
+
+    review:
+      - clause: C3
+        source: "A counselor may access a student's academic record ..."
+        norm: {id: C3, sign: permit, recipient: counselor, data: [], ...}   # the certain part
+        questions:
+          - {id: C3.1, kind: data, phrase: academic record, reason: ..., proposal: [{relation: .., attribute: ..}]}
+          - {id: C3.2, kind: condition, phrase: the counselor advises the student, reason: ..., proposal: null}
+
+Until every question is answered, the draft is not a policy: the policy file format has no
+``review`` key, so loading it fails, and ``pimento policy compile`` says why
+(:func:`require_reviewed`). :func:`apply_review` answers each question:
+
+* ``confirm``: take the proposal (an error where there is none);
+* ``drop``: a data phrase is left out (the permit covers less); a condition dropped drops the
+  whole permit (a permit never loses a condition: it would hold more often than the text says);
+* ``{"edit": ...}``: a data phrase gets the given columns (``["Table.column", ...]``); a
+  condition gets the given SQL (one SELECT whose output columns are among sender, recipient,
+  subject, as in ``docs/policy.md``).
+
+A permit left with no data is dropped. The result is an ordinary policy document, compiled and
+checked as any other.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import sqlglot
+from sqlglot.errors import SqlglotError
+
+from pimento.errors import PolicyError
+from pimento.policy.model import ANY, policy_from_dict
+
+__all__ = ["ACTIONS", "apply_review", "confirm_all", "open_questions", "require_reviewed"]
+
+ACTIONS = ("confirm", "drop", "edit")
+
+
+def open_questions(draft: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every open question of ``draft``, each with its ``clause`` and ``source`` sentence."""
+    return [{**q, "clause": h["clause"], "source": h.get("source", "")}
+            for h in draft.get("review") or [] for q in h["questions"]]
+
+
+def require_reviewed(document: Any, *, source: str = "policy") -> None:
+    """Raise when ``document`` is a draft with open questions (refused by compile)."""
+    if isinstance(document, dict) and document.get("review"):
+        n = len(open_questions(document))
+        raise PolicyError(
+            f"{source} is an extracted draft with {n} open question(s) under 'review': its held clauses are "
+            "not a policy yet",
+            hint="answer them: `pimento policy extract TEXT --db DB --out P.yaml --review` (interactive) or "
+                 "`--review-file answers.json`; or pass --drop-open-questions to compile only the clauses "
+                 "extracted without doubt (the held ones are then not enforced)")
+
+
+def confirm_all(draft: dict[str, Any]) -> dict[str, Any]:
+    """Answers that confirm every proposal and drop every question without one."""
+    return {q["id"]: ("confirm" if q.get("proposal") else "drop") for q in open_questions(draft)}
+
+
+def _action(answer: Any, qid: str) -> tuple[str, Any]:
+    if isinstance(answer, str) and answer in ("confirm", "drop"):
+        return answer, None
+    if isinstance(answer, dict) and set(answer) == {"edit"}:
+        return "edit", answer["edit"]
+    raise PolicyError(f"review answer for {qid}: expected 'confirm', 'drop' or {{'edit': ...}}, got {answer!r}")
+
+
+def _locations(value: Any, qid: str) -> list[dict[str, str]]:
+    if not isinstance(value, list) or not value:
+        raise PolicyError(f"review answer for {qid}: an edited data phrase is a non-empty list of 'Table.column'")
+    out = []
+    for item in value:
+        if isinstance(item, dict) and {"relation", "attribute"} <= set(item):
+            out.append({"relation": str(item["relation"]), "attribute": str(item["attribute"])})
+        elif isinstance(item, str) and item.count(".") == 1:
+            table, column = item.split(".")
+            out.append({"relation": table, "attribute": column})
+        else:
+            raise PolicyError(f"review answer for {qid}: {item!r} is not 'Table.column'")
+    return out
+
+
+def _unique(table: dict[str, Any], base: str) -> str:
+    name, k = base, 2
+    while name in table:
+        name, k = f"{base}_{k}", k + 1
+    return name
+
+
+def _slug(text: str) -> str:
+    s = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:40].strip("_") or "x"
+    return s if s[0].isalpha() else f"x_{s}"
+
+
+def _condition_spec(norm: dict[str, Any], grounding: dict[str, Any], phrase: str, sql: Any,
+                    qid: str) -> dict[str, Any]:
+    if not isinstance(sql, str) or not sql.strip():
+        raise PolicyError(f"review answer for {qid}: an edited condition is one SQL SELECT")
+    sql = sql.strip().rstrip(";")
+    try:
+        outputs = {s.alias_or_name.lower() for s in getattr(sqlglot.parse_one(sql), "selects", [])}
+    except SqlglotError as exc:
+        raise PolicyError(f"review answer for {qid}: the condition does not parse: {exc}") from None
+    principals = {}
+    for var in ("sender", "recipient"):
+        if var in outputs:
+            role = norm.get(var, ANY)
+            if role == ANY:
+                raise PolicyError(f"review answer for {qid}: the condition relates the {var}, whom the clause "
+                                  "does not name")
+            principals[var] = grounding["roles"][role]["principal"]
+    spec: dict[str, Any] = {"description": phrase}
+    if principals:
+        spec["principals"] = principals
+    spec["sql"] = sql
+    return spec
+
+
+def apply_review(draft: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
+    """The reviewed policy: ``draft`` with every open question answered (see the module docstring).
+
+    Raises PolicyError naming the unanswered questions, or an answer that does not fit (a
+    confirm without a proposal, an edit of the wrong shape). The result is validated as a policy
+    file; compile it as any other.
+    """
+    questions = open_questions(draft)
+    missing = [q["id"] for q in questions if q["id"] not in answers]
+    if missing:
+        raise PolicyError(f"{len(missing)} review question(s) unanswered: {', '.join(missing)}",
+                          hint="answer each with 'confirm', 'drop' or {'edit': ...}")
+    unknown = sorted(set(answers) - {q["id"] for q in questions})
+    if unknown:
+        raise PolicyError(f"review answers for unknown questions: {', '.join(unknown)}")
+    doc = copy.deepcopy({k: v for k, v in draft.items() if k != "review"})
+    g = doc["grounding"]
+    for held in draft.get("review") or []:
+        norm = copy.deepcopy(held["norm"])
+        data = list(norm.get("data") or [])
+        conditions: list[str] = []
+        keep = True
+        for q in held["questions"]:
+            action, value = _action(answers[q["id"]], q["id"])
+            if action == "confirm" and not q.get("proposal"):
+                raise PolicyError(f"review question {q['id']} ({q['phrase']!r}) has no proposal to confirm",
+                                  hint="edit it (columns or a SQL condition) or drop it")
+            if q["kind"] == "data":
+                if action == "drop":
+                    continue
+                locs = q["proposal"] if action == "confirm" else _locations(value, q["id"])
+                name = _unique(g["data_types"], _slug(q["phrase"]))
+                g["data_types"][name] = {"description": q["phrase"], "locations": locs}
+                data.append(name)
+            elif action == "drop":  # a permit never loses its condition
+                keep = False
+            else:
+                spec = _condition_spec(norm, g, q["phrase"], q["proposal"] if action == "confirm" else value, q["id"])
+                name = _unique(g["conditions"], f"{_slug(q['phrase'])[:32]}_reviewed")
+                g["conditions"][name] = spec
+                conditions.append(name)
+        if not keep or not data:
+            continue
+        norm["data"] = data
+        if conditions:
+            existing = [norm["condition"]] if norm.get("condition") is not None else []
+            parts = existing + conditions
+            norm["condition"] = parts[0] if len(parts) == 1 else {"all": parts}
+        norm["citation"] = (norm.get("citation", "") + "; reviewed by the custodian").lstrip("; ")
+        doc["norms"].append(norm)
+    order = {h["clause"]: i for i, h in enumerate(draft.get("review") or [])}
+    doc["norms"].sort(key=lambda n: _clause_order(n["id"], order))
+    doc["description"] = (doc.get("description", "") + "; reviewed by the custodian").lstrip("; ")
+    policy_from_dict(doc, source="reviewed policy")
+    return doc
+
+
+def _clause_order(clause: str, held: dict[str, int]) -> tuple[int, str]:
+    m = re.search(r"(\d+)$", clause)
+    return (int(m.group(1)) if m else 10**6, clause)
