@@ -8,8 +8,9 @@ package (``pimento.mechanisms.budget``) does not load NumPy and the mechanisms w
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pimento._lazy import lazy_face as _lazy_face
 
 if TYPE_CHECKING:
     from pimento.mechanisms.audit import AuditReport
@@ -68,14 +69,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_face(__name__, _HOMES, globals(), __all__)

@@ -19,8 +19,9 @@ The names load on first use, so that importing this package (or one of its modul
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pimento._lazy import lazy_face as _lazy_face
 
 if TYPE_CHECKING:
     from pimento.release.answers import Answer
@@ -56,12 +57,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_face(__name__, _HOMES, globals(), __all__)

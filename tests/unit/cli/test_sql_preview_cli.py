@@ -9,8 +9,9 @@ import pytest
 from db_support import demo_with_copy
 from typer.testing import CliRunner
 
+from test_ask_two_steps import _charges
+
 from pimento.cli.app import app
-from pimento.mechanisms import Ledger
 
 COUNT = "SELECT COUNT(*) FROM Patient"
 PER_SEX = "SELECT p.sex, COUNT(*) FROM Patient p GROUP BY p.sex"
@@ -19,17 +20,6 @@ PER_SEX = "SELECT p.sex, COUNT(*) FROM Patient p GROUP BY p.sex"
 @pytest.fixture(scope="module")
 def hospital(tmp_path_factory, standin_synthetic):
     return demo_with_copy(tmp_path_factory.mktemp("sql_preview"), standin_synthetic)
-
-
-def _charges(db):
-    from pimento.engines.database import load_database
-
-    database = load_database(db)
-    try:
-        with Ledger.for_database(str(database.location), database.settings) as ledger:
-            return [c for c in ledger.charges() if c.kind != "synthetic"]
-    finally:
-        database.close()
 
 
 def _run(*args):
