@@ -64,7 +64,8 @@ expect() {
 
 DB="$WORK/tiny.sqlite"
 expect 0 - -- --version
-expect 1 - -- parse --db "$DB" --sql "SELECT a, count(*) FROM t GROUP BY a"
+expect 0 - -- parse --db "$DB" --sql "SELECT a, count(*) FROM t GROUP BY a"
+expect 1 - -- parse --db "$DB" --sql "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > 1"
 expect 1 - -- catalog --db "$DB" --check
 expect 2 1 -- parse --db "$DB" --sql "SELECT FROM WHERE"
 expect 2 1 -- sql --db "$WORK/missing.duckdb" --sql "SELECT COUNT(*) FROM t" --epsilon 1
