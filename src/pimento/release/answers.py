@@ -238,18 +238,8 @@ class Answer:
 
     def _count_dict(self) -> dict[str, Any]:
         release = self.release()
-        assert release is not None and self.budget_left is not None
-        out: dict[str, Any] = {
-            "sql": self.sql,
-            "analyst": self.analyst,
-            "mode": str(self.mode),
-            **release.to_dict(),
-            "cached": self.cached,
-            "charge_id": self.charge_id,
-            "budget_left": {"epsilon": format_number(self.budget_left.epsilon), "delta": format_number(self.budget_left.delta)},
-            "neighbours": None if self.neighbours is None else str(self.neighbours),
-            "unit": self.unit,
-        }
+        assert release is not None
+        out = self._released(release.to_dict())
         if self.person_release is not None:
             out["person_release"] = self.person_release.to_dict()
         if self.context is not None:
@@ -262,12 +252,17 @@ class Answer:
         return clamp_count(out)  # a count is never negative: post-processing, said in `clamped`
 
     def _grouped_dict(self) -> dict[str, Any]:
-        assert self.grouped is not None and self.budget_left is not None
+        assert self.grouped is not None
+        return self._released(self.grouped.to_dict())
+
+    def _released(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A noisy answer's keys in their order: who and what was asked, ``body`` (the release), then the ledger's."""
+        assert self.budget_left is not None
         return {
             "sql": self.sql,
             "analyst": self.analyst,
             "mode": str(self.mode),
-            **self.grouped.to_dict(),
+            **body,
             "cached": self.cached,
             "charge_id": self.charge_id,
             "budget_left": {"epsilon": format_number(self.budget_left.epsilon), "delta": format_number(self.budget_left.delta)},
