@@ -52,9 +52,9 @@ def _sql(*args: str) -> tuple[int, dict | None, str]:
 def test_private_option_adds_and_never_makes_the_custodians_relations_public(custodian_db: Path) -> None:
     code, payload, err = _sql("--db", str(custodian_db), "--sql", COUNT, "--epsilon", "0.5", "--private", "DxCategory")
     assert code == 0, err
-    lo, hi = payload["interval"]
     # Before: Patient and Visit were public, so the count had sensitivity 0 and came out exact: [10, 10].
-    assert lo < hi
+    # (Not `lo < hi`: the interval is clamped at 0, and a draw far below 0 made it [0, 0] in one CI run.)
+    assert float(payload["noise_scale_upper"]) > 0
 
 
 def test_private_option_with_an_unknown_relation_is_a_clear_error(custodian_db: Path) -> None:
