@@ -288,6 +288,12 @@ class PolicySettings(_Section):
         description='observable denials of the compiled policy the custodian accepts, each "NORM:Relation.attribute" as '
         "`pimento policy compile` reports it; `pimento serve` refuses a policy with any other (docs/policy.md)",
     )
+    draft: str | None = Field(
+        None,
+        description="extracted policy draft (YAML from `pimento policy extract`) whose open questions the custodian's web page "
+        "/custodian/policy/review answers; the reviewed policy is written beside it, as NAME.reviewed.yaml for NAME.yaml "
+        "(relative to this file; docs/policy-review.md)",
+    )
 
 
 class ReleaseSettings(_Section):
@@ -381,8 +387,28 @@ def _domains_table(value: object) -> dict[str, Any]:
     return out
 
 
+def _vocabulary_table(value: object) -> dict[str, list[str]]:
+    """``[vocabulary]``: ``"phrase" = ["Table.column", ...]``, the columns a data phrase of a policy text means
+    (whether they exist is checked against the schema: :func:`pimento.policy.vocabulary.check_vocabulary`)."""
+    if not isinstance(value, dict):
+        raise ValueError('must be a table of "phrase" = ["Table.column", ...]')
+    out: dict[str, list[str]] = {}
+    for key, columns in value.items():
+        if not str(key).strip():
+            raise ValueError("a phrase is empty")
+        if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns):
+            raise ValueError(f'{key!r}: must be a non-empty list of "Table.column", got {shown(columns)}')
+        for column in columns:
+            table, dot, name = column.partition(".")
+            if not dot or not table.strip() or not name.strip():
+                raise ValueError(f'{key!r}: {column!r} is not "Table.column"')
+        out[str(key)] = [c.strip() for c in columns]
+    return out
+
+
 BoundsTable = Annotated[dict[str, list[str]], BeforeValidator(_bounds_table)]
 DomainsTable = Annotated[dict[str, Any], BeforeValidator(_domains_table)]
+VocabularyTable = Annotated[dict[str, list[str]], BeforeValidator(_vocabulary_table)]
 
 
 def declared_bounds(settings: Settings, table: str, column: str) -> tuple[Fraction, Fraction] | None:
@@ -431,6 +457,11 @@ class Settings(_Section):
     domains: DomainsTable = Field(
         default_factory=dict,
         description='[domains]: "Table.column" = [values] (the complete list) or "public", a group column whose value set is public (docs/grouped.md)',
+    )
+    vocabulary: VocabularyTable = Field(
+        default_factory=dict,
+        description='[vocabulary]: "phrase" = ["Table.column", ...], the columns a data phrase of a policy text means '
+        "(`pimento policy extract` grounds the phrase to exactly these; docs/policy-review.md)",
     )
     extra: dict[str, Any] = Field(default_factory=dict, description="free-form tables of later features")
     #: Directory of the file the settings came from (paths are relative to it).

@@ -113,13 +113,17 @@ def extract_cmd(
                                                                  "{question id: 'confirm' | 'drop' | {'edit': ...}}), "
                                                                  "non-interactive; implies --review."),
     vocabulary: str = typer.Option(None, "--vocabulary", help="Declared data vocabulary (YAML/JSON: "
-                                                               "{phrase: ['Table.column', ...]}), offline only."),
+                                                               "{phrase: ['Table.column', ...]}), offline only; merged "
+                                                               "with pimento.toml's [vocabulary], this file's columns "
+                                                               "taking precedence for a phrase both declare."),
 ) -> None:
     """Extract norms from policy text, sentence by sentence, ground them in DB's schema and
     write the structured YAML for review. Default: offline rules (no LLM, no network); with
     --llm, an LLM proposes and the compiler validates. Offline, a permit whose data or condition
     cannot be grounded precisely is held as an open question: the draft cannot be compiled until
-    --review (or --review-file) answers every question."""
+    --review (or --review-file, or the custodian's web page /custodian/policy/review) answers every
+    question. Offline, a data phrase declared in pimento.toml's [vocabulary] or in --vocabulary is
+    grounded to exactly its columns."""
     if not Path(text_path).is_file():
         raise PolicyError(f"policy text not found: {text_path}")
     require_database(db)
@@ -150,11 +154,12 @@ def extract_cmd(
                     categorical = categorical_values(synth, database.catalog)
             finally:
                 getattr(synth, "close", lambda: None)()
+        declared = None if llm else _declared_vocabulary(database, config, vocabulary)
         backend = open_backend(database.settings.llm, url=None if llm == "env" else llm) if llm else None
         try:
             result = extract(text, database.catalog, backend, engine=database.engine, name=name or p.stem,
                              values=values, subject_principal=subject, usage=usage, categorical=categorical,
-                             vocabulary=_read_vocabulary(vocabulary))
+                             vocabulary=declared)
         finally:
             getattr(backend, "close", lambda: None)()
     finally:
@@ -299,6 +304,20 @@ def show_cmd(
             console.print(sql, highlight=False, markup=False)
 
 
+def _declared_vocabulary(database, config: str | None, path: str | None) -> dict[str, list[str]] | None:
+    """pimento.toml's ``[vocabulary]`` merged with the ``--vocabulary`` file (the file first for a phrase of
+    both), every column checked against the database's schema; errors name the file and the phrase."""
+    from pimento.config import CONFIG_FILE_NAME
+    from pimento.policy.vocabulary import check_vocabulary, merge_vocabularies
+
+    toml = config or str(Path(database.settings.base_dir) / CONFIG_FILE_NAME)
+    declared = check_vocabulary(database.settings.vocabulary, database.catalog, source=toml, config=True)
+    given = _read_vocabulary(path)
+    if given is not None:
+        given = check_vocabulary(given, database.catalog, source=str(path))
+    return merge_vocabularies(declared, given)
+
+
 def _read_vocabulary(path: str | None) -> dict | None:
     """The declared vocabulary file: ``{phrase: [Table.column, ...]}``."""
     if path is None:
@@ -306,8 +325,11 @@ def _read_vocabulary(path: str | None) -> dict | None:
     import yaml
 
     require_path(path, "--vocabulary", "vocabulary file", PolicyError)
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"{path}: not YAML or JSON: {exc}") from None
+    if not isinstance(data, dict) or not all(isinstance(v, list) and v for v in data.values()):
         raise PolicyError(f"{path}: a vocabulary maps each phrase to a list of 'Table.column'",
                           hint='e.g. {"academic record": ["Grade.score", "Transcript.gpa"]}')
     return {str(k): [str(c) for c in v] for k, v in data.items()}

@@ -25,7 +25,8 @@ Until every question is answered, the draft is not a policy: the policy file for
   subject, as in ``docs/policy.md``).
 
 A permit left with no data is dropped. The result is an ordinary policy document, compiled and
-checked as any other.
+checked as any other. The answers come from ``pimento policy extract --review`` / ``--review-file``
+or from the custodian's web page (:mod:`pimento.service.policy_review`); both call :func:`apply_review`.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ from pimento.policy.extract_offline.schema import Schema, categorical_values
 from pimento.policy.extract_offline.shapes import Frame, Sentence, parse_sentence, split_list, split_sentences
 from pimento.policy.extraction import Extraction
 from pimento.policy.model import ANY, policy_from_dict
+from pimento.policy.vocabulary import check_vocabulary, phrase_key
 from pimento.schema import Catalog, Table
 
 __all__ = ["OfflineExtraction", "categorical_values", "definitions", "extract_policy_offline", "parse_sentence",
@@ -220,11 +221,11 @@ def extract_policy_offline(
         names = []
         questions: list[dict[str, Any]] = []
         for phrase in data_phrases:
-            declared = vocab.get(_phrase_key(phrase))
+            declared = vocab.get(phrase_key(phrase))
             if declared is not None:
                 locs, how = declared, "vocabulary"
             else:
-                locs, how = _ground_defined(defined.get(_phrase_key(phrase)), schema, personal, public, subject,
+                locs, how = _ground_defined(defined.get(phrase_key(phrase)), schema, personal, public, subject,
                                             frame.public)
             if not locs:
                 locs, how = ground_data_how(phrase, schema, personal=personal, public=public, subject=subject,
@@ -285,7 +286,7 @@ def definitions(text: str) -> dict[str, list[str]]:
         body = re.sub(r"^(?:an?|the)\s+[\w-]+(?:'s|s')\s+", "", m.group("body").strip())
         items = split_list(body)
         if items:
-            out.setdefault(_phrase_key(m.group("term")), items)
+            out.setdefault(phrase_key(m.group("term")), items)
     return out
 
 
@@ -304,27 +305,10 @@ def _ground_defined(items: list[str] | None, schema: Schema, personal: list[Tabl
     return locs, "definition"
 
 
-def _phrase_key(phrase: str) -> str:
-    """A data phrase as a vocabulary key: lower case, possessives and articles dropped."""
-    text = re.sub(r"^.*'s\s+", "", phrase.lower())
-    return " ".join(w for w in re.findall(r"[a-z0-9]+", text)
-                    if w not in ("the", "a", "an", "its", "their", "his", "her", "of", "any"))
-
-
 def _vocabulary(vocabulary: dict[str, list[str]] | None, catalog: Catalog) -> dict[str, list[tuple[str, str]]]:
-    """The declared vocabulary, columns checked against the catalog (``Table.column``)."""
-    out: dict[str, list[tuple[str, str]]] = {}
-    for phrase, columns in (vocabulary or {}).items():
-        locs = []
-        for ref in columns:
-            table_name, _, column_name = str(ref).partition(".")
-            try:
-                table = catalog.table(table_name)
-                locs.append((table.name, table.column(column_name).name))
-            except CatalogError as exc:
-                raise PolicyError(f"vocabulary phrase {phrase!r}: unknown column {ref!r}", hint=exc.hint) from None
-        out[_phrase_key(phrase)] = locs
-    return out
+    """The declared vocabulary by :func:`phrase_key`, columns checked against the catalog (``Table.column``)."""
+    checked = check_vocabulary(vocabulary or {}, catalog, source="vocabulary")
+    return {phrase_key(p): [(c.split(".")[0], c.split(".")[1]) for c in cols] for p, cols in checked.items()}
 
 
 _HOW = {

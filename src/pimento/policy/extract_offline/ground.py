@@ -185,6 +185,20 @@ def _cols_matching(tables: list[Table], ws: list[str], *, full: bool) -> list[tu
     return [(t, c) for s, t, c in scored if s == top]
 
 
+def _spelled(column: str, phrase_words: list[str]) -> bool:
+    """Every word of the column's name is a word of the phrase (``card number`` spells ``card_number``)."""
+    return all(any(same_word(x, w) or same_word(w, x) for w in phrase_words) for x in name_words(column))
+
+
+def _narrowest(found: list[tuple[str, str]], phrase_words: list[str], content: list[str]) -> list[tuple[str, str]]:
+    """Of columns matched equally by the phrase's content words, those whose names also carry one of its
+    other words, when there are some: ``card number`` (``number`` is a stop word) means ``card_number``,
+    not also ``card_last4``."""
+    other = [w for w in phrase_words if w not in content and len(w) >= 4]
+    named = [(t, c) for t, c in found if any(same_word(x, w) for x in name_words(c) for w in other)]
+    return named or found
+
+
 def _all_cols(tables: list[Table]) -> list[tuple[str, str]]:
     return [(t.name, c.name) for t in tables for c in t.columns]
 
@@ -227,10 +241,13 @@ def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], publi
             how = "table"
     # 2. columns
     if not found:
-        found += _cols_matching(pool, content, full=False)
+        found += _narrowest(_cols_matching(pool, content, full=False), words(phrase), content)
         how = "columns" if found else how
+    # a phrase that spells out its columns' names ("card number" -> card_number) means those: the lexicon's
+    # category of one of its words (every "card" column) would add columns the text does not name
+    named = how == "columns" and all(_spelled(c, words(phrase)) for _t, c in found)
     # 3. the lexicon's regulatory categories
-    for w in content:
+    for w in content if not named else ():
         for cat, spec in DATA_CATEGORIES.items():
             if not (same_word(w, cat) or stem(w) == stem(cat)):
                 continue

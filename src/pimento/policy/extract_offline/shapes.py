@@ -9,6 +9,11 @@ The shapes, with the slots they fill (``[...]`` optional, in any order after the
     DATA      may|shall not  be disclosed|used  [to RECIPIENT] [other than R1 or R2] ...   (passive)
     DATA      is not personal information and may be disclosed to anyone                  (public data)
 
+Prohibitions read in these shapes after a rewrite: ``Under no circumstances may X V ...`` /
+``In no event shall X V ...`` -> ``X may not V ...``; ``Disclosure of D to R is prohibited`` ->
+``D may not be disclosed to R``; ``Nobody may`` (anyone), ``It is prohibited to`` (no agent named);
+an aside after the modal (``may not, for any purpose, view``) is moved or dropped (:func:`_without_aside`).
+
 ``SUBJECT's DATA`` is the possessive form of ``DATA of SUBJECT``; relative clauses on a role
 (``a consumer who has opted out``, ``an operator under contract``, ``a child under 13``) are kept
 as that role's modifier, which the grounding turns into a condition. Everything here is
@@ -133,7 +138,8 @@ class Frame:
 
 
 _DENY = (r"shall not|may not|must not|cannot|can not|will not|should not|shall never|may never|must never|"
-         r"(?:is|are) not (?:permitted|allowed|authorized) to|(?:is|are) prohibited from|(?:is|are) forbidden to")
+         r"(?:is|are) not (?:permitted|allowed|authorized) to|(?:is|are) (?:prohibited|forbidden) (?:from|to)|"
+         r"(?:shall|must|should|will) refrain from")
 _PERMIT = (r"may|can|(?:is|are) (?:permitted|allowed|authorized|entitled) to|(?:has|have) the right to|"
            r"shall be permitted to")
 _MODAL = re.compile(rf"\b(?P<deny>{_DENY})\b|\b(?P<permit>{_PERMIT})\b", re.IGNORECASE)
@@ -153,6 +159,21 @@ _DETS = re.compile(r"^(?:(?:a|an|the|its|their|his|her|any|all|each|every|such|t
 _BY_OTHER_RULES = re.compile(r"^as (?:otherwise )?(?:permitted|required|authorized|provided|allowed)\b", re.IGNORECASE)
 _PAREN_EXCLUDED = re.compile(r"\(\s*(?:no|not|excluding|except|without)\s+(?P<x>[^)]*)\)", re.IGNORECASE)
 _EXCLUDED = re.compile(r",?\s*\bbut not\b\s+(?P<x>[^,]+),?", re.IGNORECASE)
+#: a negative adverbial before an inverted modal: "Under no circumstances may X view ..." = "X may not view ..."
+_NEVER = re.compile(r"^(?:under no circumstances?|in no (?:event|case|circumstances?)|at no time|on no account|never)"
+                    r"\s*,?\s+(?P<modal>may|shall|will|can|must|should)\s+(?P<rest>.+)$", re.IGNORECASE)
+#: an aside between the modal and the verb: "may not, for any purpose, view ..."
+_ASIDE = re.compile(r"^,\s*(?P<a>[^,]{2,80}?)\s*,\s*")
+#: a nominal prohibition: "Disclosure of D to R is prohibited" = "D may not be disclosed to R"
+_NOMINAL = re.compile(r"^(?:the\s+|any\s+)?(?P<noun>disclosure|sharing|sale|release|transfer)\s+of\s+(?P<rest>.+?)\s+"
+                      r"(?:is|are)\s+(?:strictly\s+)?(?:prohibited|forbidden|not permitted|not allowed)"
+                      r"(?P<tail>(?:\s*,?\s+(?:unless|except|if|without)\b.*)?)$", re.IGNORECASE)
+_PARTICIPLE = {"disclosure": "disclosed", "sharing": "shared", "sale": "sold", "release": "released",
+               "transfer": "transferred"}
+#: the whole population as the agent of a prohibition: "Nobody may ...", "No one shall ..."
+_NOBODY = re.compile(r"^(?:nobody|no one|no-one|no person|no party)$", re.IGNORECASE)
+_UNIVERSAL = re.compile(r"^(?:for any (?:purpose|reason)|at any time|in any (?:case|event|form|manner|way)|"
+                        r"under any circumstances?|whatsoever|ever)$", re.IGNORECASE)
 
 
 def _det(text: str) -> str:
@@ -226,6 +247,53 @@ def _segments(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
     return [(k, v.strip(" ,;:.")) for k, v in out if v.strip(" ,;:.") or k]
 
 
+def _denominalize(raw: str) -> str:
+    """``Disclosure of D to R is prohibited`` -> ``D may not be disclosed to R`` (the passive shape)."""
+    m = _NOMINAL.match(raw)
+    if m is None:
+        return raw
+    rest = m.group("rest")
+    cut = re.search(r"\s+\b(to|with)\b\s+", rest)  # the recipient follows the verb in the passive shape
+    data, moved = (rest[:cut.start()], f" {cut.group(1)} {rest[cut.end():]}") if cut else (rest, "")
+    return f"{data} may not be {_PARTICIPLE[m.group('noun').lower()]}{moved}{m.group('tail')}"
+
+
+def _uninvert(raw: str) -> str:
+    """``Under no circumstances may X view D`` -> ``X may not view D`` (the agent ends at the first verb)."""
+    m = _NEVER.match(raw)
+    if m is None:
+        return raw
+    words = m.group("rest").split()
+    verbs = [i for i, w in enumerate(words) if i > 0 and (w.lower() == "be" or _verb_class(w.rstrip(",")))]
+    verb = verbs[0] if verbs else None
+    if verb is None:
+        return raw
+    modal = m.group("modal").lower()
+    negated = "cannot" if modal == "can" else f"{modal} not"
+    return " ".join([*words[:verb], negated, *words[verb:]])
+
+
+def _without_aside(post: str, sign: str) -> str:
+    """The text after the modal with an aside between the modal and the verb put where it is read:
+    ``, for any purpose,`` is dropped (it restricts nothing); ``, for research,`` (a ``for``/``to``
+    slot) goes into the core, before any condition; ``, unless ...,`` (a condition marker) to the end; any
+    other aside becomes a condition of a permit (grounded, or the permit is held for review: fail narrow)
+    and is dropped from a prohibition (which then prohibits more, never less)."""
+    m = _ASIDE.match(post)
+    if m is None:
+        return post
+    aside, rest = m.group("a").strip(), post[m.end():]
+    if _UNIVERSAL.match(aside):
+        return rest
+    if re.match(r"^(?:for|to)\b", aside, re.IGNORECASE):
+        tail = _TAIL.search(rest)
+        cut = tail.start() if tail else len(rest)
+        return f"{rest[:cut]} {aside}{rest[cut:]}"
+    if _TAIL.match(aside):
+        return f"{rest}, {aside}"
+    return f"{rest} if {aside}" if sign == "permit" else rest
+
+
 def _parse_exception(marker: str, text: str) -> ExceptionClause:
     exc = ExceptionClause()
     body = re.sub(r"^(?:the (?:disclosure|use|sale|flow|sharing) (?:is|be)|it is|they are|is|are)\s+", "", text.strip(),
@@ -272,6 +340,7 @@ def parse_sentence(sentence: Sentence) -> Frame:
     lead = _LEADING.match(raw)
     if lead:  # "Unless the patient agrees, X may not ..." -> "X may not ... unless the patient agrees"
         raw = f"{lead.group('rest')} {lead.group('m').lower()} {lead.group('c')}"
+    raw = _denominalize(_uninvert(raw))
     frame = Frame(sentence.id, sentence.text)
     frame.excluded = [_det(x) for x in excluded]
     frame.public = bool(_PUBLIC.search(raw))
@@ -280,9 +349,12 @@ def parse_sentence(sentence: Sentence) -> Frame:
         frame.is_norm = False
         return frame
     frame.sign = "deny" if m.group("deny") else "permit"
-    pre, post = raw[: m.start()].strip(), raw[m.end():].strip()
-    if re.match(r"^no\s", pre, re.IGNORECASE):
+    pre, post = raw[: m.start()].strip(), _without_aside(raw[m.end():].strip(), frame.sign)
+    if _NOBODY.match(pre) or re.match(r"^it$", pre, re.IGNORECASE):  # "Nobody may", "It is prohibited to"
+        frame.sign, pre = "deny" if _NOBODY.match(pre) else frame.sign, ""
+    elif re.match(r"^no\s", pre, re.IGNORECASE):
         frame.sign, pre = "deny", pre[3:]
+    post = re.sub(r"^(?:ever|at any time)\s+", "", post, flags=re.IGNORECASE)  # "must not ever view"
     pre = re.split(r"\s+\b(?:is|are)\b\s+", pre)[0] if frame.public else pre
     for x in _EXCLUDED.finditer(post):
         frame.excluded += [_subject_of(i)[0] for i in split_list(x.group("x"))]
