@@ -26,6 +26,7 @@ the column below; a subclass that sets none has its parent's). The tree, with th
     │   ├── BudgetError                 409  a spend the ledger refuses (nothing was spent)
     │   │   ├── LedgerIntegrityError    503  the ledger failed an integrity check: no release until the custodian has looked
     │   │   └── ReleaseAbortedError     500  a charged release was closed as aborted before its answer was stored
+    │   ├── MostlyNoiseError            409  a spend predicted to be mostly noise, not accepted (nothing was spent)
     │   ├── DeploymentHaltedError       503  releases are halted (a release failed after its charge) until the custodian resumes
     │   ├── PolicyError                 422  a policy clause that cannot be compiled or grounded
     │   ├── ModeError                   422  a release mode that is unknown or lacks what it needs (policy, context)
@@ -69,6 +70,7 @@ __all__ = [
     "LLMError",
     "LedgerIntegrityError",
     "ModeError",
+    "MostlyNoiseError",
     "NotACountingQuestion",
     "NotASelectQuestion",
     "PimentoError",
@@ -277,6 +279,18 @@ class BudgetError(UserError):
     """The ledger refuses a spend: cap exhausted, unknown analyst. Nothing was spent."""
 
     http_status = 409
+
+
+class MostlyNoiseError(UserError):
+    """A spend whose answer the synthetic copy predicts to be mostly noise, refused before the charge because the
+    request did not accept it (``accept_noise``). Nothing was spent. ``details``: the public fields of the
+    preview that warned (computed on the synthetic copy and public inputs)."""
+
+    http_status = 409
+
+    def __init__(self, message: str, *, hint: str | None = None, details: dict[str, object] | None = None):
+        super().__init__(message, hint=hint)
+        self.details = dict(details or {})
 
 
 class LedgerIntegrityError(BudgetError):

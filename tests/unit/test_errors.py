@@ -50,6 +50,7 @@ STATUS = {
     "Refusal": 422,
     "PrivacyParameterError": 422,
     "BudgetError": 409,
+    "MostlyNoiseError": 409,
     "LedgerIntegrityError": 503,
     "ReleaseAbortedError": 500,
     "DeploymentHaltedError": 503,

@@ -25,7 +25,7 @@ EXPECTED: dict[str, set[str]] = {
     "pimento.errors": {
         "BudgetError", "CatalogError", "ConfigError", "ConstraintViolation", "ContextNotAllowedError",
         "DatabaseChangedError", "DataSourceError", "DeploymentHaltedError", "EngineError", "EngineQueryError",
-        "Highlight", "InternalError", "KeyStoreError", "LedgerIntegrityError", "LLMError", "ModeError",
+        "Highlight", "InternalError", "KeyStoreError", "LedgerIntegrityError", "LLMError", "ModeError", "MostlyNoiseError",
         "NotACountingQuestion", "NotASelectQuestion", "PimentoError", "PolicyError", "PrivacyParameterError",
         "QueryTimeout", "Refusal", "ReleaseAbortedError", "SearchError", "ServiceError", "SqlError",
         "SyntheticCopyError", "UnsupportedQuery", "UserError",

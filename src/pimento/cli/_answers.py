@@ -34,6 +34,8 @@ def print_answer(answer: Answer) -> None:
         console.print(f"[bold]{answer.question}[/]")
     if answer.grouped is not None:
         print_grouped(answer)
+        if asked and answer.end_to_end is not None:  # a question read as grouped or summed (a noisy table)
+            _print_grouped_question_part(answer)
         return
     if answer.exact:
         if asked:
@@ -70,7 +72,12 @@ def print_sql_preview(shown: dict[str, Any], *, warning_only: bool = False) -> N
     console.print(f"cost: epsilon {cost['epsilon']} delta {cost['delta']} (nothing spent by this preview)", highlight=False)
     if shown.get("groups") is not None:
         console.print(f"groups: {shown['groups']} ({escape(str(shown.get('domain') or ''))})", highlight=False)
-    if shown.get("estimated_half_width_95") is not None:
+    if shown.get("estimated_half_width_95") is not None and shown.get("predicted_error") is not None:  # grouped: per group
+        on_copy = shown.get("synthetic") or {}
+        console.print(f"expected accuracy per group about +-{shown['estimated_half_width_95']:.4g} (median over the groups, 95%) at "
+                      f"epsilon {cost['epsilon']}; the median group value on the synthetic copy is {on_copy.get('answer')}",
+                      highlight=False)
+    elif shown.get("estimated_half_width_95") is not None:
         on_copy = shown.get("synthetic") or {}
         console.print(f"expected accuracy about +-{shown['estimated_half_width_95']:.4g} (95%) at epsilon {cost['epsilon']}; "
                       f"the synthetic copy's answer is {on_copy.get('answer')}", highlight=False)
@@ -180,10 +187,10 @@ def print_grouped(answer: Answer) -> None:
     console.print(f"[dim]{escape(answer.sql)}[/]", highlight=False)
 
 
-def _print_question_part(answer: Answer) -> None:
-    """A question's noisy answer: the end-to-end guarantee, the SQL chosen and what the synthetic copy showed."""
-    e2e, search = answer.end_to_end, answer.search
-    assert e2e is not None and search is not None  # a question's noisy answer has both
+def _print_guarantee(answer: Answer) -> None:
+    """A question's end-to-end guarantee: the synthetic copy's charge plus this release's."""
+    e2e = answer.end_to_end
+    assert e2e is not None
     public = f", for neighbours that agree on: {'; '.join(e2e.public_inputs)}" if e2e.public_inputs else ""
     console.print(
         f"end-to-end guarantee: ({format_number(e2e.epsilon)}, {format_number(e2e.delta)})-{e2e.kind}, {e2e.neighbours} neighbours"
@@ -191,6 +198,24 @@ def _print_question_part(answer: Answer) -> None:
         f"({format_number(e2e.release.epsilon)}, {format_number(e2e.release.delta)}){public}",
         highlight=False,
     )
+
+
+def _print_grouped_question_part(answer: Answer) -> None:
+    """A question answered by a noisy table: the guarantee, the formulation chosen and the parser's top reading it avoided."""
+    search = answer.search
+    assert search is not None
+    _print_guarantee(answer)
+    console.print(f"chosen for the lowest predicted error on the synthetic copy: {escape(answer.chosen_sql or search.result.sql)}",
+                  highlight=False)
+    if answer.avoided_sql:
+        console.print(f"avoided (the parser's top reading): {escape(answer.avoided_sql)}", highlight=False)
+
+
+def _print_question_part(answer: Answer) -> None:
+    """A question's noisy answer: the end-to-end guarantee, the SQL chosen and what the synthetic copy showed."""
+    search = answer.search
+    assert answer.end_to_end is not None and search is not None  # a question's noisy answer has both
+    _print_guarantee(answer)
     console.print(f"SQL: {answer.chosen_sql or search.result.sql}", highlight=False)
     drivers = ", ".join(f"{name} {share:.2f}" for name, share in sorted(answer.synthetic_shapley.items(), key=lambda kv: -kv[1]))
     console.print(

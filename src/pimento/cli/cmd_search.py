@@ -107,6 +107,8 @@ def ask_cmd(
     seed: int = typer.Option(0, "--seed", help="Random seed of the search."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Release without asking to confirm the interpretation (refused when its confidence is low)."),
     confirm_sql: str = typer.Option(None, "--confirm-sql", help="Release only if the interpretation is exactly this SQL (non-interactive confirmation, also of a low-confidence reading)."),
+    bounds: list[str] = typer.Option([], "--bounds", help="Narrow the custodian's clipping bounds of a summed column for this question: "
+                                     "Table.column=LOWER:UPPER, inside its [bounds] (repeatable; used when the reading is a SUM or AVG of it)."),
     preview_only: bool = typer.Option(False, "--preview", help="Show the interpretation and the accuracy estimate, spend nothing."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -129,7 +131,7 @@ def ask_cmd(
 
     request = Request.for_question(
         question, epsilon=epsilon, delta=delta, analyst=analyst, mode=mode, context=context, neighbours=neighbours,
-        synthetic=synthetic, seed_sql=tuple(seed_sql), k=k, config=_config(rollouts, seed, variant), llm=llm,
+        synthetic=synthetic, seed_sql=tuple(seed_sql), k=k, config=_config(rollouts, seed, variant), llm=llm, bounds=bounds,
     )
     with Session(db, analyst=analyst or "default") as session:
         seen = session.preview(request)
@@ -156,6 +158,9 @@ def ask_cmd(
 
 def _print_interpretation(shown: dict[str, Any]) -> None:
     """The interpretation found on the synthetic copy: what will be counted, how sure, how accurate."""
+    if "aggregate" in shown:
+        _print_grouped_interpretation(shown)
+        return
     console.print(f"[bold]{shown['question']}[/]")
     console.print(f"will answer: {shown['reading']}", highlight=False)
     console.print(f"SQL: {shown['chosen_sql']}", highlight=False)
@@ -181,6 +186,41 @@ def _print_interpretation(shown: dict[str, Any]) -> None:
     others = [a for a in shown["alternatives"] if a["sql"] != shown["chosen_sql"]][:3]
     for a in others:
         console.print(f"  [dim]also considered: {a['sql']}[/]", highlight=False)
+
+
+def _print_grouped_interpretation(shown: dict[str, Any]) -> None:
+    """A question read as grouped or summed: the reading, its groups, cost and predicted error, the formulations weighed."""
+    console.print(f"[bold]{escape(shown['question'])}[/]")
+    console.print(f"will answer: {escape(shown['reading'])}", highlight=False)
+    console.print(f"SQL: {escape(shown['chosen_sql'])}", highlight=False)
+    if shown["confidence"] == "low":
+        console.print(
+            f"[bold yellow]low confidence[/]: the {shown['readings_proposed']} readings proposed for this question give "
+            "different answers on the synthetic copy; check that this is the one you mean",
+            highlight=False,
+        )
+    if shown["groups"] is not None:
+        console.print(f"groups: {shown['groups']}, every one shown, zeros included ({escape(shown['domain'])})", highlight=False)
+    else:
+        console.print(f"groups: {escape(shown['domain'])}: {escape(shown['partition_selection']['note'])}", highlight=False)
+    cost = shown["cost"]
+    predicted = shown["predicted_error"]
+    relative = shown.get("predicted_relative_error")
+    said = f" ({float(relative) * 100:.3g}% of the median group value on the copy, {predicted['median_value_on_copy']})" if relative is not None else ""
+    console.print(
+        f"cost: epsilon {cost['epsilon']} delta {cost['delta']}; expected accuracy per group about +-{shown['estimated_half_width_95']:.4g} "
+        f"(median over the groups, {predicted['interval_level'] * 100:.0f}%){said}; estimated on the synthetic copy, the released "
+        "intervals are usually wider",
+        highlight=False,
+    )
+    if shown.get("budget_split"):
+        console.print(f"budget split: {escape(shown['budget_split'])}", highlight=False)
+    print_noise_warning(shown)
+    print_notes(shown.get("notes", ()))
+    for f in shown["formulations"]:
+        if f["sql"] != shown["chosen_sql"]:
+            console.print(f"  [dim]also considered (predicted error {f['predicted_relative_error']:.3g}): {escape(f['sql'])}[/]",
+                          highlight=False)
 
 
 def print_noise_warning(shown: dict[str, Any]) -> None:

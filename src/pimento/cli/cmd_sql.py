@@ -15,7 +15,6 @@ import typer
 
 from pimento.cli._checks import check_number_text, require_database
 from pimento.cli._common import TRUSTED_CONTEXT, db_option, emit_json, handle_errors, json_option
-from pimento.errors import UserError
 
 __all__ = ["register", "sql_cmd"]
 
@@ -37,6 +36,8 @@ def sql_cmd(
         help="Neighbourhood of the guarantee: add-remove | change | both (default: the custodian's [release] neighbours; "
         "you may only ask for both instead; change and both need --mode contextual).",
     ),
+    bounds: list[str] = typer.Option([], "--bounds", help="Narrow the custodian's clipping bounds of the summed column for this "
+                                     "request: Table.column=LOWER:UPPER, inside its [bounds] (repeatable; SUM and AVG only; docs/grouped.md)."),
     preview_only: bool = typer.Option(False, "--preview", help="Show the cost, the accuracy estimate on the synthetic copy and the "
                                       "epsilon planner; spend nothing (docs/accuracy.md)."),
     json_out: bool = json_option(),
@@ -52,9 +53,11 @@ def sql_cmd(
     check_number_text(delta, "delta")
     from pimento.release import Request  # light: an unknown --mode is refused before the heavy imports below
 
-    request = Request.for_sql(sql, epsilon=epsilon, delta=delta, analyst=analyst, mode=mode, context=context, neighbours=neighbours)
+    request = Request.for_sql(sql, epsilon=epsilon, delta=delta, analyst=analyst, mode=mode, context=context, neighbours=neighbours,
+                              bounds=bounds)
     from pimento.cli._answers import print_answer, print_sql_preview
     from pimento.release import Session
+    from pimento.release.sql_preview import noise_check
 
     with Session(db, private=private.split(",") if private else None, analyst=analyst) as session:
         if preview_only:
@@ -64,11 +67,11 @@ def sql_cmd(
             else:
                 print_sql_preview(shown)
             return
-        if request.epsilon is not None:  # the quick check on the synthetic copy: said before the charge
-            try:
-                print_sql_preview(session.preview_sql(request, epsilons=()), warning_only=True)
-            except UserError:
-                pass  # the release refuses it below, with its own words, before any charge
+        if request.epsilon is not None:  # the quick check on the synthetic copy: warned on stderr before the charge, then spent
+            checked = noise_check(lambda: session.preview_sql(request, epsilons=()), full=lambda: session.preview_sql(request),
+                                accept_noise=True)  # a preview that fails: the release refuses below, before any charge
+            if checked is not None:
+                print_sql_preview(dict(checked), warning_only=True)
         answer = session.answer(request)
     if json_out:
         emit_json(answer.to_dict())

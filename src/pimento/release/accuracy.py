@@ -19,12 +19,33 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from pimento.errors import MostlyNoiseError
 from pimento.numbers import json_number
 
-__all__ = ["PLANNER_TARGET", "Accuracy", "epsilon_for"]
+__all__ = ["PLANNER_TARGET", "Accuracy", "epsilon_for", "refuse_mostly_noise"]
 
 #: The relative error the epsilon planner names an epsilon for ("for +-10% you need epsilon 0.8").
 PLANNER_TARGET = Fraction(1, 10)
+
+#: The preview's fields the refusal carries as its ``details`` (all public, from the synthetic copy).
+REFUSAL_FIELDS = ("predicted_relative_error", "warn_relative_error", "epsilon_for_10_percent", "noise_warning")
+
+
+def refuse_mostly_noise(shown: Mapping[str, Any], *, accept_noise: bool) -> None:
+    """The one decision, before the charge: refuse (a 409 :class:`~pimento.errors.MostlyNoiseError`, its ``details`` the preview's
+    :data:`REFUSAL_FIELDS`) when the preview ``shown`` (a SQL request's or a question's) warns that the answer would
+    be mostly noise and the request did not accept it.
+
+    No estimate (no synthetic copy charged to the ledger, a grouped query, an exact mode): no warning, no refusal.
+    A courtesy to the analyst, not a privacy control: the warning is computed from public inputs and the copy.
+    """
+    warning = shown.get("noise_warning")
+    if not warning or accept_noise:
+        return
+    better = shown.get("epsilon_for_10_percent")
+    hint = ("send the same request with accept_noise = true to spend anyway (the web page: tick the box under the warning)"
+            + (f", or ask at epsilon {better} (predicted to give about +-10%)" if better else ", or ask a broader question"))
+    raise MostlyNoiseError(f"{warning}; nothing was spent", hint=hint, details={k: shown.get(k) for k in REFUSAL_FIELDS})
 
 
 def _relative(half_width: Fraction | float | int, estimate: float | int | None) -> Fraction | None:

@@ -6,12 +6,12 @@ In order, nothing the analyst observes before the charge depending on the privat
 
 1. **before the charge**, from public inputs only (:func:`plan`): the SQL parsed on the public
    schema (:func:`pimento.sql.parse.parse_aggregate_query`; self-joins refused), the column's
-   clipping bounds from ``[bounds]`` (a SUM or AVG without them is refused, naming the key to add),
-   the groups (:mod:`pimento.release.aggregate_domains`: a public domain, every value shown, zeros
-   included; or partition selection for the private keys of a single relation when delta > 0; or
-   a refusal), the cap ``[release] max_groups``, the mechanism of every part (its beta for the
-   vector's dimension, its range checked: nothing can fail later), and the rows the synthetic copy
-   predicts are clipped;
+   clipping bounds from ``[bounds]`` (a SUM or AVG without them is refused, naming the key to add) or
+   the narrower ones the request gave (``Request.bounds``, admitted inside them), the groups
+   (:mod:`pimento.release.aggregate_domains`: a public domain, every value shown, zeros included;
+   or partition selection for the private keys of a single relation when delta > 0; or a refusal), the
+   cap ``[release] max_groups``, the mechanism of every part (its beta for the vector's dimension, its
+   range checked: nothing can fail later), and the rows the synthetic copy predicts are clipped;
 2. **the charge** (:func:`pimento.mechanisms.guarded.guarded_vector_release`: cache look-up and
    charge in one transaction, keyed by the SQL, the mode and the public plan);
 3. **after the charge** (:func:`_release`): the SQL that clips in the engine runs on the private
@@ -40,7 +40,7 @@ import sqlglot
 from sqlglot import exp
 
 from pimento.config import declared_bounds
-from pimento.errors import InternalError, ModeError, PimentoError, UnsupportedQuery
+from pimento.errors import InternalError, ModeError, PimentoError, PrivacyParameterError, UnsupportedQuery
 from pimento.mechanisms.budget import Budget
 from pimento.mechanisms.guarded import GuardedVector, guarded_vector_release
 from pimento.mechanisms.partition_selection import Contribution, laplace_threshold, select_partitions, shown_probability
@@ -59,6 +59,7 @@ from pimento.sql.parse import parse_aggregate_query
 
 if TYPE_CHECKING:
     from pimento.release.admission import Admitted
+    from pimento.release.request import NarrowedBounds
     from pimento.release.modes.base import Private
 
 __all__ = ["AggregatePlan", "looks_aggregate", "plan", "release_aggregate", "sum_grid"]
@@ -162,22 +163,49 @@ def sum_grid(query: AggregateQuery, catalog: Any) -> tuple[Fraction, bool]:
     return Fraction(1, 10 ** (places + 2)), False
 
 
-def _with_bounds(query: AggregateQuery, private: Private) -> AggregateQuery:
+def _unused_bounds(narrowed: tuple[NarrowedBounds, ...], summed: str | None) -> PrivacyParameterError:
+    """The refusal of narrowed bounds the query does not sum (``summed``: its ``Table.column``, None for a COUNT)."""
+    names = ", ".join(b.column for b in narrowed)
+    reads = f"it sums {summed}" if summed is not None else "it sums nothing"
+    return PrivacyParameterError(f"--bounds name {names}, which this query does not clip ({reads})",
+                                 hint="give --bounds only for the column of the SUM or AVG" if summed else "leave --bounds out for a COUNT")
+
+
+def _with_bounds(query: AggregateQuery, private: Private, job: Admitted) -> AggregateQuery:
+    """The query with its clipping bounds: the analyst's narrowed ones for its column, else the custodian's ``[bounds]``.
+
+    Narrowed bounds were checked against the declared ones at admission (:func:`pimento.release.admission.admitted_bounds`);
+    for SQL the analyst wrote, bounds naming another column than the summed one are refused here (a question's reading may not
+    sum the column its bounds name: they are then unused, and the answer states the bounds it used).
+    """
+    narrowed = job.request.bounds
+    explicit = job.request.question is None
     if query.kind is AggregateKind.COUNT:
+        if narrowed and explicit:
+            raise _unused_bounds(narrowed, None)
         return query
     assert query.column is not None
     table = query.body.relation(query.column.alias).table
+    summed = f"{table}.{query.column.column}"
+    mine = [b for b in narrowed if b.column.lower() == summed.lower()]
+    if explicit and len(mine) != len(narrowed):
+        raise _unused_bounds(tuple(b for b in narrowed if b not in mine), summed)
     declared = declared_bounds(private.database.settings, table, query.column.column)
     if declared is None:
         raise UnsupportedQuery(
             "unbounded_sum",
-            f"{query.kind.value.upper()}({table}.{query.column.column}) needs clipping bounds, and none are declared",
-            hint=f'the custodian adds "{table}.{query.column.column}" = [LOWER, UPPER] under [bounds] in pimento.toml',
+            f"{query.kind.value.upper()}({summed}) needs clipping bounds, and none are declared",
+            hint=f'the custodian adds "{summed}" = [LOWER, UPPER] under [bounds] in pimento.toml',
         )
-    bounds = ClipBounds(*declared)
+    if mine:
+        if not declared[0] <= mine[0].lower <= mine[0].upper <= declared[1]:  # admission refused it; never widen here
+            raise InternalError(f"narrowed bounds {mine[0].to_text()} outside the declared ones reached the plan")
+        bounds = ClipBounds(mine[0].lower, mine[0].upper)
+    else:
+        bounds = ClipBounds(*declared)
     if bounds.bound == 0:
-        raise UnsupportedQuery("empty_bounds", f"the bounds of {table}.{query.column.column} are [0, 0]: every sum is 0",
-                               hint="the custodian declares a wider [bounds] interval")
+        raise UnsupportedQuery("empty_bounds", f"the bounds of {summed} are [0, 0]: every sum is 0",
+                               hint="narrow to an interval other than [0, 0]" if mine else "the custodian declares a wider [bounds] interval")
     return query.with_bounds(bounds)
 
 
@@ -204,7 +232,7 @@ def plan(private: Private, job: Admitted) -> AggregatePlan:
     check_runs_on(query.body, database.engine.dialect)
     assert job.mechanism is not None and job.request.epsilon is not None
     job.mechanism.for_relations(len(query.body.relations))  # more relations than a release supports: refused here
-    query = _with_bounds(query, private)
+    query = _with_bounds(query, private, job)
     neighbours = job.neighbours or Neighbourhood.ADD_REMOVE
     base = Fraction(1) if neighbours is Neighbourhood.ADD_REMOVE else Fraction(2)
     relations = len(query.body.relations)

@@ -221,20 +221,7 @@ class Answer:
         data = self._count_dict()
         if self.question is None:
             return data
-        search = self.search
-        assert search is not None and self.end_to_end is not None  # a question's noisy answer has both
-        return {
-            "question": self.question,
-            **data,
-            "chosen_sql": self.chosen_sql or search.result.sql,
-            "synthetic_rs": self.synthetic_rs,
-            **({"synthetic_crs": self.synthetic_crs} if self.synthetic_crs is not None else {}),
-            "synthetic_shapley": dict(self.synthetic_shapley),
-            "avoided_sql": self.avoided_sql,
-            "guarantee": self.end_to_end.to_dict(),
-            "search": search.to_dict(),
-            "seconds": round(self.seconds or 0.0, 4),
-        }
+        return {"question": self.question, **data, **self._asked_fields()}
 
     def _count_dict(self) -> dict[str, Any]:
         release = self.release()
@@ -253,7 +240,25 @@ class Answer:
 
     def _grouped_dict(self) -> dict[str, Any]:
         assert self.grouped is not None
-        return self._released(self.grouped.to_dict())
+        data = self._released(self.grouped.to_dict())
+        if self.question is None:
+            return data
+        return {"question": self.question, **data, **self._asked_fields()}
+
+    def _asked_fields(self) -> dict[str, Any]:
+        """A question's noisy answer: the SQL chosen, what the synthetic copy showed, the end-to-end guarantee, the search."""
+        search = self.search
+        assert search is not None and self.end_to_end is not None  # a question's noisy answer has both
+        return {
+            "chosen_sql": self.chosen_sql or search.result.sql,
+            "synthetic_rs": self.synthetic_rs,
+            **({"synthetic_crs": self.synthetic_crs} if self.synthetic_crs is not None else {}),
+            "synthetic_shapley": dict(self.synthetic_shapley),
+            "avoided_sql": self.avoided_sql,
+            "guarantee": self.end_to_end.to_dict(),
+            "search": search.to_dict(),
+            "seconds": round(self.seconds or 0.0, 4),
+        }
 
     def _released(self, body: dict[str, Any]) -> dict[str, Any]:
         """A noisy answer's keys in their order: who and what was asked, ``body`` (the release), then the ledger's."""

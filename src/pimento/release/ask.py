@@ -23,6 +23,7 @@ from pimento.schema import Catalog
 from pimento.schema.synthetic import SYNTH_META_TABLE, default_synthetic_path
 from pimento.search import SearchConfig, SearchResult, SensitivitySearch
 from pimento.search.config import votes_for_samples
+from pimento.search.evaluate import ErrorModel
 from pimento.sql import CountQuery, parse_count_query
 
 if TYPE_CHECKING:
@@ -116,8 +117,14 @@ def search_question(
     k: int = 10,
     config: SearchConfig | None = None,
     llm: str | None = None,
+    error_model: ErrorModel | None = None,
 ) -> SearchOutcome:
-    """Warm-start candidates (analyst SQL, then LLM or offline parser) and the search, on ``synthetic`` only."""
+    """Warm-start candidates (analyst SQL, then LLM or offline parser) and the search, on ``synthetic`` only.
+
+    ``error_model``: what the search compares formulations by
+    (:func:`pimento.release.predicted_error.error_model`: the noise of the answer the release
+    would give); None compares RS, as the paper does.
+    """
     start = time.perf_counter()
     candidates: list[CountQuery] = []
     dropped: list[str] = []
@@ -144,7 +151,7 @@ def search_question(
     expander = None
     if llm and question and not llm_failed:  # an endpoint that just failed is not tried again per expansion
         expander = llm_expander(llm, synthetic, catalog, question, usage, config, dropped)
-    search = SensitivitySearch(synthetic, catalog, beta=beta, config=config, expander=expander)
+    search = SensitivitySearch(synthetic, catalog, beta=beta, config=config, expander=expander, error_model=error_model)
     result = search.run(candidates)
     events = getattr(expander, "events", None)
     if events:

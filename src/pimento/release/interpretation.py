@@ -15,6 +15,7 @@ RS) and :func:`estimated_half_width` is the one formula both use.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -29,10 +30,13 @@ from pimento.mechanisms.budget import Budget, NumberLike, format_number
 from pimento.mechanisms.ledger import database_key
 from pimento.mechanisms.smooth import Mechanism
 from pimento.release import ask as _ask
+from pimento.release import predicted_error as _predicted
 from pimento.release import reading_cache as _readings
 from pimento.release.accuracy import Accuracy
+from pimento.release.aggregate_accuracy import GROUPED_ESTIMATE_BASIS
 from pimento.release.admission import DEFAULT_ANALYST, Admitted, admit
 from pimento.release.ask import SearchOutcome
+from pimento.release.predicted_error import estimated_half_width
 from pimento.numbers import json_number
 from pimento.release.enforcement import enforcer_for
 from pimento.release.request import Context, Request
@@ -44,25 +48,13 @@ from pimento.synth import META_TABLE
 
 if TYPE_CHECKING:
     from pimento.config import Settings
+    from pimento.release.aggregate_reading import GroupedReading
     from pimento.schema import Catalog
 
 __all__ = ["PLANNER_EPSILONS", "Interpretation", "estimated_half_width", "interpret", "interpret_admitted", "planner"]
 
 #: The epsilons the preview's planner prices (besides the one asked for).
 PLANNER_EPSILONS = ("0.1", "0.25", "0.5", "1", "2", "4")
-
-
-def estimated_half_width(mechanism: Mechanism, rs: Fraction | float | int | None) -> Fraction:
-    """The 95% half-width of ``mechanism``'s noise at sensitivity ``rs`` (its GS for the global mechanism).
-
-    The accuracy estimate of a preview and of the epsilon planner: ``rs`` is computed on the
-    synthetic copy, never on the private database.
-    """
-    if isinstance(mechanism, GlobalLaplace):
-        return Fraction(mechanism.half_width(mechanism.scale(mechanism.gs)))
-    if not rs or float(rs) <= 0:
-        return Fraction(0)
-    return Fraction(mechanism.half_width(mechanism.scale(rs)))
 
 
 @dataclass(frozen=True)
@@ -94,6 +86,10 @@ class Interpretation:
     neighbours: Neighbourhood | None = Neighbourhood.ADD_REMOVE
     #: the custodian's ``[release] warn_relative_error`` (:mod:`pimento.release.accuracy`)
     warn_relative_error: Fraction = Fraction(1, 2)
+    #: a grouped or summed question's reading (:mod:`pimento.release.aggregate_reading`); None for a count.
+    #: Then ``sql`` is the grouped SQL, ``query`` its ungrouped count (whose sensitivity drives the noise) and
+    #: ``outcome`` lists the grouped formulations weighed.
+    grouped: GroupedReading | None = None
 
     @property
     def confidence(self) -> str:
@@ -115,15 +111,26 @@ class Interpretation:
         return self.synthetic_crs if self.synthetic_crs is not None else float(self.outcome.result.synthetic_rs)
 
     def estimated_half_width(self) -> Fraction:
-        """The 95% half-width of the noise at the copy's sensitivity and this epsilon (an accuracy estimate)."""
+        """The 95% half-width of the noise at the copy's sensitivity and this epsilon (an accuracy estimate);
+        a grouped answer's: the median over its groups."""
+        if self.grouped is not None:
+            return self.grouped.estimate.median_half_width
+        result = self.outcome.result
+        if result.error_basis == _predicted.PersonUnitError.basis and math.isfinite(result.predicted_error):
+            return Fraction(result.predicted_error)  # the person unit: the person-level release's error, not RS's noise
         return estimated_half_width(self.mechanism.for_relations(len(self.query.relations)), self.synthetic_rs)
 
     def accuracy(self, planner_rows: tuple[Mapping[str, Any], ...] = ()) -> Accuracy:
         """The predicted accuracy at this epsilon (the copy's answer and sensitivity); ``planner_rows``: the
-        :func:`planner`'s, for the epsilon that would give +-10%."""
+        :func:`planner`'s, for the epsilon that would give +-10%; a grouped answer's: the whole answer's predicted
+        error (:mod:`pimento.release.aggregate_accuracy`), no planner."""
+        if self.grouped is not None:
+            return self.grouped.estimate.accuracy(self.warn_relative_error)
         return Accuracy(self.estimated_half_width(), self.outcome.result.synthetic_answer, self.warn_relative_error, planner_rows)
 
     def to_dict(self) -> dict[str, Any]:
+        if self.grouped is not None:
+            return self._grouped_dict(self.grouped)
         used = self.mechanism.for_relations(len(self.query.relations))
         cost = used.privacy_cost()
         rs = self.synthetic_crs if self.synthetic_crs is not None else self.outcome.result.synthetic_rs
@@ -138,6 +145,8 @@ class Interpretation:
             "readings_proposed": len({a.cluster for a in result.alternatives if a.source.startswith("warm-start")}),
             "synthetic_answer": result.synthetic_answer,
             "synthetic_rs": result.synthetic_rs,
+            "synthetic_predicted_error": result.to_dict()["synthetic_predicted_error"],
+            "predicted_error_basis": result.error_basis,
             **({"synthetic_crs": self.synthetic_crs} if self.synthetic_crs is not None else {}),
             "synthetic_shapley": dict(self.shapley),
             "estimated_half_width_95": json_number(half),
@@ -146,14 +155,43 @@ class Interpretation:
             **self.accuracy().to_dict(),
             "cost": {"epsilon": format_number(cost.epsilon), "delta": format_number(cost.delta)},
             "mechanism": used.describe()["mechanism"],
-            "guarantee_if_confirmed": {
-                "epsilon": format_number(self.synthetic_budget.epsilon + cost.epsilon),
-                "delta": format_number(self.synthetic_budget.delta + cost.delta),
-                "epsilon_synthetic": format_number(self.synthetic_budget.epsilon),
-                "delta_synthetic": format_number(self.synthetic_budget.delta),
-                "public_inputs": list(self.public_inputs),
-                **({"neighbours": str(self.neighbours)} if self.neighbours is not None else {}),
-            },
+            "guarantee_if_confirmed": self._guarantee(cost),
+            "alternatives": [a.to_dict() for a in result.alternatives[:10]],
+            "notes": list(self.outcome.notes),
+            "search_seconds": round(self.outcome.seconds, 4),
+            "spent": {"epsilon": "0", "delta": "0"},
+        }
+
+    def _guarantee(self, cost: Budget) -> dict[str, Any]:
+        return {
+            "epsilon": format_number(self.synthetic_budget.epsilon + cost.epsilon),
+            "delta": format_number(self.synthetic_budget.delta + cost.delta),
+            "epsilon_synthetic": format_number(self.synthetic_budget.epsilon),
+            "delta_synthetic": format_number(self.synthetic_budget.delta),
+            "public_inputs": list(self.public_inputs),
+            **({"neighbours": str(self.neighbours)} if self.neighbours is not None else {}),
+        }
+
+    def _grouped_dict(self, grouped: GroupedReading) -> dict[str, Any]:
+        """A grouped or summed question's preview: the reading, the groups, the cost, the whole answer's predicted error."""
+        result = self.outcome.result
+        cost = grouped.cost if self.mode != "ci" else Budget.zero()
+        return {
+            "question": self.question,
+            "mode": str(self.mode),
+            "chosen_sql": self.sql,
+            "reading": grouped.words(),
+            "confidence": self.confidence,
+            "readings_proposed": len({a.cluster for a in result.alternatives}),
+            **grouped.to_dict(),
+            "synthetic_rs": result.synthetic_rs,
+            "estimated_half_width_95": json_number(grouped.estimate.median_half_width),
+            "estimate_basis": GROUPED_ESTIMATE_BASIS,
+            **self.accuracy().to_dict(),
+            "cost": {"epsilon": format_number(cost.epsilon), "delta": format_number(cost.delta)},
+            "mechanism": "+".join(grouped.mechanisms),
+            "guarantee_if_confirmed": self._guarantee(cost),
+            "avoided_sql": grouped.avoided_sql,
             "alternatives": [a.to_dict() for a in result.alternatives[:10]],
             "notes": list(self.outcome.notes),
             "search_seconds": round(self.outcome.seconds, 4),
@@ -207,24 +245,27 @@ def _interpret(job: Admitted, *, catalog: Catalog, settings: Settings, ledger: L
         raise _not_a_question()
     if isinstance(synthetic, Engine):
         synthetic_budget, public_inputs = synthetic_guarantee(ledger, location, synthetic)
-        return _read(job, question, job.mechanism, synthetic, catalog, synthetic_budget, public_inputs)
+        where = _Where(settings, ledger, location)
+        return _read_any(job, question, job.mechanism, synthetic, catalog, where, synthetic_budget, public_inputs)
     path = _ask.resolve_synthetic(synthetic or job.request.search.synthetic, location, settings)
     synthetic_budget, public_inputs = synthetic_guarantee(ledger, location, path)  # checked for every request, never cached
     engine = _ask.open_synthetic(path)
     try:
+        where = _Where(settings, ledger, location)
         if _readings.enabled():
-            return _read_shared(job, question, job.mechanism, engine, catalog, settings, location, path, synthetic_budget, public_inputs)
-        return _read(job, question, job.mechanism, engine, catalog, synthetic_budget, public_inputs)
+            return _read_shared(job, question, job.mechanism, engine, catalog, where, path, synthetic_budget, public_inputs)
+        return _read_any(job, question, job.mechanism, engine, catalog, where, synthetic_budget, public_inputs)
     finally:
         engine.close()
 
 
-def _read_shared(job: Admitted, question: str, mechanism: Mechanism, engine: Engine, catalog: Catalog, settings: Settings,
-                 location: str, path: Path, synthetic_budget: Budget, public_inputs: list[str]) -> Interpretation:
+def _read_shared(job: Admitted, question: str, mechanism: Mechanism, engine: Engine, catalog: Catalog, where: _Where,
+                 path: Path, synthetic_budget: Budget, public_inputs: list[str]) -> Interpretation:
     """:func:`_read` through the cache of readings beside the copy (:mod:`pimento.release.reading_cache`):
     the search runs only for a key not seen before; the rest of the Interpretation is this request's."""
     copy_id = str(engine.execute(f"SELECT copy_id FROM {META_TABLE}").rows[0][0])
-    key = _readings.reading_key(_readings.reading_parts(job, mechanism, catalog, settings, copy_id=copy_id, database=database_key(location)))
+    key = _readings.reading_key(_readings.reading_parts(job, mechanism, catalog, where.settings, copy_id=copy_id,
+                                                        database=database_key(where.location)))
     store = _readings.store_for(path)
     entry = store.get(key)
     if isinstance(entry, dict):
@@ -232,12 +273,38 @@ def _read_shared(job: Admitted, question: str, mechanism: Mechanism, engine: Eng
             question=question, mode=job.mode.name, outcome=entry["outcome"], query=entry["query"], sql=entry["sql"], mechanism=mechanism,
             context=job.context, policy=job.policy, shapley=dict(entry["shapley"]), synthetic_budget=synthetic_budget,
             public_inputs=tuple(public_inputs), contextual_sql=entry["contextual_sql"], synthetic_crs=entry["synthetic_crs"],
-            neighbours=job.neighbours,
+            neighbours=job.neighbours, grouped=entry.get("grouped"),
         )
-    seen = _read(job, question, mechanism, engine, catalog, synthetic_budget, public_inputs)
+    seen = _read_any(job, question, mechanism, engine, catalog, where, synthetic_budget, public_inputs)
     store.put(key, {"outcome": seen.outcome, "query": seen.query, "sql": seen.sql, "shapley": seen.shapley,
-                    "contextual_sql": seen.contextual_sql, "synthetic_crs": seen.synthetic_crs})
+                    "contextual_sql": seen.contextual_sql, "synthetic_crs": seen.synthetic_crs, "grouped": seen.grouped})
     return seen
+
+
+@dataclass(frozen=True)
+class _Where:
+    """The deployment a reading is for: the custodian's settings, the ledger and the location its releases charge."""
+
+    settings: Settings
+    ledger: Ledger
+    location: str
+
+
+def _read_any(job: Admitted, question: str, mechanism: Mechanism, engine: Engine, catalog: Catalog, where: _Where,
+              synthetic_budget: Budget, public_inputs: list[str]) -> Interpretation:
+    """A question the parser reads as grouped or summed: its grouped reading (:mod:`pimento.release.aggregate_reading`);
+    any other: the count search (:func:`_read`)."""
+    from pimento.release import aggregate_reading as _grouped  # imports this module's estimated_half_width
+
+    proposed = _grouped.asks_aggregate(question, catalog, engine, job.request.search.k)
+    if not proposed:
+        return _read(job, question, mechanism, engine, catalog, synthetic_budget, public_inputs, where.settings)
+    grouped, outcome = _grouped.read_grouped(job, question, proposed, engine, catalog, where.settings, where.ledger, where.location)
+    return Interpretation(
+        question=question, mode=job.mode.name, outcome=outcome, query=outcome.result.query, sql=grouped.sql, mechanism=mechanism,
+        context=job.context, policy=job.policy, shapley={}, synthetic_budget=synthetic_budget, public_inputs=tuple(public_inputs),
+        neighbours=job.neighbours, grouped=grouped,
+    )
 
 
 def _not_a_question() -> Exception:
@@ -245,14 +312,15 @@ def _not_a_question() -> Exception:
 
 
 def _read(job: Admitted, question: str, mechanism: Mechanism, engine: Engine, catalog: Catalog,
-          synthetic_budget: Budget, public_inputs: list[str]) -> Interpretation:
+          synthetic_budget: Budget, public_inputs: list[str], settings: Settings) -> Interpretation:
     """The search on the open synthetic copy ``engine``, then the mode's own choice and the explanation there."""
     if job.mode.needs_context:
         assert job.policy is not None and job.context is not None  # admit refused a mode without them
         enforcer_for(job.policy, job.context, engine, catalog)  # a bad policy or context fails before the search
     options = job.request.search
     outcome = _ask.search_question(question, engine, catalog, beta=mechanism.beta_float(), seed_sql=options.seed_sql,
-                                   k=options.k, config=options.config, llm=options.llm)
+                                   k=options.k, config=options.config, llm=options.llm,
+                                   error_model=_predicted.error_model(mechanism, engine, catalog, settings))
     chosen = job.mode.reading_on_copy(job, outcome, engine, catalog)
     sql = chosen[0] if chosen is not None else outcome.result.sql
     query = parse_count_query(sql, catalog)

@@ -85,6 +85,8 @@ __all__ = [
     "cache_mode",
     "measure_and_release",
     "plan_person_release",
+    "predicted_half_width",
+    "refuse_aggregate",
     "release_per_person",
     "release_planned",
 ]
@@ -248,6 +250,42 @@ def plan_person_release(query: CountQuery, *, catalog: Catalog, settings: Settin
     return PersonPlan(query, paths, PersonChoice(unit, R2T, reason, gs, r2t.thresholds, lp), r2t)
 
 
+def refuse_aggregate(sql: str | None, unit: str) -> None:
+    """A grouped or summed query under the person unit: refused before anything is spent (UnsupportedQuery),
+    by the release (:func:`release_per_person`) and by its preview alike."""
+    if sql is not None and looks_aggregate(sql):
+        raise UnsupportedQuery("aggregate_under_person_unit", f"grouped and summed queries are not supported under [privacy] unit = {unit!r}",
+                               hint="ask for one COUNT; docs/privacy-unit.md lists what the person unit supports")
+
+
+def predicted_half_width(planned: PersonPlan, copy: Engine | None, catalog: Catalog) -> Fraction | None:
+    """The error ``planned``'s release is predicted to stay within with 95% probability, on the synthetic copy ``copy``.
+
+    The preview's estimate under the person unit (:func:`pimento.release.sql_preview.preview_sql`): one threshold
+    tau, the copy's truncation bias Q - Q(tau) plus the noise's 95% half-width (the interval the answer states);
+    R2T, its 95% bound at the copy's largest contribution (:func:`~pimento.mechanisms.r2t.error_bound`) plus the
+    bias of contributions above GS. COUNT(DISTINCT person) is unbiased: the noise alone, no copy read. None without
+    a copy otherwise, or when the copy does not fit (another schema, a solver failure: as for the plan). From the
+    synthetic copy and the public plan only: showing it spends nothing.
+    """
+    plan = planned.plan
+    if isinstance(plan, TruncationPlan) and planned.query.count.distinct:
+        return Fraction(_interval(plan, 0)[0][1])
+    if copy is None:
+        return None
+    try:
+        syn = person_contributions(copy, planned.query, catalog, planned.paths, with_sets=planned.lp)
+        at = _truncated_at(syn, planned.lp)
+        count = syn.total if planned.lp else at(max(syn.largest, 1))
+        top = at(plan.tau if isinstance(plan, TruncationPlan) else plan.gs)
+    except (PimentoError, ArithmeticError):
+        return None
+    if isinstance(plan, TruncationPlan):
+        return max(Fraction(count - top), Fraction(0)) + Fraction(_interval(plan, 0)[0][1])
+    largest = min(max(syn.largest, 1), plan.gs)
+    return Fraction(error_bound(plan, largest)) + max(Fraction(count - top), Fraction(0))
+
+
 def open_copy(private: Private, job: Admitted) -> tuple[Engine | None, str]:
     """The synthetic copy charged to this deployment's ledger, opened, or None with the reason in words.
 
@@ -353,9 +391,8 @@ def release_per_person(mode: NoisyMode, private: Private, job: Admitted) -> tupl
     unit = private.database.settings.privacy.person_unit
     if unit is None:
         raise InternalError("a person-unit release under the tuple unit")
-    if job.interpretation is None and looks_aggregate(job.sql):
-        raise UnsupportedQuery("aggregate_under_person_unit", f"grouped and summed queries are not supported under [privacy] unit = {unit!r}",
-                               hint="ask for one COUNT; docs/privacy-unit.md lists what the person unit supports")
+    if job.interpretation is None:
+        refuse_aggregate(job.sql, unit)
     run = mode.prepare(private, job)  # the SQL on the public schema, this engine's admission
     assert job.request.epsilon is not None  # admission refused a spending mode without it
     epsilon = Budget.spend(job.request.epsilon).epsilon

@@ -3,7 +3,8 @@
 :func:`pimento.release.interpretation.interpret_admitted` runs the search (about a second of CPU)
 for every question. What the search and the mode's choice on the copy produce (the
 :class:`~pimento.release.ask.SearchOutcome`, the chosen SQL, the contextual CRS, the Shapley
-attribution) depends only on public inputs and the synthetic copy, all named in the key
+attribution; for a grouped or summed question its :class:`~pimento.release.aggregate_reading.GroupedReading`,
+which an entry always carries, None for a count, so that a reading is served as the kind it was made) depends only on public inputs and the synthetic copy, all named in the key
 (:func:`reading_key`): the question's exact text, the mode, the context, the policy file (path and
 bytes), the mechanism (its beta steers the search), the search options (k, rollouts, seed, warm-start
 SQL, LLM), the copy (its ``copy_id``), the database it charges, the public catalog, the custodian's
@@ -55,8 +56,9 @@ __all__ = ["READINGS_SUFFIX", "ReadingStore", "cached_reading", "enabled", "read
 
 #: the file of readings beside a synthetic copy: ``<copy><READINGS_SUFFIX>``
 READINGS_SUFFIX = ".readings.sqlite"
-#: the format of the stored entries (bumped when what is pickled changes)
-_FORMAT = "1"
+#: the format of the stored entries (bumped when what is pickled changes; "2": an entry carries the grouped reading,
+#: None for a count, so an entry of format "1" is never read as either kind)
+_FORMAT = "2"
 
 _ENABLED: ContextVar[bool] = ContextVar("pimento_shared_readings", default=False)
 
@@ -110,6 +112,8 @@ def reading_parts(job: Admitted, mechanism: Mechanism, catalog: Catalog, setting
         "mechanism": _plain(mechanism.describe()),
         "beta": repr(mechanism.beta_float()),
         "search": {"k": options.k, "config": _plain(options.config), "seed_sql": list(options.seed_sql), "llm": options.llm},
+        # the analyst's narrowed clipping bounds: a grouped reading's plan and predicted error use them
+        "bounds": _plain(getattr(job.request, "bounds", ())),
         "copy_id": copy_id,
         "database": database,
         "catalog": hashlib.sha256(_audit.canonical_json(_plain(catalog.to_dict())).encode()).hexdigest(),

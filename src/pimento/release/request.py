@@ -16,18 +16,26 @@ before the charge.
     Traceback (most recent call last):
     ...
     pimento.errors.ModeError: unknown mode 'unknown'
+
+``bounds`` narrows the custodian's clipping of a SUM or AVG for this request (exact, each column once;
+whether it narrows is decided at admission against ``[bounds]``):
+
+    >>> Request.for_sql("SELECT SUM(v.stay) FROM Visit v", epsilon="1", bounds={"Visit.stay": ["0", 12.5]}).bounds[0].to_text()
+    'Visit.stay=0:12.5'
 """
 
 from __future__ import annotations
 
 import sys
 import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pimento.errors import ModeError
-from pimento.numbers import NumberLike
+from pimento.errors import ModeError, PrivacyParameterError
+from pimento.numbers import NumberLike, format_number, parse_number, shown
 from pimento.release.modes.base import Mode, parse_mode
 from pimento.sensitivity.neighbourhood import Neighbourhood
 
@@ -35,14 +43,17 @@ if TYPE_CHECKING:
     from pimento.search import SearchConfig
 
 __all__ = [
+    "BOUNDS_FORMAT",
     "CONTEXT_FIELDS",
     "CONTEXT_FORMAT",
     "Context",
     "Mode",
+    "NarrowedBounds",
     "Neighbourhood",
     "Request",
     "SearchOptions",
     "context_value",
+    "parse_bounds",
     "parse_neighbourhood",
     "resolve_neighbourhood",
 ]
@@ -132,6 +143,92 @@ class Context:
         return f"{self.sender}|{self.recipient}|{self.purpose}"
 
 
+#: How the analyst writes one narrowed clipping interval (``pimento sql --bounds``).
+BOUNDS_FORMAT = "Table.column=LOWER:UPPER"
+#: The most decimal places a narrowed bound may have (the SUM's grid is a hundredth of the last one: sum_grid).
+MAX_BOUND_PLACES = 6
+
+
+@dataclass(frozen=True)
+class NarrowedBounds:
+    """The analyst's clipping interval ``[lower, upper]`` of one summed column (``Table.column``), for one request.
+
+    Exact (Fractions read from text: never a float's binary value), ``lower <= upper``, each a decimal of at
+    most :data:`MAX_BOUND_PLACES` places (the engine clips with them as exact literals). Whether it narrows
+    the custodian's ``[bounds]`` is decided at admission (:func:`pimento.release.admission.admitted_bounds`).
+    """
+
+    column: str
+    lower: Fraction
+    upper: Fraction
+
+    def __post_init__(self) -> None:
+        table, dot, name = self.column.partition(".")
+        if not dot or not table.strip() or not name.strip():
+            raise PrivacyParameterError(f"bounds name {shown(self.column)}, not a Table.column", hint=f"write {BOUNDS_FORMAT}")
+        for which in ("lower", "upper"):
+            try:
+                value = parse_number(getattr(self, which), name=f"the {which} bound of {self.column}")
+            except PrivacyParameterError as exc:
+                raise PrivacyParameterError(exc.message, hint=f"write {BOUNDS_FORMAT} with decimals such as 0:12.5") from None
+            places = 0
+            while (value * 10**places).denominator != 1 and places <= MAX_BOUND_PLACES:
+                places += 1
+            if places > MAX_BOUND_PLACES:
+                raise PrivacyParameterError(
+                    f"the {which} bound of {self.column} is not a decimal of at most {MAX_BOUND_PLACES} places: {format_number(value)}",
+                    hint=f"write {BOUNDS_FORMAT} with decimals such as 0:12.5",
+                )
+            object.__setattr__(self, which, value)
+        if self.lower > self.upper:
+            raise PrivacyParameterError(
+                f"the bounds of {self.column} are empty: {format_number(self.lower)} > {format_number(self.upper)}",
+                hint=f"write {BOUNDS_FORMAT} with LOWER <= UPPER",
+            )
+
+    def to_text(self) -> str:
+        """``Table.column=LOWER:UPPER`` (what :func:`parse_bounds` reads back)."""
+        return f"{self.column}={format_number(self.lower)}:{format_number(self.upper)}"
+
+
+def _one_bound(text: str) -> NarrowedBounds:
+    """``Table.column=LOWER:UPPER`` (``--bounds``) -> :class:`NarrowedBounds`."""
+    column, eq, pair = text.partition("=")
+    lower, colon, upper = pair.partition(":")
+    if not eq or not colon or not lower.strip() or not upper.strip():
+        raise PrivacyParameterError(f"bounds {shown(text)} are not {BOUNDS_FORMAT}", hint="e.g. --bounds \"Visit.stay=0:30\"")
+    return NarrowedBounds(column.strip(), lower.strip(), upper.strip())  # type: ignore[arg-type]  # parsed in __post_init__
+
+
+def parse_bounds(value: object) -> tuple[NarrowedBounds, ...]:
+    """The analyst's narrowed bounds, each column once, in a fixed order (by name, case-insensitive).
+
+    Accepts None, a mapping ``{"Table.column": [lower, upper]}`` (the HTTP body; numbers or exact texts),
+    texts ``Table.column=LOWER:UPPER`` (``--bounds``, repeatable) or :class:`NarrowedBounds`. A column
+    named twice (names compare case-insensitively, as ``[bounds]``'s keys) is refused.
+    """
+    if value is None:
+        return ()
+    items: list[NarrowedBounds] = []
+    if isinstance(value, Mapping):
+        for key, pair in value.items():
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise PrivacyParameterError(f"bounds of {key!s} must be [lower, upper], two numbers", hint='e.g. {"Visit.stay": ["0", "30"]}')
+            items.append(NarrowedBounds(str(key), pair[0], pair[1]))
+    elif isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise PrivacyParameterError("bounds are a list of Table.column=LOWER:UPPER or a mapping of Table.column to [lower, upper]",
+                                    hint=f"write {BOUNDS_FORMAT}")
+    else:
+        for one in value:
+            items.append(one if isinstance(one, NarrowedBounds) else _one_bound(str(one)))
+    seen: set[str] = set()
+    for item in items:
+        if item.column.lower() in seen:
+            raise PrivacyParameterError(f"bounds name {item.column} twice", hint="give each column's bounds once")
+        seen.add(item.column.lower())
+    return tuple(sorted(items, key=lambda b: b.column.lower()))
+
+
 def parse_neighbourhood(value: object, what: str = "--neighbours") -> Neighbourhood:
     """``value`` as a :class:`Neighbourhood`; a :class:`ModeError` naming ``what`` and the choices otherwise."""
     parsed = Neighbourhood.parse(value)
@@ -209,7 +306,9 @@ class Request:
     :class:`pimento.errors.PrivacyParameterError`, before anything is read). ``analyst`` None means
     the session's. ``neighbours`` None means the custodian's ``[release] neighbours``; an analyst can
     only ask for a stricter one. ``expect_sql``: the SQL the analyst confirmed after a preview; a
-    question whose interpretation differs is refused before the charge.
+    question whose interpretation differs is refused before the charge. ``bounds``: clipping intervals
+    narrower than the custodian's ``[bounds]`` for this request's SUM or AVG (:func:`parse_bounds`'s
+    forms, kept as a tuple of :class:`NarrowedBounds`; admission refuses a widening).
     """
 
     question: str | None = None
@@ -223,6 +322,7 @@ class Request:
     neighbours: Neighbourhood | None = None
     search: SearchOptions = field(default_factory=SearchOptions)
     expect_sql: str | None = None
+    bounds: tuple[NarrowedBounds, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.question is None) == (self.sql is None):
@@ -232,6 +332,7 @@ class Request:
         object.__setattr__(self, "context", Context.parse(self.context))
         if self.neighbours is not None:
             object.__setattr__(self, "neighbours", parse_neighbourhood(self.neighbours))
+        object.__setattr__(self, "bounds", parse_bounds(self.bounds or None))
         if self.sql is not None and self.expect_sql is not None:
             raise ModeError("expect_sql confirms the interpretation of a question; a SQL request has none",
                             hint="drop expect_sql, or ask the question")

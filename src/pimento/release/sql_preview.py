@@ -18,38 +18,52 @@ copy only (the private database is never opened; nothing is charged):
   is not is never read: it might not be synthetic);
 * the budget left to the analyst.
 
+Under the person unit (``[privacy] unit = "Patient"``) the planner is :func:`person_planner`: the person
+mechanism the release would choose on the copy and its predicted 95% error there (truncation bias plus
+noise, or R2T's bound), the choice stated in words; a grouped or summed query and a mode other than dp are
+refused as the release refuses them. :func:`noise_check` is the check every spending path makes before the
+charge (the "mostly noise" warning; the refusal when the request did not accept it).
+
 As for a question's preview, the estimate is the synthetic copy's: the released interval comes from a
 DP bound of the private residual sensitivity and is usually wider.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pimento.errors import UserError
+from pimento.errors import ModeError, UserError
 from pimento.mechanisms.budget import Budget, format_number
 from pimento.release import ask as _ask
-from pimento.release.accuracy import Accuracy
+from pimento.numbers import json_number
+from pimento.release.accuracy import Accuracy, refuse_mostly_noise
 from pimento.release.admission import DEFAULT_ANALYST, Admitted, admit
 from pimento.release.aggregate import looks_aggregate, plan
-from pimento.release.interpretation import PLANNER_EPSILONS, planner
+from pimento.release.interpretation import PLANNER_EPSILONS, Interpretation, planner
+from pimento.release.person_release import PersonChoice, plan_person_release, predicted_half_width, refuse_aggregate
 from pimento.release.request import Request
 from pimento.release.synthetic import synthetic_guarantee
 from pimento.sql import CountQuery, parse_count_query
 
 if TYPE_CHECKING:
     from pimento.config import Settings
+    from pimento.engines.base import Engine
     from pimento.mechanisms import Ledger
     from pimento.release.modes.base import Private
     from pimento.schema import Catalog
 
-__all__ = ["ESTIMATE_BASIS", "preview_sql"]
+__all__ = ["ESTIMATE_BASIS", "PERSON_ESTIMATE_BASIS", "noise_check", "person_planner", "preview_sql", "reading_planner"]
 
 #: What the estimate is and is not, in words (shown with every estimate).
 ESTIMATE_BASIS = ("the estimate is the synthetic copy's; the released interval comes from a DP bound of the private "
                   "residual sensitivity and is usually wider")
+#: The same under the person unit ([privacy] unit = "Patient"), where the release truncates each person's results.
+PERSON_ESTIMATE_BASIS = ("under the person unit the estimate is the person mechanism's (truncation or R2T, chosen on the "
+                         "synthetic copy as the release chooses it): its truncation bias on the copy plus its noise's 95% "
+                         "half-width; the copy's persons are not the private ones, so the released error may differ")
 
 
 def preview_sql(request: Request, *, catalog: Catalog, settings: Settings, ledger: Ledger, location: str,
@@ -76,10 +90,16 @@ def preview_sql(request: Request, *, catalog: Catalog, settings: Settings, ledge
     }
     if job.mechanism is None:  # an exact answer (ci): no budget, nothing to estimate
         return {**out, "cost": {"epsilon": "0", "delta": "0"}, "notes": [f"mode {job.mode.name} answers exactly on the cells your context may see; no budget"]}
+    unit = settings.privacy.person_unit
+    if unit is not None:  # refused as the release refuses it, before anything (docs/privacy-unit.md)
+        _person_refusals(job, unit)
     if looks_aggregate(request.sql):
         return {**out, **_grouped(job, private)}
     query = parse_count_query(request.sql, catalog, max_chars=settings.database.max_sql_chars)
     cost = job.mechanism.for_relations(len(query.relations)).privacy_cost()
+    if unit is not None:  # pure epsilon; the public refusals of the person plan (the unit's chains, COUNT(DISTINCT))
+        assert request.epsilon is not None  # admitted with a mechanism: an epsilon was given
+        cost = plan_person_release(query, catalog=catalog, settings=settings, epsilon=Budget.spend(request.epsilon).epsilon, copy=None).cost
     estimate = _on_synthetic_copy(job, query, catalog, settings, ledger, location, synthetic, epsilons)
     rows = estimate.pop("planner", [])
     asked = next((row for row in rows if Fraction(str(row["epsilon"])) == Fraction(str(request.epsilon))), None)
@@ -111,6 +131,8 @@ def _grouped(job: Admitted, private: Private | None) -> dict[str, Any]:
                 "notes": ["a grouped or summed query: at most this cost (one relation spends no delta); the groups and the "
                           "noise per group are stated with the answer"]}
     planned = plan(private, job)
+    from pimento.release.aggregate_accuracy import estimate_on_copy  # the whole answer's predicted error (its one home)
+
     return {
         "normalized_sql": planned.sql,
         "cost": {"epsilon": format_number(planned.cost.epsilon), "delta": format_number(planned.cost.delta)},
@@ -118,9 +140,71 @@ def _grouped(job: Admitted, private: Private | None) -> dict[str, Any]:
         "domain": planned.domain,
         "budget_split": planned.budget_split,
         "clipped_on_copy": planned.clipped_on_copy,
-        "notes": ["a grouped or summed query: no accuracy estimate on the synthetic copy yet; the noise per group is "
-                  "stated with the answer"],
+        "bounds": None if planned.query.bounds is None else [format_number(b) for b in (planned.query.bounds.lower, planned.query.bounds.upper)],
+        **estimate_on_copy(planned, private, synthetic=job.request.search.synthetic),
     }
+
+
+def _person_refusals(job: Admitted, unit: str) -> None:
+    """What the release refuses under the person unit before anything is spent: another mode than dp, a grouped or
+    summed query (:func:`pimento.release.person_release.refuse_aggregate`)."""
+    if job.mode.name != "dp":
+        raise ModeError(f"--mode {job.mode.name} is not available under [privacy] unit = {unit!r}",
+                        hint="use --mode dp (the custodian chose the person unit; docs/privacy-unit.md)")
+    refuse_aggregate(job.request.sql, unit)
+
+
+def person_planner(query: CountQuery, copy: Engine, catalog: Catalog, settings: Settings, *, epsilon: Any,
+                   epsilons: tuple[str, ...] = PLANNER_EPSILONS) -> tuple[list[dict[str, Any]], PersonChoice]:
+    """The epsilon planner under the person unit: at each of ``epsilons`` and the asked ``epsilon``, the person mechanism
+    the release would choose on the synthetic ``copy`` (:func:`~pimento.release.person_release.plan_person_release`) and
+    its predicted 95% error there (:func:`~pimento.release.person_release.predicted_half_width`); with the choice at
+    the asked epsilon (its mechanism and why, in words). The copy only: nothing is spent."""
+    asked = Budget.spend(epsilon).epsilon
+    rows, chosen = [], None
+    for eps in sorted({Fraction(e) for e in epsilons} | {asked}):
+        planned = plan_person_release(query, catalog=catalog, settings=settings, epsilon=eps, copy=copy)
+        half = predicted_half_width(planned, copy, catalog)
+        if half is not None:  # None: the copy does not fit this query (no estimate at this epsilon)
+            rows.append({"epsilon": format_number(eps), "estimated_half_width_95": json_number(half), "mechanism": planned.choice.mechanism})
+        if eps == asked:
+            chosen = planned.choice
+    assert chosen is not None  # the asked epsilon is always priced
+    return rows, chosen
+
+
+def reading_planner(seen: Interpretation, copy: Engine, catalog: Catalog, settings: Settings, *, epsilon: Any,
+                    delta: Any) -> list[dict[str, Any]]:
+    """The epsilon planner of a question's reading ``seen`` on the synthetic ``copy``: the person mechanism's
+    (:func:`person_planner`) under the deployment's person unit, the residual-sensitivity planner
+    (:func:`~pimento.release.interpretation.planner`) otherwise; none for a grouped reading (its accuracy is the
+    whole table's, :mod:`pimento.release.aggregate_accuracy`). The copy only: nothing is spent."""
+    if seen.grouped is not None:
+        return []
+    if settings.privacy.person_unit is not None:
+        return person_planner(seen.query, copy, catalog, settings, epsilon=epsilon)[0]
+    return planner(seen.query, copy, catalog, epsilon=epsilon, delta=delta, share=settings.release.rs_bound_share)
+
+
+def noise_check(quick: Callable[[], Mapping[str, Any]], *, accept_noise: bool,
+                full: Callable[[], Mapping[str, Any]] | None = None) -> Mapping[str, Any] | None:
+    """Before a release's charge: its preview, and the refusal (:func:`pimento.release.accuracy.refuse_mostly_noise`)
+    when it is predicted to be mostly noise and the request did not ``accept_noise``.
+
+    ``quick()``: the request's preview (a SQL request's at the asked epsilon only); when it warns, ``full()`` (the
+    planner's epsilons too) names the epsilon predicted to give +-10%. Every path that spends calls this (``POST
+    /v1/sql``, ``POST /v1/ask``, the web page's confirmations, ``pimento sql``). Returns the preview, or None when
+    none could be made (the release then refuses with its own words before any charge, or has no estimate: no
+    refusal). Public inputs and the synthetic copy only: the refusal depends on nothing private.
+    """
+    try:
+        shown = quick()
+        if shown.get("noise_warning") and full is not None:
+            shown = full()
+    except UserError:
+        return None
+    refuse_mostly_noise(shown, accept_noise=accept_noise)
+    return shown
 
 
 def _on_synthetic_copy(job: Admitted, query: CountQuery, catalog: Catalog, settings: Settings, ledger: Ledger, location: str,
@@ -133,14 +217,21 @@ def _on_synthetic_copy(job: Admitted, query: CountQuery, catalog: Catalog, setti
         engine = _ask.open_synthetic(path)
     except UserError as exc:
         return {"synthetic": None, "notes": [f"no estimate: {exc.one_line()}"]}
+    person: dict[str, Any] = {}
     try:
-        rows = planner(query, engine, catalog, epsilon=str(request.epsilon), delta=None if request.delta is None else str(request.delta),
-                       share=settings.release.rs_bound_share, epsilons=epsilons)
+        if settings.privacy.person_unit is None:
+            rows = planner(query, engine, catalog, epsilon=str(request.epsilon), delta=None if request.delta is None else str(request.delta),
+                           share=settings.release.rs_bound_share, epsilons=epsilons)
+        else:
+            rows, choice = person_planner(query, engine, catalog, settings, epsilon=request.epsilon, epsilons=epsilons)
+            person = {"unit": choice.unit, "person_release": choice.to_dict()}
         answer = engine.execute(query.to_sql(engine.dialect)).scalar()
     finally:
         engine.close()
+    basis = ESTIMATE_BASIS if not person else f"{PERSON_ESTIMATE_BASIS}; at this epsilon: {person['person_release']['mechanism']}, {person['person_release']['reason']}"
     return {
         "planner": rows,
         "synthetic": {"answer": answer, "epsilon": format_number(budget.epsilon), "delta": format_number(budget.delta)},
-        "notes": [ESTIMATE_BASIS],
+        **person,
+        "notes": [basis],
     }

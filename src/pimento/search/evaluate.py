@@ -1,9 +1,11 @@
 """Evaluation of completed queries on the synthetic database: execution clusters and sensitivity.
 
 Everything here reads the synthetic engine only. Answers are bucketed into execution clusters
-C_y (distinct queries with the same bucketed answer); each cluster keeps its lowest-RS incumbent.
-RS, its maximisers and the Shapley attribution come from :mod:`pimento.sensitivity` and are cached
-per query, as are answers.
+C_y (distinct queries with the same bucketed answer); each cluster keeps its incumbent, the
+formulation of lowest predicted error (:class:`ErrorModel`: by default RS itself, the paper's
+criterion; the release layer passes the noise of the mechanism it would use,
+:mod:`pimento.release.predicted_error`). RS, its maximisers and the Shapley attribution come from
+:mod:`pimento.sensitivity` and are cached per query, as are answers and predicted errors.
 """
 
 from __future__ import annotations
@@ -18,7 +20,17 @@ from pimento.errors import PimentoError
 from pimento.schema import Catalog
 from pimento.sql.ir import CountQuery
 
-__all__ = ["Clusters", "Evaluation", "QueryEvaluator", "SensitivityInfo", "SensitivityOracle", "bucket"]
+__all__ = [
+    "RS_AS_ERROR",
+    "Clusters",
+    "ErrorModel",
+    "Evaluation",
+    "QueryEvaluator",
+    "RsAsError",
+    "SensitivityInfo",
+    "SensitivityOracle",
+    "bucket",
+]
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,41 @@ class SensitivityInfo:
 
 class SensitivityOracle(Protocol):
     def __call__(self, query: CountQuery) -> SensitivityInfo: ...
+
+
+class ErrorModel(Protocol):
+    """What the search compares formulations by: a predicted error on the synthetic copy, lower is better.
+
+    ``error(query, rs)``: the predicted error of releasing ``query`` (``rs``: its RS on the copy,
+    for a model that needs it). ``floor(query, rs)``: a lower bound on the predicted error of
+    every query the search can grow from the prefix ``query`` by adding relations (its RS on the
+    copy is ``rs``; RS does not fall when a relation is added under containment), or None when
+    no sound bound is known (nothing is pruned then). ``basis``: what the number is, in words.
+    A model may raise a PimentoError (a formulation it cannot release): its error is then infinite.
+    """
+
+    @property
+    def basis(self) -> str: ...
+
+    def error(self, query: CountQuery, rs: float) -> float: ...
+
+    def floor(self, query: CountQuery, rs: float) -> float | None: ...
+
+
+class RsAsError:
+    """The paper's criterion: the predicted error is RS itself (monotone in every mechanism's noise at a fixed size)."""
+
+    basis = "residual sensitivity on the synthetic copy"
+
+    def error(self, query: CountQuery, rs: float) -> float:
+        return rs
+
+    def floor(self, query: CountQuery, rs: float) -> float | None:
+        return rs
+
+
+#: The default :class:`ErrorModel` (RS), used when the caller passes none.
+RS_AS_ERROR = RsAsError()
 
 
 def residual_oracle(engine: Engine, catalog: Catalog, beta: float, *, attribution: bool = True) -> SensitivityOracle:
@@ -57,7 +104,7 @@ def bucket(answer: int, relative: float) -> int:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """A completed query's outcome: valid or not, its answer, cluster, RS and Shapley credit."""
+    """A completed query's outcome: valid or not, its answer, cluster, RS, Shapley credit and predicted error."""
 
     query: CountQuery | None
     valid: bool
@@ -65,25 +112,35 @@ class Evaluation:
     answer: int | None = None
     cluster: int | None = None
     sensitivity: SensitivityInfo | None = None
+    #: the :class:`ErrorModel`'s predicted error (None without sensitivity; inf where the model refused it)
+    error: float | None = None
 
 
 @dataclass
 class Clusters:
-    """Execution clusters: distinct valid queries grouped by bucketed answer, with incumbents."""
+    """Execution clusters: distinct valid queries grouped by bucketed answer, with incumbents.
+
+    An incumbent is the member of lowest score seen (the search's predicted error), kept as
+    ``(score, query)``; equal scores go to the lower ``tie`` (RS), then to the first seen.
+    """
 
     members: dict[int, list[CountQuery]] = field(default_factory=dict)
     answers: dict[int, int] = field(default_factory=dict)
     incumbents: dict[int, tuple[float, CountQuery]] = field(default_factory=dict)
     first_seen: dict[int, int] = field(default_factory=dict)
+    _ties: dict[int, float] = field(default_factory=dict)
 
-    def add(self, key: int, answer: int, query: CountQuery, rs: float | None, order: int) -> None:
+    def add(self, key: int, answer: int, query: CountQuery, score: float | None, order: int, tie: float = 0.0) -> None:
         queries = self.members.setdefault(key, [])
         if query not in queries:
             queries.append(query)
         self.answers.setdefault(key, answer)
         self.first_seen.setdefault(key, order)
-        if rs is not None and (key not in self.incumbents or rs < self.incumbents[key][0]):
-            self.incumbents[key] = (rs, query)
+        if score is None:
+            return
+        if key not in self.incumbents or (score, tie) < (self.incumbents[key][0], self._ties[key]):
+            self.incumbents[key] = (score, query)
+            self._ties[key] = tie
 
     @property
     def valid_queries(self) -> int:
@@ -98,7 +155,8 @@ class Clusters:
         return 0.0 if m <= 1 else (self.size(key) - 1) / (m - 1)
 
     def max_incumbent(self) -> float | None:
-        return max((rs for rs, _ in self.incumbents.values()), default=None)
+        """The largest incumbent score: a prefix whose extensions all score above it cannot improve any cluster."""
+        return max((score for score, _ in self.incumbents.values()), default=None)
 
     def largest(self) -> int | None:
         """The cluster with most queries; ties go to the one seen first (the best-ranked warm start)."""
@@ -108,7 +166,7 @@ class Clusters:
 
 
 class QueryEvaluator:
-    """Runs completed queries on the synthetic engine with caches for answers and sensitivities."""
+    """Runs completed queries on the synthetic engine with caches for answers, sensitivities and predicted errors."""
 
     def __init__(
         self,
@@ -117,12 +175,15 @@ class QueryEvaluator:
         oracle: SensitivityOracle,
         *,
         rs_oracle: SensitivityOracle | None = None,
+        error_model: ErrorModel | None = None,
         bucket_relative: float = 0.0,
         timeout_s: float | None = 30.0,
     ):
         self.engine = engine
         self.catalog = catalog
         self.oracle = oracle
+        self.error_model: ErrorModel = error_model or RS_AS_ERROR
+        self._errors: dict[CountQuery, float] = {}
         #: RS without Shapley values (fewer T_E): for checks that compare RS only, such as pruning.
         self.rs_oracle = rs_oracle or oracle
         self._rs_only: dict[CountQuery, float | PimentoError] = {}
@@ -159,6 +220,26 @@ class QueryEvaluator:
 
         return _memo(self._rs_only, query, run)
 
+    def error(self, query: CountQuery) -> float:
+        """The predicted error of releasing ``query`` (:class:`ErrorModel`), from its RS; inf where the model refuses it.
+
+        Raises what computing RS raises (the query is then no candidate at all).
+        """
+        if query not in self._errors:
+            rs = self.rs(query)
+            try:
+                self._errors[query] = float(self.error_model.error(query, rs))
+            except PimentoError:
+                self._errors[query] = math.inf
+        return self._errors[query]
+
+    def floor(self, query: CountQuery) -> float | None:
+        """The model's lower bound on the predicted error of every query grown from the prefix ``query`` (None: none known)."""
+        try:
+            return self.error_model.floor(query, self.rs(query))
+        except PimentoError:
+            return None
+
     def evaluate(self, query: CountQuery | None, *, with_sensitivity: bool = True) -> Evaluation:
         if query is None:
             return Evaluation(None, False, "incomplete or disconnected query")
@@ -172,7 +253,8 @@ class QueryEvaluator:
                 info = self.sensitivity(query)
             except PimentoError as exc:
                 return Evaluation(query, False, f"no residual sensitivity: {exc.one_line()}")
-        return Evaluation(query, True, "", answer, bucket(answer, self.bucket_relative), info)
+        error = self.error(query) if info is not None else None
+        return Evaluation(query, True, "", answer, bucket(answer, self.bucket_relative), info, error)
 
 
 def _memo(cache: dict, key: CountQuery, compute: Callable[[], Any]) -> Any:

@@ -10,6 +10,12 @@ excluding relation keys used by siblings, pruning sensitivity-raising AddRelatio
 ``alpha_prune * rollouts`` rollouts); descend into one new child; continue to ``Stop``; evaluate on the
 synthetic database; back up ``R_corr + G_t`` on every edge, ``G_t = -lambda_s * nu(phi_r)`` on edges
 that added relation r (equation "structured backup").
+
+Formulations are compared by a predicted error (:class:`~pimento.search.evaluate.ErrorModel`): each
+cluster's incumbent, pruning, the direct reward and the final choice. Without a model it is RS (the
+paper); ``pimento ask`` passes the noise of the mechanism the release would use
+(:mod:`pimento.release.predicted_error`), so that a formulation is chosen for the answer it gives.
+The Shapley credits stay RS's attribution.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from pimento.engines import Engine
 from pimento.errors import PimentoError, SearchError
 from pimento.schema import Catalog
 from pimento.search.actions import Action, AddRelation, PartialQuery, SetCount, Stop, decompose
-from pimento.search.evaluate import Clusters, Evaluation, QueryEvaluator, SensitivityOracle, residual_oracle
+from pimento.search.evaluate import Clusters, ErrorModel, Evaluation, QueryEvaluator, SensitivityOracle, residual_oracle
 from pimento.search.expanders import Expander, NodeState, SchemaGraphExpander
 from pimento.search.config import FINAL_VOTES, VARIANTS, SearchConfig, config_for_variant, votes_for_samples
 from pimento.search.query_intent import Intent, intent_of
@@ -60,9 +66,14 @@ class _Node:
         return next((c for c in self.children if c.action == action and (intent is None or c.state.intent is intent)), None)
 
 
+def _finite(x: float) -> float | None:
+    """``x`` for JSON: None where no finite predicted error exists (not computed, or a formulation the release refuses)."""
+    return x if math.isfinite(x) else None
+
+
 @dataclass(frozen=True)
 class Alternative:
-    """A distinct valid query the search evaluated."""
+    """A distinct valid query the search evaluated (``predicted_error``: the search's model's, nan when not computed)."""
 
     sql: str
     query: CountQuery
@@ -71,12 +82,14 @@ class Alternative:
     cluster: int
     cluster_size: int
     source: str
+    predicted_error: float = float("nan")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "sql": self.sql,
             "synthetic_answer": self.synthetic_answer,
             "synthetic_rs": self.synthetic_rs,
+            "synthetic_predicted_error": _finite(self.predicted_error),
             "cluster": self.cluster,
             "cluster_size": self.cluster_size,
             "source": self.source,
@@ -85,7 +98,11 @@ class Alternative:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """The chosen query q*, its cluster, and everything the search considered."""
+    """The chosen query q*, its cluster, and everything the search considered.
+
+    ``synthetic_rs``: q*'s RS on the copy (the paper's figure); ``predicted_error``: q*'s predicted
+    error on the copy, what the search chose it by, and ``error_basis`` what that number is.
+    """
 
     query: CountQuery
     sql: str
@@ -99,11 +116,15 @@ class SearchResult:
     invalid: int
     seconds: float
     zero_shot_top1: CountQuery | None
+    predicted_error: float = float("nan")
+    error_basis: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "sql": self.sql,
             "synthetic_rs": self.synthetic_rs,
+            "synthetic_predicted_error": _finite(self.predicted_error),
+            "predicted_error_basis": self.error_basis,
             "synthetic_answer": self.synthetic_answer,
             "cluster_size": self.cluster_size,
             "alternatives": [a.to_dict() for a in self.alternatives],
@@ -116,7 +137,10 @@ class SearchResult:
 
 
 class SensitivitySearch:
-    """MCTS over DP-compatible actions, evaluated on the synthetic database only."""
+    """MCTS over DP-compatible actions, evaluated on the synthetic database only.
+
+    ``error_model``: what formulations are compared by (module docstring); default RS.
+    """
 
     def __init__(
         self,
@@ -127,6 +151,7 @@ class SensitivitySearch:
         config: SearchConfig | None = None,
         expander: Expander | None = None,
         oracle: SensitivityOracle | None = None,
+        error_model: ErrorModel | None = None,
     ):
         self.synthetic = synthetic
         self.catalog = catalog
@@ -138,6 +163,7 @@ class SensitivitySearch:
             catalog,
             oracle or residual_oracle(synthetic, catalog, beta),
             rs_oracle=None if oracle is not None else residual_oracle(synthetic, catalog, beta, attribution=False),
+            error_model=error_model,
             bucket_relative=self.config.bucket_relative,
         )
         self._rng = random.Random(self.config.seed)
@@ -178,7 +204,7 @@ class SensitivitySearch:
             if evaluation.valid and self._focus is None and self.config.final_votes == "ranked":
                 # With ranked votes the best-ranked proposal that runs decides the answer cluster
                 # (2^-0 outweighs every lower rank together), so every rollout goes to finding its
-                # lowest-RS formulation rather than to readings that cannot win.
+                # least noisy formulation rather than to readings that cannot win.
                 self._focus = intents[rank]
         self._s_ref = statistics.median(warm_rs) if warm_rs else 1.0
         if self.config.warm_start:
@@ -356,16 +382,19 @@ class SensitivitySearch:
             return host(intent, table)
         return None if intent.count.column is None else (intent.count.column if intent.count.hostable_by(table, self.catalog) else False)
 
-    def _prefix_rs(self, state: NodeState) -> float | None:
+    def _prefix_floor(self, state: NodeState) -> float | None:
+        """The model's lower bound on the predicted error of every query grown from this prefix (RS only: no Shapley)."""
         query = self._completed_prefix(state)
         if query is None:
             return None
-        try:
-            return self.evaluator.rs(query)  # pruning compares RS only: no Shapley values needed
-        except PimentoError:
-            return None
+        return self.evaluator.floor(query)
 
     def _should_prune(self, before: PartialQuery, after: NodeState, action: AddRelation, rollout: int) -> bool:
+        """Prune a relation whose prefix, under containment, can only grow into formulations noisier than every incumbent.
+
+        Like with like: the incumbents' predicted errors against the model's floor for the prefix
+        (``after`` has two relations at least, so its extensions are never a one-relation count).
+        """
         if not (self.config.pruning and self._uses_sensitivity) or not before.relations:
             return False
         if rollout < self.config.alpha_prune * self.config.rollouts:
@@ -373,8 +402,8 @@ class SensitivitySearch:
         ceiling = self.clusters.max_incumbent()
         if ceiling is None or not self._containment(before, action):
             return False
-        rs = self._prefix_rs(after)
-        return rs is not None and rs > ceiling
+        floor = self._prefix_floor(after)
+        return floor is not None and floor > ceiling
 
     def _containment(self, before: PartialQuery, action: AddRelation) -> bool:
         """Every join value of the prefix has a match in the new relation (on the synthetic database)."""
@@ -401,8 +430,8 @@ class SensitivitySearch:
         # a valid evaluation has a query, an answer and a cluster (Evaluator.evaluate)
         if evaluation.valid and evaluation.query is not None and evaluation.answer is not None and evaluation.cluster is not None:
             self._ranks[evaluation.query] = min(rank, self._ranks.get(evaluation.query, rank))
-            rs = evaluation.sensitivity.rs if evaluation.sensitivity else None
-            self.clusters.add(evaluation.cluster, evaluation.answer, evaluation.query, rs, self._order)
+            rs = evaluation.sensitivity.rs if evaluation.sensitivity else 0.0
+            self.clusters.add(evaluation.cluster, evaluation.answer, evaluation.query, evaluation.error, self._order, tie=rs)
             self._order += 1
             self._sources.setdefault(evaluation.query, source)
         return evaluation
@@ -419,7 +448,8 @@ class SensitivitySearch:
         info = evaluation.sensitivity if evaluation.valid else None
         direct = 0.0
         if info is not None and self.config.direct_rs_reward and self._uses_sensitivity:
-            direct = 1.0 / (1.0 + math.log(max(1.0, info.rs)))
+            error = evaluation.error if evaluation.error is not None else info.rs
+            direct = 0.0 if math.isinf(error) else 1.0 / (1.0 + math.log(max(1.0, error)))
         for node in path:
             credit = 0.0
             if info is not None and self._uses_sensitivity:
@@ -460,25 +490,22 @@ class SensitivitySearch:
         members = self.clusters.members[key]
         if self._uses_sensitivity and self.config.intent_incumbent and self.clusters.answers[key] == 0:
             # An empty answer is no evidence that two formulations agree (a filter value that did
-            # not survive the synthesizer selects nothing in any of them): take the lowest RS among
-            # the formulations of the cluster's best-ranked warm-start intent only.
+            # not survive the synthesizer selects nothing in any of them): take the least noisy
+            # among the formulations of the cluster's best-ranked warm-start intent only.
             best = min(self._ranks.get(q, 0) for q in members)
             pool = [q for q in members if self._ranks.get(q, 0) == best]
             scored = []
             for q in pool:
                 try:
-                    scored.append((self.evaluator.sensitivity(q).rs, members.index(q), q))
+                    scored.append((self.evaluator.error(q), self.evaluator.rs(q), members.index(q), q))
                 except PimentoError:
                     continue
-            if scored:
-                rs, _, chosen = min(scored)
-            else:
-                rs, chosen = self.clusters.incumbents.get(key, (float("nan"), members[0]))
+            chosen = min(scored)[3] if scored else self.clusters.incumbents.get(key, (math.nan, members[0]))[1]
         elif self._uses_sensitivity and key in self.clusters.incumbents:
-            rs, chosen = self.clusters.incumbents[key]
+            chosen = self.clusters.incumbents[key][1]
         else:
             chosen = members[0]
-            rs = self.evaluator.sensitivity(chosen).rs if self._uses_sensitivity else float("nan")
+        rs, error = self._measures(chosen)
         alternatives = []
         for k, queries in self.clusters.members.items():
             for q in queries:
@@ -488,13 +515,14 @@ class SensitivitySearch:
                         q.to_sql(self.synthetic.dialect),
                         q,
                         self.clusters.answers[k],
-                        info.rs if info is not None and not isinstance(info, PimentoError) else float("nan"),
+                        info.rs if info is not None and not isinstance(info, PimentoError) else math.nan,
                         k,
                         len(queries),
                         self._sources.get(q, "search"),
+                        self.evaluator._errors.get(q, math.nan),
                     )
                 )
-        alternatives.sort(key=lambda a: (-a.cluster_size, a.synthetic_rs))
+        alternatives.sort(key=lambda a: (-a.cluster_size, a.predicted_error, a.synthetic_rs))
         return SearchResult(
             chosen,
             chosen.to_sql(self.synthetic.dialect),
@@ -508,4 +536,15 @@ class SensitivitySearch:
             self._invalid,
             seconds,
             candidates[0] if candidates else None,
+            error,
+            self.evaluator.error_model.basis if self._uses_sensitivity else "",
         )
+
+    def _measures(self, chosen: CountQuery) -> tuple[float, float]:
+        """The chosen query's RS and predicted error on the copy (nan where the search computed no sensitivity)."""
+        if not self._uses_sensitivity:
+            return math.nan, math.nan
+        try:
+            return self.evaluator.sensitivity(chosen).rs, self.evaluator.error(chosen)
+        except PimentoError:
+            return math.nan, math.nan

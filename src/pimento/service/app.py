@@ -32,6 +32,7 @@ from pimento.service.keys import ApiKey
 from pimento.service.api_docs import reference
 from pimento.service.limits import BodySizeLimit, RateLimiter
 from pimento.service import schemas  # the response models, documentation only (kept out of this namespace of request bodies)
+from pimento.service.noise_check import check_question, check_sql
 from pimento.service.sql_preview import sql_preview
 from pimento.service.shared_limits import SharedRateLimiter, StateStore, state_store_for
 from pimento.service.shared_sessions import SharedSessions
@@ -65,6 +66,11 @@ class ServiceOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+#: What ``accept_noise`` does (:mod:`pimento.service.noise_check`).
+ACCEPT_NOISE = ("spend even when the answer is predicted (on the synthetic copy) to be mostly noise; false: such a release is "
+                "refused with 409 MostlyNoiseError before anything is spent (ignored by the previews)")
+
+
 class _Body(BaseModel):
     """A request body: no unknown field, and strict types (``"epsilon": true`` or ``[1]`` is a 422, never
     coerced to 1; a number is never read as text nor text as a number) -- refused before anything is charged."""
@@ -81,10 +87,23 @@ class _Mode(_Body):
                                 "(GET /v1/me); may be left out when the key has one")
 
 
+#: ``bounds`` of a body: the analyst's narrower clipping intervals (:func:`pimento.release.request.parse_bounds`).
+Bounds = dict[Annotated[str, Field(max_length=200)], Annotated[list[str | int | float], Field(min_length=2, max_length=2)]] | None
+BOUNDS_FIELD = ('clipping bounds narrower than the custodian\'s [bounds] for this request\'s SUM or AVG: {"Table.column": '
+                '["LOWER", "UPPER"]} (exact decimals; refused with 422, before anything is spent, if wider or for another column)')
+
+
+def _narrowing(bounds: Bounds) -> dict[str, Any]:
+    """The ``bounds`` keyword of a deployment call, given only when the body has bounds."""
+    return {} if bounds is None else {"bounds": bounds}
+
+
 class SqlRequest(_Mode):
     sql: str = Field(..., min_length=1, description="a counting query: SELECT COUNT(*) FROM ... [JOIN ...] [WHERE ...] (mode ci: any SELECT)")
     epsilon: str | float | None = Field(None, description="epsilon of this release, e.g. \"0.5\" (exact decimal or 1/3); not for mode ci")
     delta: str | float | None = Field(None, description="(eps, delta)-DP with Laplace noise; omit for pure epsilon-DP")
+    bounds: Bounds = Field(None, max_length=20, description=BOUNDS_FIELD)
+    accept_noise: bool = Field(False, description=ACCEPT_NOISE)
 
 
 class AskRequest(_Mode):
@@ -94,6 +113,8 @@ class AskRequest(_Mode):
     expect_sql: str | None = Field(None, min_length=1, description="the chosen_sql of a preview (POST /v1/ask/preview with the same "
                                    "fields): the question is answered only if it is still read as this SQL; otherwise it is "
                                    "refused before anything is charged")
+    accept_noise: bool = Field(False, description=ACCEPT_NOISE)
+    bounds: Bounds = Field(None, max_length=20, description=BOUNDS_FIELD + "; used when the question is read as a SUM or AVG of the column")
 
 
 class PreviewRequest(_Mode):
@@ -121,6 +142,8 @@ class ErrorBody(BaseModel):
     type: str
     message: str
     hint: str | None = None
+    details: dict[str, Any] | None = Field(None, description="public fields of some refusals (409 MostlyNoiseError: noise_warning, "
+                                           "predicted_relative_error, warn_relative_error, epsilon_for_10_percent)")
 
 
 class ErrorEnvelope(BaseModel):
@@ -184,10 +207,16 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _documented(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
+#: The 409 of a spending route: a budget refusal, or an answer predicted to be mostly noise (:mod:`pimento.service.noise_check`).
+_SPENDING_409: dict[int | str, dict[str, Any]] = {409: {"model": ErrorEnvelope, "description": "BudgetError (the budget left does not cover the cost), or "
+                       "MostlyNoiseError: the answer is predicted to be mostly noise and accept_noise was false; nothing was spent"}}
+
+
+def _documented(model: type[BaseModel], *, spends: bool = False) -> dict[int | str, dict[str, Any]]:
     """The route's responses: the error envelope, and ``model`` describing its 200 body (documentation
-    only: the body is the dict the route returns, unchanged; :mod:`pimento.service.schemas`)."""
-    return {**_ERRORS, 200: {"model": model, "description": model.__doc__ or "the answer"}}
+    only: the body is the dict the route returns, unchanged; :mod:`pimento.service.schemas`); ``spends``:
+    the 409 says what a spending route refuses with it."""
+    return {**_ERRORS, **(_SPENDING_409 if spends else {}), 200: {"model": model, "description": model.__doc__ or "the answer"}}
 
 
 @overload
@@ -349,11 +378,16 @@ def _check_sql_length(deployment: Deployment, sql: str | None) -> None:
         raise ServiceError(413, f"the SQL is longer than {max_sql} characters", type_="PayloadTooLarge")
 
 
-@router.post("/v1/sql", tags=["analyst"], response_model=None, responses=_documented(schemas.AnswerResponse))
+@router.post("/v1/sql", tags=["analyst"], response_model=None, responses=_documented(schemas.AnswerResponse, spends=True))
 def sql(body: SqlRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
-    """Release a counting SQL query with DP; the ledger is charged first (an identical request is free)."""
+    """Release a counting SQL query with DP; the ledger is charged first (an identical request is free). Refused
+    with 409 MostlyNoiseError, before anything is spent, when the answer is predicted to be mostly noise, unless
+    ``accept_noise``."""
     _check_sql_length(deployment, body.sql)
-    return deployment.sql(key, body.sql, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender, purpose=body.purpose)
+    check_sql(deployment, key, body.sql, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
+              purpose=body.purpose, accept_noise=body.accept_noise, **_narrowing(body.bounds))
+    return deployment.sql(key, body.sql, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender, purpose=body.purpose,
+                          **_narrowing(body.bounds))
 
 
 @router.post("/v1/sql/preview", tags=["analyst"], response_model=None, responses=_documented(schemas.SqlPreviewResponse))
@@ -363,7 +397,7 @@ def sql_preview_route(body: SqlRequest, deployment: Served, key: Analyst) -> dic
     private database (:mod:`pimento.service.sql_preview`)."""
     _check_sql_length(deployment, body.sql)
     return sql_preview(deployment, key, body.sql, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
-                       purpose=body.purpose)
+                       purpose=body.purpose, **_narrowing(body.bounds))
 
 
 @router.post("/v1/ask/preview", tags=["analyst"], response_model=None, responses=_documented(schemas.PreviewResponse))
@@ -373,13 +407,16 @@ def preview(body: PreviewRequest, deployment: Served, key: Analyst) -> dict[str,
                               purpose=body.purpose)
 
 
-@router.post("/v1/ask", tags=["analyst"], response_model=None, responses=_documented(schemas.AnswerResponse))
+@router.post("/v1/ask", tags=["analyst"], response_model=None, responses=_documented(schemas.AnswerResponse, spends=True))
 def ask(body: AskRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
     """A DP answer to a question: the search on the synthetic copy, then the private release (charged first).
-    With ``expect_sql``, a question no longer read as that SQL is refused before the charge."""
+    With ``expect_sql``, a question no longer read as that SQL is refused before the charge; an answer predicted
+    to be mostly noise too (409 MostlyNoiseError), unless ``accept_noise``."""
     _check_sql_length(deployment, body.expect_sql)
+    check_question(deployment, key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
+                   purpose=body.purpose, expect_sql=body.expect_sql, accept_noise=body.accept_noise)
     return deployment.ask(key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
-                          purpose=body.purpose, expect_sql=body.expect_sql)
+                          purpose=body.purpose, expect_sql=body.expect_sql, **_narrowing(body.bounds))
 
 
 @router.get("/v1/budget", tags=["analyst"], response_model=None, responses=_documented(schemas.BudgetResponse))

@@ -33,7 +33,8 @@ from pimento.mechanisms.caps import binding
 from pimento.mechanisms.ledger import database_key
 from pimento.policy import Enforcer, load_compiled_policy
 from pimento.policy.observable import require_acknowledged
-from pimento.release import Context, Mode, Request, SearchOptions, Session, interpret, planner
+from pimento.release import Context, Mode, Request, SearchOptions, Session, interpret
+from pimento.release.sql_preview import reading_planner
 from pimento.release.ask import open_synthetic, resolve_synthetic
 from pimento.release.clamp import clamp_count
 from pimento.release.reading_cache import shared_readings
@@ -248,7 +249,7 @@ class Deployment:
 
     def request(self, key: ApiKey, *, sql: str | None = None, question: str | None = None, epsilon: str | None = None,
                 delta: str | None = None, mode: str | Mode = Mode.DP, sender: str | None = None, purpose: str | None = None,
-                expect_sql: str | None = None) -> Request:
+                expect_sql: str | None = None, bounds: Any = None) -> Request:
         """The :class:`~pimento.release.request.Request` an analyst's call makes, decided from the key before
         anything is read or charged: the analyst is the key's, the recipient is the key's principal, the sender
         and purpose are among those the custodian bound the key to (``pimento keys add --sender --purpose``; the
@@ -272,25 +273,26 @@ class Deployment:
         else:
             context = Context.parse({"sender": key.choose("sender", sender), "recipient": key.principal, "purpose": key.choose("purpose", purpose)})
         if sql is not None:
-            return Request.for_sql(sql, epsilon=epsilon, delta=delta, analyst=key.analyst, mode=chosen, context=context)
+            return Request.for_sql(sql, epsilon=epsilon, delta=delta, analyst=key.analyst, mode=chosen, context=context, bounds=bounds)
         search = SearchOptions(synthetic=self.search.synthetic, k=self.search.k, config=self.search.config())
         return Request(question=question, epsilon=epsilon, delta=delta, analyst=key.analyst, mode=chosen, context=context, search=search,
-                       expect_sql=expect_sql)
+                       expect_sql=expect_sql, bounds=bounds)
 
     def sql(self, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = Mode.DP,
-            sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
+            sender: str | None = None, purpose: str | None = None, bounds: object = None) -> dict[str, Any]:
         """``POST /v1/sql``: the key's :meth:`request` for ``sql``, answered by :meth:`Session.answer` (charged first)."""
-        request = self.request(key, sql=sql, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose)
+        request = self.request(key, sql=sql, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose, bounds=bounds)
         with self.synth_jobs.swap.shared(), self.session(key.analyst) as session:
             answer = session.answer(request)
         return _finish(answer.to_dict())
 
     def ask(self, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = Mode.DP,
-            sender: str | None = None, purpose: str | None = None, expect_sql: str | None = None) -> dict[str, Any]:
+            sender: str | None = None, purpose: str | None = None, expect_sql: str | None = None,
+            bounds: object = None) -> dict[str, Any]:
         """``POST /v1/ask``: the key's :meth:`request` for ``question``, read on the synthetic copy and released by
         :meth:`Session.answer`; with ``expect_sql``, refused before the charge unless the reading is that SQL."""
         request = self.request(key, question=question, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose,
-                               expect_sql=expect_sql)
+                               expect_sql=expect_sql, bounds=bounds)
         self.refresh_copy()
         with self.synth_jobs.swap.shared(), shared_readings(), self.session(key.analyst) as session:
             answer = session.answer(request)
@@ -299,7 +301,7 @@ class Deployment:
     def preview(self, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = Mode.DP,
                 sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
         """The interpretation of ``question`` in ``mode`` (:func:`pimento.release.interpret`, as ``pimento ask
-        --preview`` shows it), plus the epsilon :func:`~pimento.release.planner` and the budget left; spends nothing.
+        --preview`` shows it), plus the epsilon planner (:func:`~pimento.release.sql_preview.reading_planner`) and the budget left; spends nothing.
 
         Found on the synthetic copy only, with the catalog read when the service started: unlike the
         CLI, the private database is not even opened. The chosen SQL is what ``ask`` with the same
@@ -313,7 +315,7 @@ class Deployment:
                 left = ledger.remaining(self.location, key.analyst)
             engine = open_synthetic(self._synthetic_path())
             try:
-                rows = planner(seen.query, engine, self.catalog, epsilon=epsilon, delta=delta, share=self.settings.release.rs_bound_share)
+                rows = reading_planner(seen, engine, self.catalog, self.settings, epsilon=epsilon, delta=delta)
             finally:
                 engine.close()
         return {

@@ -87,8 +87,13 @@ def user_error_body(exc: UserError) -> tuple[int, dict[str, Any]]:
             fixed.record(exc)
         return exc.http_status, envelope(fixed.type or type(exc).__name__, fixed.message, fixed.hint)
     if isinstance(exc, ServiceError):  # the service's own refusal: its type and text as written
-        return exc.http_status, envelope(exc.type, exc.message, exc.hint)
-    return exc.http_status, envelope(type(exc).__name__, " ".join(exc.message.split()), " ".join(exc.hint.split()) if exc.hint else None)
+        body = envelope(exc.type, exc.message, exc.hint)
+    else:
+        body = envelope(type(exc).__name__, " ".join(exc.message.split()), " ".join(exc.hint.split()) if exc.hint else None)
+    details = getattr(exc, "details", None)
+    if details:  # public fields of the refusal (MostlyNoiseError: the warning, the epsilon for +-10%)
+        body["error"]["details"] = dict(details)
+    return exc.http_status, body
 
 
 def _validation_message(exc: RequestValidationError) -> str:

@@ -158,7 +158,8 @@ class AnswerResponse(_Described):
     aggregate: Literal["count", "sum", "avg"] | None = Field(None, description="a grouped or summed answer (GROUP BY, SUM, AVG): its aggregate")
     column: str | None = Field(None, description="SUM/AVG: the column summed, clipped to `bounds`")
     group_by: list[str] | None = Field(None, description="the GROUP BY columns (empty: one value)")
-    bounds: list[str] | None = Field(None, description="SUM/AVG: the custodian's clipping interval [lower, upper]")
+    bounds: list[str] | None = Field(None, description="SUM/AVG: the clipping interval [lower, upper] used: the custodian's [bounds], or "
+                                     "the narrower one the request gave (`bounds`)")
     domain: str | None = Field(None, description="where the groups come from: a declared or public domain (every value, zeros included), "
                                "or partition selection")
     groups: list[GroupRow] | None = Field(None, description="one entry per group: key, noisy value and interval")
@@ -179,10 +180,11 @@ class PreviewResponse(_Described):
     reading: str
     confidence: str
     readings_proposed: int
-    synthetic_answer: Any
+    synthetic_answer: Any = Field(None, description="a count: its answer on the synthetic copy (a grouped question: absent)")
     synthetic_rs: float
     synthetic_crs: float | None = None
-    synthetic_shapley: dict[str, float]
+    synthetic_shapley: dict[str, float] = Field(default_factory=dict, description="a count over a join: the relations' Shapley "
+                                                "shares of its sensitivity on the synthetic copy")
     estimated_half_width_95: Number | None
     estimate_basis: str
     predicted_relative_error: Number | None = Field(None, description="the noise's 95% half-width over the synthetic copy's answer")
@@ -196,6 +198,19 @@ class PreviewResponse(_Described):
     notes: list[str]
     search_seconds: float
     spent: dict[str, str]
+    # a question read as grouped or summed (docs/grouped.md): the plan's public fields and the whole answer's predicted error
+    aggregate: Literal["count", "sum", "avg"] | None = Field(None, description="a grouped or summed reading: its aggregate")
+    group_by: list[str] | None = Field(None, description="a grouped reading: its GROUP BY columns")
+    groups: int | None = Field(None, description="a grouped reading: how many groups will be released (null under partition selection)")
+    domain: str | None = Field(None, description="a grouped reading: where its groups come from (public inputs)")
+    budget_split: str | None = Field(None, description="AVG: how the budget is split between its SUM and its COUNT")
+    partition_selection: dict[str, Any] | None = Field(None, description="a grouped reading of private keys: partition selection applies")
+    clipped_on_copy: dict[str, Any] | None = Field(None, description="SUM/AVG: the rows the synthetic copy predicts are clipped")
+    predicted_error: dict[str, Any] | None = Field(None, description="a grouped reading: the whole answer's predicted error on the copy")
+    formulations: list[dict[str, Any]] | None = Field(None, description="a grouped reading: each proposed formulation's rank, answer "
+                                                      "cluster and predicted error on the synthetic copy")
+    refused_formulations: list[str] | None = Field(None, description="a grouped reading: formulations the release would refuse, why")
+    avoided_sql: str | None = Field(None, description="a grouped reading: the parser's top reading when another was chosen")
     planner: list[dict[str, Any]] = Field(..., description="what each epsilon buys: the estimated 95% half-width on the synthetic copy")
     budget_left: dict[str, str]
 
@@ -222,3 +237,6 @@ class SqlPreviewResponse(_Described):
     domain: str | None = Field(None, description="a grouped query: where its groups come from (public inputs)")
     budget_split: str | None = Field(None, description="AVG: how the budget is split between its SUM and its COUNT")
     clipped_on_copy: dict[str, Any] | None = Field(None, description="SUM/AVG: the rows the synthetic copy predicts are clipped")
+    predicted_error: dict[str, Any] | None = Field(None, description="a grouped query: the whole answer's predicted error on the copy")
+    bounds: list[str] | None = Field(None, description="SUM/AVG: the clipping interval [lower, upper] the release will use: the "
+                                     "custodian's [bounds], or the narrower one the request gave")

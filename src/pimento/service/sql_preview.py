@@ -24,9 +24,9 @@ __all__ = ["sql_preview"]
 
 
 def sql_preview(deployment: Deployment, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = Mode.DP,
-                sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
+                sender: str | None = None, purpose: str | None = None, bounds: object = None) -> dict[str, Any]:
     """The preview of ``sql`` in ``mode`` for ``key`` (module docs); spends nothing, never opens the private database."""
-    request = deployment.request(key, sql=sql, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose)
+    request = deployment.request(key, sql=sql, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose, bounds=bounds)
     deployment.refresh_copy()  # a copy another process made since is read, as by the question's preview
     if looks_aggregate(sql):  # its plan reads the public relations that may hold the groups: the database is opened
         with deployment.synth_jobs.swap.shared(), deployment.session(key.analyst) as session:

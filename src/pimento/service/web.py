@@ -15,7 +15,9 @@ question is no longer read as the SQL previewed); beside the question, the SQL f
 (cost, epsilon planner and count on the synthetic copy; nothing spent, as ``POST /v1/sql/preview``) ->
 ``/sql/confirm`` (the release, as ``POST /v1/sql``); ``/history`` (each answer's mode, and for split
 the exact part beside the noisy remainder). The budget meter says which cap binds. For the
-custodian: ``/custodian`` (caps, keys, issue and revoke) and ``/custodian/audit``.
+custodian: ``/custodian`` (caps, keys, issue and revoke), ``/custodian/audit`` and
+``/custodian/policy/review`` (the open questions of ``[policy] draft``, answered:
+:mod:`pimento.service.policy_review`; an analyst's session gets 403).
 
 Every page is a module-level route function of :data:`router` that finds what it serves (the
 deployment, the guard, the templates, the sign-in sessions) in the :class:`Web` that
@@ -44,6 +46,8 @@ from starlette.concurrency import run_in_threadpool
 from pimento.errors import ServiceError, UserError
 from pimento.numbers import short_number
 from pimento.service.errors import user_error_body
+from pimento.service.policy_review import load_draft, question_views, save_review
+from pimento.service.noise_check import check_question, check_sql
 from pimento.service.sql_preview import sql_preview
 
 if TYPE_CHECKING:
@@ -183,12 +187,16 @@ def web_of(request: Request) -> Web:
 
 
 async def form(request: Request) -> dict[str, str]:
-    """The posted HTML form (refused unless it is ``application/x-www-form-urlencoded``)."""
+    """The posted HTML form (refused unless it is ``application/x-www-form-urlencoded``), each field's first value."""
+    return {k: v[0] for k, v in (await form_lists(request)).items()}
+
+
+async def form_lists(request: Request) -> dict[str, list[str]]:
+    """The posted HTML form with every value of each field (checkboxes of one name), as :func:`form` checks it."""
     kind = request.headers.get("content-type", "").split(";")[0].strip()
     if kind != "application/x-www-form-urlencoded":
         raise ServiceError(415, "this page takes HTML form posts only", hint="use the /v1 API for JSON")
-    data = parse_qs((await request.body()).decode("utf-8", errors="replace"), keep_blank_values=True)
-    return {k: v[0] for k, v in data.items()}
+    return parse_qs((await request.body()).decode("utf-8", errors="replace"), keep_blank_values=True)
 
 
 def check_csrf(session: WebSession, data: dict[str, str]) -> None:
@@ -215,8 +223,15 @@ def request_form(data: dict[str, str]) -> dict[str, str]:
     return {
         "question": data.get("question", "")[:2000], "epsilon": data.get("epsilon", "").strip(), "delta": data.get("delta", "").strip(),
         "mode": data.get("mode", "dp").strip() or "dp", "sender": data.get("sender", ""), "purpose": data.get("purpose", ""),
-        "sql": data.get("sql", ""),
+        "sql": data.get("sql", ""), "bounds": data.get("bounds", "")[:2000],
     }
+
+
+def form_bounds(f: dict[str, str]) -> dict[str, Any]:
+    """The SQL form's optional ``bounds`` (``Table.column=LOWER:UPPER``, several separated by blanks or commas) as the
+    ``bounds`` keyword of a deployment call (:func:`pimento.release.request.parse_bounds` reads them); none: no keyword."""
+    given = [part for part in re.split(r"[\s,;]+", f.get("bounds", "")) if part]
+    return {"bounds": given} if given else {}
 
 
 #: The web page's routes (none in the OpenAPI document); :func:`install_web` includes them.
@@ -338,7 +353,8 @@ async def preview_page(request: Request) -> Response:
 @router.post("/ask/confirm", include_in_schema=False)
 async def confirm_page(request: Request) -> Response:
     def work(web: Web, key: ApiKey, f: dict[str, str], data: dict[str, str]) -> Any:
-        check_noise_accepted(data)
+        check_question(web.deployment, key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
+                       purpose=f["purpose"] or None, expect_sql=data.get("previewed_sql", "") or None, accept_noise=noise_accepted(data))
         previewed = data.get("previewed_sql", "") or None  # the reading the analyst confirmed: refused before the charge if it changed
         return web.deployment.ask(key, f["question"], f["epsilon"], f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
                                   purpose=f["purpose"] or None, expect_sql=previewed)
@@ -346,13 +362,12 @@ async def confirm_page(request: Request) -> Response:
     return await form_action(request, work, "answer.html", "answer")
 
 
-def check_noise_accepted(data: dict[str, str]) -> None:
-    """A spend the preview warned about (the answer predicted to be mostly noise) is confirmed by the box under
-    the warning (templates/_noise_warning.html); refused before the charge otherwise. A courtesy to the analyst,
+def noise_accepted(data: dict[str, str]) -> bool:
+    """Whether the analyst ticked the box under the preview's warning (templates/_noise_warning.html). The
+    confirmation is then checked as ``POST /v1/sql`` and ``/v1/ask`` are (:mod:`pimento.service.noise_check`):
+    predicted to be mostly noise and not accepted, refused (409) before the charge. A courtesy to the analyst,
     not a privacy control: the warning comes from the synthetic copy and public inputs."""
-    if data.get("noise_warned") and not data.get("accept_noise"):
-        raise ServiceError(422, "the preview warned that this answer would be mostly noise; nothing was spent",
-                           hint="tick the box under the warning to spend anyway, or preview again at a larger epsilon")
+    return bool(data.get("accept_noise"))
 
 
 def check_sql_form(web: Web, f: dict[str, str]) -> None:
@@ -370,7 +385,7 @@ async def sql_preview_page(request: Request) -> Response:
     def work(web: Web, key: ApiKey, f: dict[str, str], data: dict[str, str]) -> Any:
         check_sql_form(web, f)
         return sql_preview(web.deployment, key, f["sql"], f["epsilon"] or None, f["delta"] or None, mode=f["mode"],
-                           sender=f["sender"] or None, purpose=f["purpose"] or None)
+                           sender=f["sender"] or None, purpose=f["purpose"] or None, **form_bounds(f))
 
     return await form_action(request, work, "sql_preview.html", "preview")
 
@@ -380,9 +395,10 @@ async def sql_confirm_page(request: Request) -> Response:
     """The SQL release the analyst confirmed (:meth:`Deployment.sql`, as ``POST /v1/sql``: charged first)."""
     def work(web: Web, key: ApiKey, f: dict[str, str], data: dict[str, str]) -> Any:
         check_sql_form(web, f)
-        check_noise_accepted(data)
+        check_sql(web.deployment, key, f["sql"], f["epsilon"] or None, f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
+                  purpose=f["purpose"] or None, accept_noise=noise_accepted(data), **form_bounds(f))
         return web.deployment.sql(key, f["sql"], f["epsilon"] or None, f["delta"] or None, mode=f["mode"], sender=f["sender"] or None,
-                                  purpose=f["purpose"] or None)
+                                  purpose=f["purpose"] or None, **form_bounds(f))
 
     return await form_action(request, work, "answer.html", "answer")
 
@@ -450,3 +466,52 @@ async def custodian_audit(request: Request) -> Response:
         return to_login()
     rows = await run_in_threadpool(web.deployment.audit, 200)
     return web.page("audit.html", csrf=session.csrf, role="custodian", rows=list(reversed(rows)))
+
+
+def review_session(request: Request) -> WebSession | Response:
+    """The custodian's session for the policy review; an analyst's session is refused (403), anyone else signs in."""
+    web = web_of(request)
+    session, _key = web.current(request)
+    if session is None:
+        return to_login()
+    if session.role != "custodian":
+        raise ServiceError(403, "the policy review is the custodian's page", hint="sign in with the custodian token")
+    return session
+
+
+async def review_page(request: Request, session: WebSession, status: int = 200, **extra: Any) -> Response:
+    """``policy_review.html`` for the deployment's draft (or why there is none), with ``extra`` (error, saved)."""
+    web = web_of(request)
+    draft, questions, error = None, [], extra.pop("error", None)
+    try:
+        draft = await run_in_threadpool(load_draft, web.deployment)
+        questions = question_views(draft, web.deployment.catalog) if draft is not None else []
+    except UserError as exc:
+        status, error = error_text(exc)
+    return web.page("policy_review.html", status=status, csrf=session.csrf, role="custodian", draft=draft,
+                    questions=questions, error=error, **extra)
+
+
+@router.get("/custodian/policy/review", include_in_schema=False)
+async def custodian_review(request: Request) -> Response:
+    session = review_session(request)
+    if isinstance(session, Response):
+        return session
+    return await review_page(request, session)
+
+
+@router.post("/custodian/policy/review", include_in_schema=False)
+async def custodian_review_save(request: Request) -> Response:
+    """Apply the posted answers to the draft and write the reviewed policy (:func:`policy_review.save_review`)."""
+    session = review_session(request)
+    if isinstance(session, Response):
+        return session
+    fields = await form_lists(request)
+    check_csrf(session, {k: v[0] for k, v in fields.items()})
+    web = web_of(request)
+    try:
+        saved = await run_in_threadpool(save_review, web.deployment, (fields.get("draft_sha256") or [""])[0], fields)
+    except (UserError, ServiceError) as exc:
+        status, err = error_text(exc)
+        return await review_page(request, session, status=status, error=err)
+    return await review_page(request, session, saved=saved)

@@ -46,6 +46,7 @@ def _question_keys(mode: str, crs: bool) -> list[str]:
 
 
 PREVIEW = ["question", "mode", "chosen_sql", "reading", "confidence", "readings_proposed", "synthetic_answer", "synthetic_rs",
+           "synthetic_predicted_error", "predicted_error_basis",
            "synthetic_shapley", "estimated_half_width_95", "estimate_basis",
            "predicted_relative_error", "warn_relative_error", "epsilon_for_10_percent", "noise_warning", "cost", "mechanism", "guarantee_if_confirmed",
            "alternatives", "notes", "search_seconds", "spent"]

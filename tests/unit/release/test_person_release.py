@@ -240,7 +240,7 @@ def test_split_mode_is_refused_under_the_person_unit(tmp_path):
     settings = Settings.model_validate({"privacy": {"unit": "Patient"}})
     private = SimpleNamespace(database=SimpleNamespace(settings=settings))
     with pytest.raises(ModeError, match="not available under"):
-        SPLIT.release(private, None)  # nothing else is read
+        SPLIT.release(private, SimpleNamespace(interpretation=None))  # nothing else is read
 
 
 def test_pimento_sql_prints_the_unit_and_why(tmp_path):

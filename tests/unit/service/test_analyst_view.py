@@ -121,8 +121,8 @@ def test_history_and_audit_show_the_mode_and_the_split_part(with_policy):
     _entry, key = deployment.add_key("split-history", "employee:1", ["employee:1"], ["treatment"])
     headers = {"Authorization": f"Bearer {key}"}
     context = {"sender": "employee:1", "purpose": "treatment"}
-    split = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "1", "mode": "split", **context}).json()
-    dp = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "1"}).json()
+    split = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "1", "mode": "split", **context, "accept_noise": True}).json()
+    dp = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "1", "accept_noise": True}).json()
     rows = client.get("/v1/history", headers=headers).json()["answers"]
     assert [(r["mode"], r["part"]) for r in rows] == [("dp", "count"), ("split", "remainder")]
     assert rows[1]["authorized_exact"] == split["authorized_exact"] and rows[1]["value"] == split["value"]
@@ -189,5 +189,5 @@ def test_the_response_models_describe_every_key_sent(tight, with_policy):
     headers = {"Authorization": f"Bearer {key}"}
     context = {"sender": "employee:1", "purpose": "treatment"}
     for mode in ("ci", "split", "contextual"):
-        body = {"sql": JOIN, "mode": mode, **context, **({} if mode == "ci" else {"epsilon": "0.5"})}
+        body = {"sql": JOIN, "mode": mode, **context, **({} if mode == "ci" else {"epsilon": "0.5", "accept_noise": True})}
         check(schemas.AnswerResponse, policy_client.post("/v1/sql", headers=headers, json=body).json())

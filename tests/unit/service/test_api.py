@@ -58,12 +58,12 @@ def test_the_key_fixes_the_analyst_and_the_principal(client_for, analyst_key, se
 def test_sql_release_charges_the_keys_analyst_once_and_is_analyst_safe(client_for, analyst_key, served):
     entry, key, headers = analyst_key
     client = client_for()
-    first = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.5", "delta": "1e-6"})
+    first = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.5", "delta": "1e-6", "accept_noise": True})
     assert first.status_code == 200, first.text
     data = first.json()
     assert data["analyst"] == entry.analyst and data["cached"] is False
     assert not set(_walk_keys(data)) & set(PRIVATE_FIELDS), data
-    again = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.5", "delta": "1e-6"}).json()
+    again = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.5", "delta": "1e-6", "accept_noise": True}).json()
     assert again["cached"] is True and again["value"] == data["value"]
     charges = _charges(served, entry.analyst)
     assert len(charges) == 1 and charges[0].id == data["charge_id"]
@@ -78,7 +78,7 @@ def test_released_counts_are_clamped_at_zero_and_say_so(client_for, analyst_key)
     # fixed at 0 (with real noise a large positive draw, a few percent of runs, lifted the interval
     # above zero and the test failed by chance).
     with fixed_noise_for_tests(NoNoise):
-        data = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.01", "delta": "1e-6"}).json()
+        data = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.01", "delta": "1e-6", "accept_noise": True}).json()
     assert data["interval"][0] >= 0 and data["value"] >= 0 and data["clamped"] is True
     assert data["value"] == max(0, data["value_unclamped"])
 
@@ -111,7 +111,7 @@ def test_preview_spends_nothing_never_opens_the_private_database_and_matches_ask
     assert planner["1"] == preview["estimated_half_width_95"] and set(planner) >= {"0.1", "0.5", "2"}
     widths = [row["estimated_half_width_95"] for row in preview["planner"]]
     assert widths == sorted(widths, reverse=True) and widths[0] > widths[-1]
-    answer = client.post("/v1/ask", headers=headers, json={"question": DEMO_QUESTION, "epsilon": "1", "delta": "1e-6"}).json()
+    answer = client.post("/v1/ask", headers=headers, json={"question": DEMO_QUESTION, "epsilon": "1", "delta": "1e-6", "accept_noise": True}).json()
     assert answer["chosen_sql"] == preview["chosen_sql"]  # confirming answers what was previewed
     assert answer["guarantee"]["epsilon"] == "2.6" and "clamped" in answer
     assert len(_charges(served, entry.analyst)) == 1
@@ -121,9 +121,9 @@ def test_history_holds_only_my_released_answers_and_only_safe_fields(client_for,
     entry, _key, headers = analyst_key
     client = client_for()
     other, other_key = served.add_key(entry.analyst + "-other")
-    client.post("/v1/sql", headers={"Authorization": f"Bearer {other_key}"}, json={"sql": COUNT, "epsilon": "0.3"})
-    client.post("/v1/sql", headers=headers, json={"sql": COUNT, "epsilon": "0.2"})
-    client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.2", "delta": "1e-6"})
+    client.post("/v1/sql", headers={"Authorization": f"Bearer {other_key}"}, json={"sql": COUNT, "epsilon": "0.3", "accept_noise": True})
+    client.post("/v1/sql", headers=headers, json={"sql": COUNT, "epsilon": "0.2", "accept_noise": True})
+    client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.2", "delta": "1e-6", "accept_noise": True})
     history = client.get("/v1/history", headers=headers).json()
     assert history["analyst"] == entry.analyst
     answers = history["answers"]
@@ -153,7 +153,7 @@ def test_a_failure_after_the_charge_reads_the_fixed_message_without_engine_text(
     try:
         with monkeypatch.context() as m:
             m.setattr(sensitivity, "residual_sensitivity", boom)
-            r = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.1", "delta": "1e-6"})
+            r = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "0.1", "delta": "1e-6", "accept_noise": True})
         assert r.status_code == 503 and "4711" not in r.text
         body = r.json()
         assert body["error"] == {"type": "DeploymentHaltedError", "message": DeploymentHaltedError.MESSAGE, "hint": DeploymentHaltedError.HINT}

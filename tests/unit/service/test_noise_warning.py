@@ -33,7 +33,7 @@ def test_the_web_page_spends_on_a_mostly_noise_answer_only_when_the_analyst_tick
     assert preview.status_code == 200 and 'id="noise-warning"' in preview.text and 'id="accept-noise"' in preview.text
     assert 'id="planner-target"' in preview.text
     refused = client.post("/sql/confirm", data={**form, "noise_warned": "1", "csrf": _csrf(preview.text)})
-    assert refused.status_code == 422 and "mostly noise" in refused.text and not _charges(deployment, entry.analyst)
+    assert refused.status_code == 409 and "mostly noise" in refused.text and not _charges(deployment, entry.analyst)
     spent = client.post("/sql/confirm", data={**form, "noise_warned": "1", "accept_noise": "1", "csrf": _csrf(preview.text)})
     assert spent.status_code == 200 and 'id="value"' in spent.text
     assert len(_charges(deployment, entry.analyst)) == 1

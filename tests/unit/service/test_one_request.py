@@ -44,7 +44,7 @@ def test_ask_with_expect_sql_refuses_another_reading_before_any_charge(client_fo
     error = refused.json()["error"]
     assert set(error) == {"type", "message", "hint"} and "nothing was spent" in error["message"]
     assert _charges(served, entry.analyst) == [] and _audit_rows(served) == rows  # nothing charged, nothing audited
-    answered = client.post("/v1/ask", headers=headers, json={**body, "expect_sql": preview["chosen_sql"]})
+    answered = client.post("/v1/ask", headers=headers, json={**body, "expect_sql": preview["chosen_sql"], "accept_noise": True})
     assert answered.status_code == 200, answered.text
     assert answered.json()["chosen_sql"] == preview["chosen_sql"] and len(_charges(served, entry.analyst)) == 1
 
@@ -67,7 +67,7 @@ def test_the_web_page_releases_only_the_sql_it_previewed(client_for, served):
     refused = client.post("/ask/confirm", data={**form, "previewed_sql": OTHER_SQL})
     assert refused.status_code == 400 and "nothing was spent" in refused.text
     assert _charges(served, entry.analyst) == []
-    answer = client.post("/ask/confirm", data={**form, "previewed_sql": previewed})
+    answer = client.post("/ask/confirm", data={**form, "previewed_sql": previewed, "accept_noise": "1"})
     assert answer.status_code == 200 and 'id="value"' in answer.text
     assert len(_charges(served, entry.analyst)) == 1
 

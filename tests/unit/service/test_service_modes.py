@@ -67,7 +67,8 @@ def test_contextual_and_split_are_charged_and_clamped(with_policy):
     entry, key = deployment.add_key("ctx-analyst", "employee:1", ["employee:1"], ["treatment"])
     headers = {"Authorization": f"Bearer {key}"}
     for mode in ("contextual", "split"):
-        r = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "1", "delta": "1e-6", "mode": mode, "sender": "employee:1", "purpose": "treatment"})
+        r = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "1", "delta": "1e-6", "mode": mode, "sender": "employee:1", "purpose": "treatment",
+                                                          "accept_noise": True})
         assert r.status_code == 200, r.text
         data = r.json()
         assert data["mode"] == mode and "clamped" in data and data["value"] >= 0 and data["interval"][0] >= 0
@@ -114,7 +115,7 @@ def test_the_web_page_asks_in_the_modes_the_deployment_serves(with_policy):
     answer = client.post("/ask/confirm", data={**form, "previewed_sql": previewed})
     assert answer.status_code == 200 and 'id="rows"' in answer.text and "employee:1" in answer.text
     assert 'id="changed"' not in answer.text
-    split = client.post("/ask/confirm", data={**form, "mode": "split", "previewed_sql": previewed})
+    split = client.post("/ask/confirm", data={**form, "mode": "split", "previewed_sql": previewed, "accept_noise": "1"})
     assert split.status_code == 200 and 'id="split"' in split.text and 'id="value"' in split.text
     bad = client.post("/ask/preview", data={**form, "mode": "contextual", "sender": "employee:2"})  # not in the page's choices
     assert bad.status_code == 403 and "not one this key is bound to" in bad.text
@@ -167,7 +168,7 @@ def test_the_context_is_the_keys_an_analyst_cannot_name_another_sender_or_purpos
         r = client.post("/v1/sql", headers=headers, json={"sql": GROUPED, **body})
         assert r.status_code == 200, r.text
         assert r.json()["context"] == {"sender": "employee:1", "recipient": "employee:13", "purpose": "treatment"}
-    r = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "1", "delta": "1e-6", "mode": "contextual"})
+    r = client.post("/v1/sql", headers=headers, json={"sql": JOIN, "epsilon": "1", "delta": "1e-6", "mode": "contextual", "accept_noise": True})
     assert r.status_code == 200 and r.json()["context"] == {"sender": "employee:1", "recipient": "employee:13", "purpose": "treatment"}
 
 
@@ -331,7 +332,7 @@ def test_the_answer_cache_follows_the_bound_context(with_policy):
     deployment, client, _plain = with_policy
     entry, key = deployment.add_key("cache-ctx", "employee:13", ["employee:1", "employee:13"], ["treatment"])
     headers = {"Authorization": f"Bearer {key}"}
-    body = {"sql": JOIN, "epsilon": "1", "delta": "1e-6", "mode": "contextual"}
+    body = {"sql": JOIN, "epsilon": "1", "delta": "1e-6", "mode": "contextual", "accept_noise": True}
     first = client.post("/v1/sql", headers=headers, json={**body, "sender": "employee:1"}).json()
     other = client.post("/v1/sql", headers=headers, json={**body, "sender": "employee:13"}).json()
     again = client.post("/v1/sql", headers=headers, json={**body, "sender": "employee:1"}).json()

@@ -68,7 +68,7 @@ def test_preview_then_confirm_and_csrf_on_every_post(client_for, analyst_key, se
         assert not [c for c in ledger.charges() if c.analyst == entry.analyst]
     sql = html.unescape(re.search(r'name="previewed_sql" value="([^"]+)"', preview.text).group(1))
     assert client.post("/ask/confirm", data={**form, "csrf": "x", "previewed_sql": sql}).status_code == 403
-    answer = client.post("/ask/confirm", data={**form, "csrf": csrf, "previewed_sql": sql})
+    answer = client.post("/ask/confirm", data={**form, "csrf": csrf, "previewed_sql": sql, "accept_noise": "1"})
     assert answer.status_code == 200 and 'id="value"' in answer.text and 'id="guarantee"' in answer.text
     assert 'id="changed"' not in answer.text
     with served.ledger() as ledger:

@@ -25,7 +25,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, SupportsIndex, SupportsInt
 
 from pimento import sensitivity
-from pimento.errors import InternalError, ModeError
+from pimento.errors import InternalError, ModeError, UnsupportedQuery
 from pimento.mechanisms import GlobalLaplace, GuardedAnswer, guarded_release
 from pimento.mechanisms.budget import Budget
 from pimento.mechanisms.guarded import Measured
@@ -102,6 +102,8 @@ class NoisyMode:
     # ------------------------------------------------------------------ the release
 
     def release(self, private: Private, job: Admitted) -> Answer:
+        if job.interpretation is not None and job.interpretation.grouped is not None:  # before the person unit: refused there
+            return self.release_asked_aggregate(private, job)
         if private.database.settings.privacy.person_unit is not None:  # [privacy] unit names a person: truncation, not RS
             return self.release_per_person(private, job)
         if job.interpretation is None and looks_aggregate(job.sql):
@@ -128,6 +130,26 @@ class NoisyMode:
         return Answer.aggregated(
             grouped, guarded, mode=self.name, sql=sql, analyst=job.analyst, context=job.context,
             neighbours=job.neighbours, guarantee_kind=self.guarantee_kind(job.neighbours),
+        )
+
+    def release_asked_aggregate(self, private: Private, job: Admitted) -> Answer:
+        """A question read as grouped or summed (:mod:`pimento.release.aggregate_reading`): its SQL released as
+        :meth:`release_aggregate` releases SQL (one charge), with the question's fields. The person unit is refused
+        before the charge (the reading refused it already; the deployment's settings are checked again here)."""
+        seen = job.interpretation
+        assert seen is not None and seen.grouped is not None
+        unit = private.database.settings.privacy.person_unit
+        if unit is not None:
+            raise UnsupportedQuery("aggregate_under_person_unit", f"grouped and summed questions are not supported under [privacy] unit = {unit!r}",
+                                   hint="ask for one count; docs/privacy-unit.md lists what the person unit supports")
+        answer = self.release_aggregate(private, job)
+        assert answer.epsilon is not None and answer.delta is not None
+        result = seen.outcome.result
+        return answer.with_fields(
+            question=seen.question, search=seen.outcome, chosen_sql=seen.sql, synthetic_rs=float(result.synthetic_rs),
+            avoided_sql=seen.grouped.avoided_sql, seconds=job.seconds,
+            end_to_end=EndToEnd(seen.synthetic_budget, Budget(answer.epsilon, answer.delta), tuple(seen.public_inputs),
+                                self.end_to_end_kind, job.neighbours),
         )
 
     def release_per_person(self, private: Private, job: Admitted) -> Answer:

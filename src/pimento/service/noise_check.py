@@ -1,0 +1,72 @@
+"""Before an analyst's spend on the service: refused when the answer is predicted to be mostly noise and not accepted.
+
+``POST /v1/sql``, ``POST /v1/ask`` and the web page's two confirmations call :func:`check_sql` or
+:func:`check_question` before the release; both make the key's request as the release makes it
+(:meth:`Deployment.request`) and hand its preview to the one decision,
+:func:`pimento.release.sql_preview.noise_check` (which calls
+:func:`pimento.release.accuracy.refuse_mostly_noise`): a :class:`~pimento.release.accuracy.MostlyNoiseError`
+(HTTP 409) when the predicted relative error on the synthetic copy exceeds the custodian's ``[release]
+warn_relative_error`` and the request did not say ``accept_noise``. The preview reads the synthetic copy
+and public inputs only; a request that accepts the noise skips it. No copy, or a preview that fails
+(the release then refuses with its own words, before any charge): no refusal here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pimento.release import Mode
+from pimento.release.aggregate import looks_aggregate
+from pimento.release.interpretation import PLANNER_EPSILONS
+from pimento.release.sql_preview import noise_check, preview_sql
+
+if TYPE_CHECKING:
+    from pimento.release.request import Request
+    from pimento.service.deployment import Deployment
+    from pimento.service.keys import ApiKey
+
+__all__ = ["check_question", "check_sql"]
+
+
+def check_sql(deployment: Deployment, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = Mode.DP,
+              sender: str | None = None, purpose: str | None = None, accept_noise: bool = False, bounds: Any = None) -> None:
+    """Refuse ``sql``'s release before the charge when it is predicted to be mostly noise (module docs). ``bounds``: the
+    request's narrowed clipping bounds, previewed as the release will use them (given only when the body has them)."""
+    if accept_noise or epsilon is None or mode == Mode.CI:  # accepted, or nothing noisy asked (ci: exact; no epsilon: refused)
+        return
+    narrowing = {} if bounds is None else {"bounds": bounds}
+    request = deployment.request(key, sql=sql, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose, **narrowing)
+    deployment.refresh_copy()
+    noise_check(lambda: _sql_preview(deployment, key, request, ()), full=lambda: _sql_preview(deployment, key, request, None),
+                accept_noise=False)
+
+
+def check_question(deployment: Deployment, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = Mode.DP,
+                   sender: str | None = None, purpose: str | None = None, expect_sql: str | None = None,
+                   accept_noise: bool = False) -> None:
+    """Refuse a question's release before the charge when it is predicted to be mostly noise (module docs): its
+    preview (:meth:`Deployment.preview`, the planner included) is the one the analyst would see. A reading that is
+    not the ``expect_sql`` confirmed is left to the release, which refuses it (nothing spent) in its own words."""
+    if accept_noise or mode == Mode.CI:  # accepted, or an exact answer (ci: no noise to warn about)
+        return
+
+    def preview() -> dict[str, Any]:
+        shown = deployment.preview(key, question, epsilon, delta, mode=mode, sender=sender, purpose=purpose)
+        if expect_sql is not None and " ".join(expect_sql.split()) != " ".join(str(shown.get("chosen_sql", "")).split()):
+            return {}  # another reading than the one confirmed: the release refuses it
+        return shown
+
+    noise_check(preview, accept_noise=False)
+
+
+def _sql_preview(deployment: Deployment, key: ApiKey, request: Request, epsilons: tuple[str, ...] | None) -> dict[str, Any]:
+    """The preview of ``request`` (:func:`pimento.service.sql_preview.sql_preview`'s reading), priced at ``epsilons``
+    (None: the planner's; ``()``: the asked epsilon only)."""
+    assert request.sql is not None
+    if looks_aggregate(request.sql):  # its plan reads the public relations that may hold the groups
+        with deployment.synth_jobs.swap.shared(), deployment.session(key.analyst) as session:
+            return session.preview_sql(request, epsilons=epsilons)
+    with deployment.synth_jobs.swap.shared(), deployment.ledger() as ledger:
+        return preview_sql(request, catalog=deployment.catalog, settings=deployment.settings, ledger=ledger,
+                           location=deployment.location, analyst=key.analyst, synthetic=deployment.search.synthetic,
+                           epsilons=PLANNER_EPSILONS if epsilons is None else epsilons)
