@@ -177,6 +177,7 @@ def extract_policy_offline(
         raise PolicyError("the policy text has no sentence")
     frames = [parse_sentence(s) for s in sentences]
     subject = _subject_table(frames, schema, subject_principal)
+    issuer = _title_words(frames)
     personal_all = [t for t in catalog.tables if t.name.lower() in schema.reach(subject)] if subject else []
     public = [t for t in catalog.tables if t not in personal_all]
     doc = _Doc(schema)
@@ -198,7 +199,7 @@ def extract_policy_offline(
             continue
         snapshot = copy.deepcopy((doc.principals, doc.roles, doc.purposes, doc.conditions))
         try:
-            norm, data_phrases, missed = _norm(frame, schema, doc, subject, known_purposes, year)
+            norm, data_phrases, missed = _norm(frame, schema, doc, subject, known_purposes, year, issuer)
         except _Unextracted as exc:  # leaves no grounding behind
             doc.principals, doc.roles, doc.purposes, doc.conditions = snapshot
             failures.append({"clause": frame.id, "text": frame.text, "error": str(exc)})
@@ -415,12 +416,30 @@ class _Unextracted(Exception):
     """A sentence left out, fail closed: its permit cannot be grounded in full."""
 
 
+def _title_words(frames: list[Frame]) -> frozenset[str]:
+    """Words of the text's titles (sentences in capitals that state no norm: "REGIONAL BIOBANK ...
+    POLICY"), which name the organization that issues the policy."""
+    out: set[str] = set()
+    for f in frames:
+        if not f.is_norm and f.text.upper() == f.text and any(ch.isalpha() for ch in f.text):
+            out |= {w.lower() for w in re.findall(r"[A-Za-z]+", f.text)}
+    return frozenset(out)
+
+
+def _is_issuer(agent: str | None, issuer: frozenset[str], schema: Schema) -> bool:
+    """"The Biobank" in a text titled "... BIOBANK ... POLICY": one capitalised word of a title that
+    names no table or role value is the organization itself (not a third party such as "the Sponsor",
+    which the title does not name)."""
+    return (agent is not None and re.fullmatch(r"[A-Z][a-z]+", agent) is not None and agent.lower() in issuer
+            and ground_role(agent, schema) is None)
+
+
 def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known: tuple[str, ...],
-          year: int) -> tuple[dict[str, Any], list[str], list[str]]:
+          year: int, issuer: frozenset[str] = frozenset()) -> tuple[dict[str, Any], list[str], list[str]]:
     permit = frame.sign == "permit"
     slots: dict[str, tuple[str | None, RoleG | None]] = {"sender": (None, None), "recipient": (None, None),
                                                          "subject": (None, None)}
-    org = is_organization(frame.agent)
+    org = is_organization(frame.agent) or _is_issuer(frame.agent, issuer, schema)
     staff = workforce(schema)
 
     def role(phrase: str | None) -> tuple[str | None, RoleG | None]:
@@ -481,13 +500,17 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
         if purpose == ANY:
             purpose = doc.purpose(purpose_name(frame.purpose, known), includes)
     norm["purpose"] = purpose
+    # the norm's own purpose values: a consent "to" one of them is the context's purpose (output, not
+    # filtered); a prohibition's exception always binds the context's purpose (None: its narrower reading)
+    own: tuple[str, ...] | None = None if not permit else () if purpose == ANY else tuple(
+        [*doc.purposes[purpose]["values"], *doc.purposes[purpose].get("includes", [])])
 
     missed: list[str] = []
 
     def atoms(text: str, actor: str | None, *, strict: bool) -> list[Any]:
         out: list[Any] = []
         for group in ground_condition(text, schema, vars_, actor=actor, year=year,
-                                      missed=missed if strict else None, agent=agent_var):
+                                      missed=missed if strict else None, agent=agent_var, purposes=own):
             names = list(dict.fromkeys((doc.condition(a), a.negated) for a in group))
             forms = [{"not": n} if neg else n for n, neg in names]
             out.append(forms[0] if len(forms) == 1 else {"any": forms})

@@ -97,10 +97,13 @@ def _split_parts(text: str) -> list[str]:
 
 
 def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor: str | None,
-                     year: int, missed: list[str] | None = None, agent: str | None = None) -> list[list[Atom]]:
+                     year: int, missed: list[str] | None = None, agent: str | None = None,
+                     purposes: tuple[str, ...] | None = ()) -> list[list[Atom]]:
     """Condition views for a condition phrase: one group per conjunct that grounds (a conjunct
     starting with "or" joins the previous group: the views of a group are alternatives). A
-    conjunct with content words that grounds nothing is appended to ``missed``."""
+    conjunct with content words that grounds nothing is appended to ``missed``. ``purposes``: the
+    norm's own purpose values (a consent to one of them binds the context's purpose; None: every
+    consent binds it, as in a prohibition's exception)."""
     atoms: list[Atom] = []
     age = _AGE.search(text)
     subj = vars_.get("subject")
@@ -138,7 +141,7 @@ def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor:
             mentioned.insert(0, current)
         if actor and actor not in mentioned and actor in vars_:  # the role a relative clause modifies
             mentioned.append(actor)
-        atom = _ground_part(part, content, ws, schema, vars_, mentioned, current, explicit)
+        atom = _ground_part(part, content, ws, schema, vars_, mentioned, current, explicit, purposes)
         if atom is not None and _SAME.search(part) and len(set(_BOUND.findall(atom.sql))) < 2:
             atom = None  # "a member of the same team" relates two parties: a view of one is broader
         if atom is not None:
@@ -152,15 +155,19 @@ def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor:
     return groups
 
 
-_DERIVED = re.compile(r"(?:ship|ments?|ations?|ions?)$")
+_DERIVED = tuple(re.compile(p) for p in (r"(?:ship|ments?|ations?|ions?)$", r"(?:ions?)$"))
 
 
 def _relation_word(word: str, table_word: str) -> bool:
-    """``member`` names ``Membership``, ``enrolled`` ``Enrollment``, ``assigned`` ``Assignment``: the
-    word against the table word less a noun-forming suffix (both stemmed, at least 4 letters)."""
-    base = _DERIVED.sub("", table_word)
-    return base != table_word and len(base) >= 4 and (stem(word) == stem(base) or lemma(word) == base
-                                                     or stem(lemma(word)) == stem(base))
+    """``member`` names ``Membership``, ``enrolled`` ``Enrollment``, ``assigned`` ``Assignment``,
+    ``allocated`` ``Allocation`` (less ``-ion``: ``allocat``): the word against the table word less a
+    noun-forming suffix (both stemmed, at least 4 letters)."""
+    for derived in _DERIVED:
+        base = derived.sub("", table_word)
+        if base != table_word and len(base) >= 4 and (stem(word) == stem(base) or lemma(word) == base
+                                                      or stem(lemma(word)) == stem(base)):
+            return True
+    return False
 
 
 def _score_table(t: Table, content: list[str], schema: Schema) -> float:
@@ -196,6 +203,27 @@ def _values(t: Table, ws: list[str], schema: Schema, alias: str) -> list[str]:
     return out
 
 
+def _purpose_named(t: Table, ws: list[str], schema: Schema, alias: str,
+                   purposes: tuple[str, ...] | None = ()) -> list[str]:
+    """A filter on the table's purpose column when the conjunct names one of its values word for word
+    and that value is not one of the norm's own ``purposes`` ("may view the date of birth if the donor
+    has consented to research": ``purpose = 'research'``, whatever the context's purpose), else []
+    (the purpose is then output: consent to the context's own purpose, as "for marketing ... if the
+    customer has consented to marketing" was always read). ``purposes`` None: never filter (a
+    prohibition's exception: binding the context's purpose lifts the prohibition in fewer contexts)."""
+    if purposes is None:
+        return []
+    lemmas = {lemma(w) for w in ws}
+    for col, vals in schema.categorical(t):
+        if col.lower() != "purpose":
+            continue
+        named = [v for v in vals if (vw := [w for w in re.split(r"[^a-z0-9]+", v.lower()) if w])
+                 and all(lemma(x) in lemmas for x in vw)]
+        if len(named) == 1 and not any(named[0].lower() == p.lower() for p in purposes):
+            return [f"{alias}{col} = '{named[0]}'"]
+    return []
+
+
 def _agent_col(cols: list[str]) -> str:
     """Of two columns referencing the same table, the agent one (supervisor_id, not supervisee_id)."""
     for c in cols:
@@ -206,7 +234,8 @@ def _agent_col(cols: list[str]) -> str:
 
 
 def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, vars_: dict[str, Var],
-                 mentioned: list[str], actor: str | None, explicit: tuple[str, ...] = ()) -> Atom | None:
+                 mentioned: list[str], actor: str | None, explicit: tuple[str, ...] = (),
+                 purposes: tuple[str, ...] | None = ()) -> Atom | None:
     if not content:
         return None
     principal_names = {v.table.name.lower() for v in vars_.values()}
@@ -216,13 +245,13 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
         return None
     best = scored[0][2]
     top = scored[0][0]
-    # prefer, among equally good tables, one that links the mentioned roles
-    for s, _, t in scored:
-        if s < top:
-            break
-        if any(schema.fk_columns(t, vars_[m].table) for m in mentioned if vars_[m].table is not t):
-            best = t
-            break
+    # prefer, among equally good tables, one that links the mentioned roles, else the own table of a
+    # role the conjunct names ("the pharmacy's contract is active": Pharmacy.contract_active, not another
+    # table's agreement flag)
+    tied = [t for s, _, t in scored if s == top]
+    links = [t for t in tied if any(schema.fk_columns(t, vars_[m].table) for m in mentioned if vars_[m].table is not t)]
+    owners = [t for t in tied if any(vars_[m].table is t for m in explicit)]
+    best = (links or owners or [best])[0]
     name = slug("_".join(lemma(w) for w in content[:4]), "condition")
     match_words = ws + [w for m in mentioned[:1] for w in vars_[m].words]
     # an attribute of a role's own table ("has opted out", "under contract")
@@ -255,6 +284,7 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
     needed = [m for m in needed if m not in unreached or m in explicit or m == "subject"]
     missing = [m for m in unreached if m in needed]
     join = None
+    chain: list[tuple[Table, Table, tuple[str, str]]] = []
     if missing:
         for _, _, u in scored[1:] + [(0, 0, t) for t in schema.catalog.tables]:
             if u is best or u.name.lower() in principal_names:
@@ -265,8 +295,14 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
             if on:
                 join, tables = (u, on), [best, u]
                 break
-        if join is None:
+        if join is None and len(missing) == 1:
+            chain = _chain(schema, best, vars_[missing[0]].table, content, vars_)
+        if join is None and not chain:
+            if "subject" in missing and "subject" in explicit:
+                return None  # the text relates the data subject, the view could not bind it: broader than the text
             needed = [m for m in needed if m not in missing]
+    if chain:
+        tables = [best, *(u for u, _l, _on in chain)]
     if not needed:
         return None
     select: list[str] = []
@@ -276,7 +312,7 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
     for m in needed:
         by_table.setdefault(vars_[m].table.name.lower(), []).append(m)
     pair: dict[str, list[tuple[Table, str]]] = {}
-    if join is None:  # two roles of one table, one reference in the table named: one hop further
+    if join is None and not chain:  # two roles of one table, one reference in the table named: one hop further
         for key_, ms in by_table.items():
             target = vars_[ms[0]].table
             own = schema.fk_columns(best, target)
@@ -287,6 +323,8 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
                 pair[key_] = [(best, own[0]), (u, ucol)]
                 break
     alias = {best.name: "a", join[0].name: "b"} if join else {best.name: ""}
+    if chain:
+        alias = {t.name: "abcdefgh"[i] for i, t in enumerate(tables)}
     for key_, ms in by_table.items():
         target = vars_[ms[0]].table
         cols = [(t, c) for t in tables for c in schema.fk_columns(t, target)]
@@ -328,15 +366,21 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
                     principals[actor] = schema.catalog.table(fk.ref_table).name
     if not select:
         return None
+    named_purpose: list[str] = []
     for t in tables:
         if any(c.name.lower() == "purpose" for c in t.columns):
-            select.append(f"{_al(alias, t)}purpose")
+            named_purpose = _purpose_named(t, ws, schema, _al(alias, t), purposes)
+            if not named_purpose:
+                select.append(f"{_al(alias, t)}purpose")
             break
-    filters = [f for t in tables for f in _flags(t, content, _al(alias, t))]
+    filters = named_purpose + [f for t in tables for f in _flags(t, content, _al(alias, t))]
     filters += [f for t in tables for f in _values(t, match_words, schema, _al(alias, t))]
     if join:
         (u, (lc, rc)) = join
         frm = f"{best.name} AS a JOIN {u.name} AS b ON b.{rc} = a.{lc}"
+    elif chain:
+        frm = f"{best.name} AS a" + "".join(f" JOIN {u.name} AS {alias[u.name]} ON {alias[u.name]}.{rc} = "
+                                           f"{alias[left.name]}.{lc}" for u, left, (lc, rc) in chain)
     else:
         frm = best.name
     sql = f"SELECT {', '.join(select)} FROM {frm}" + (f" WHERE {' AND '.join(filters)}" if filters else "")
@@ -360,6 +404,64 @@ def _second_hop(schema: Schema, best: Table, target: Table, ws: list[str]) -> tu
         return None
     _, _, u, on, ref = min(found, key=lambda f: (f[0], f[1]))
     return u, on, ref
+
+
+def _named(t: Table, content: list[str]) -> bool:
+    """Does a word of the conjunct name the table (``allocated`` names Allocation, ``sample`` Sample)?"""
+    return any(same_word(w, x) or same_word(x, w) or _relation_word(w, x) for w in content for x in _table_words(t))
+
+
+def _links(schema: Schema, t: Table, avoid: set[str]) -> list[tuple[Table, tuple[str, str]]]:
+    """Tables one step from ``t`` with the columns (of t, of u) joining them: a foreign key either way, or
+    two foreign keys to the same table's key (ProjectMember.project_id = Allocation.project_id, the Project
+    itself skipped) when that table is not one of the roles' principals (``avoid``)."""
+    out: list[tuple[Table, tuple[str, str]]] = []
+    for u in schema.catalog.tables:
+        if u is t:
+            continue
+        on = _join_on(schema, t, u)
+        if on is not None and (on[0].lower() in {c.lower() for fk in schema.catalog.foreign_keys_of(t.name)
+                                                  for c in fk.columns}
+                               or on[1].lower() in {c.lower() for fk in schema.catalog.foreign_keys_of(u.name)
+                                                    for c in fk.columns}):
+            out.append((u, on))
+            continue
+        for fk in schema.catalog.foreign_keys_of(t.name):
+            if len(fk.columns) != 1 or fk.ref_table.lower() in avoid:
+                continue
+            for gk in schema.catalog.foreign_keys_of(u.name):
+                if (len(gk.columns) == 1 and gk.ref_table.lower() == fk.ref_table.lower()
+                        and gk.ref_columns[0].lower() == fk.ref_columns[0].lower()):
+                    out.append((u, (fk.columns[0], gk.columns[0])))
+                    break
+            else:
+                continue
+            break
+    return out
+
+
+def _chain(schema: Schema, best: Table, target: Table, content: list[str],
+           vars_: dict[str, Var]) -> list[tuple[Table, Table, tuple[str, str]]]:
+    """The join path, at most three steps, from ``best`` to a table referencing ``target`` ("a member of a
+    project to which the donor's sample is allocated": ProjectMember -> Allocation -> Sample -> the donor),
+    through tables the conjunct names only; [] when there is none or more than one shortest such path
+    (fail closed: the condition is then reported ungrounded)."""
+    avoid = {v.table.name.lower() for v in vars_.values()}
+    paths: list[list[tuple[Table, Table, tuple[str, str]]]] = [[]]
+    for _depth in range(3):
+        grown: list[list[tuple[Table, Table, tuple[str, str]]]] = []
+        for path in paths:
+            here = path[-1][0] if path else best
+            seen = {best.name} | {u.name for u, _l, _on in path}
+            for u, on in _links(schema, here, avoid):
+                if u.name in seen or u.name.lower() in avoid or not _named(u, content):
+                    continue
+                grown.append([*path, (u, here, on)])
+        done = [p for p in grown if schema.fk_columns(p[-1][0], target)]
+        if done:
+            return done[0] if len(done) == 1 else []
+        paths = grown
+    return []
 
 
 def _al(alias: dict[str, str], t: Table) -> str:

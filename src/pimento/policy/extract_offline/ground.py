@@ -129,14 +129,17 @@ def _ground_one(phrase: str, schema: Schema) -> RoleG | None:
         return None
     best: tuple[float, RoleG] | None = None
     for table in schema.principals:
-        cp, ct = _cover(ws, list(name_words(table.name)))
+        tw = list(name_words(table.name))
+        cp, ct = _cover(ws, tw)
         if cp > 0 and (ct == 1.0 or cp * ct >= 0.5):
-            score = cp * ct + 0.01
+            # the table's own name beats a value named as fully; a synonym of it does not
+            # ("employer" is Partner.kind = 'employer', not the Staff table by synonym)
+            score = cp * ct + (0.01 if _literal(ws, tw) else -0.01)
             if best is None or score > best[0]:
-                best = (score, RoleG(table, words=tuple(ws)))
+                best = (score, _modified(RoleG(table, words=tuple(ws)), ws, tw, schema))
         for col, vals in schema.categorical(table):
             for v in vals:
-                vw = [w for w in re.split(r"[^a-z0-9]+", v.lower()) if w]
+                vw = _value_words(v)
                 cp, ct = _cover(ws, vw)
                 if cp > 0 and (ct == 1.0 or cp * ct >= 0.5):  # the value named in full, or half of both
                     score = cp * ct
@@ -145,10 +148,37 @@ def _ground_one(phrase: str, schema: Schema) -> RoleG | None:
     return best[1] if best else None
 
 
+def _literal(phrase: list[str], target: list[str]) -> bool:
+    """Does a word of the phrase equal (lemma or stem, not synonym) a word of the target?"""
+    return any(lemma(p) == lemma(t) or stem(p) == stem(t) for p in phrase for t in target)
+
+
+def _modified(g: RoleG, ws: list[str], table_words: list[str], schema: Schema) -> RoleG:
+    """A table named with a modifier that is one of its categorical values ("external researcher" ->
+    Researcher where ``affiliation = 'external'``): the role is that value's rows, not the whole table."""
+    rest = [w for w in ws if not any(same_word(w, t) or same_word(t, w) for t in table_words)]
+    if not rest:
+        return g
+    named = [(col, v) for col, vals in schema.categorical(g.table) for v in vals
+             if _cover(rest, _value_words(v)) == (1.0, 1.0)]
+    if len(named) == 1:  # one value only: two ("network": in_network? out_of_network?) leave the table
+        return RoleG(g.table, named[0][0], named[0][1], g.words)
+    return g
+
+
+def _value_words(value: str) -> list[str]:
+    """The words of a categorical value less its stop words (``out_of_network`` -> out, network)."""
+    vw = [w for w in re.split(r"[^a-z0-9]+", value.lower()) if w]
+    return [w for w in vw if w not in STOPWORDS] or vw
+
+
 def workforce(schema: Schema) -> Table | None:
-    for table in schema.principals:
-        if any(same_word(w, n) for w in WORKFORCE for n in name_words(table.name)):
-            return table
+    """The organization's own people: the table named by the first word of :data:`WORKFORCE` that
+    names one (Staff before Member: a plan's members are its data subjects, not its workforce)."""
+    for w in WORKFORCE:
+        for table in schema.principals:
+            if any(same_word(w, n) for n in name_words(table.name)):
+                return table
     return None
 
 
@@ -199,6 +229,30 @@ def _narrowest(found: list[tuple[str, str]], phrase_words: list[str], content: l
     return named or found
 
 
+def _rows_named(found: list[tuple[str, str]], content: list[str], pool: list[Table],
+                schema: Schema) -> list[tuple[str, str]]:
+    """Every column of a table when the phrase names it and its rows ("questionnaire responses":
+    the table Questionnaire and its key response_id), else empty: a key column alone is no data."""
+    if len(found) != 1:
+        return []
+    table = next((t for t in pool if t.name == found[0][0]), None)
+    if table is None or found[0][1] != schema.key(table):
+        return []
+    rest = [w for w in content if not matches_name(w, found[0][1])]
+    tw = _table_words(table)
+    if rest and all(any(same_word(w, x) or same_word(x, w) for x in tw) or matches_name(w, table.name) for w in rest):
+        return [(table.name, c.name) for c in table.columns]
+    return []
+
+
+def _references(schema: Schema, table: Table, column: str, targets: set[str]) -> bool:
+    """Is ``table.column`` one of the ``targets`` tables' own columns, or a foreign key to one of them?"""
+    if table.name in targets:
+        return True
+    return any(len(fk.columns) == 1 and fk.columns[0].lower() == column.lower() and fk.ref_table in targets
+               for fk in schema.catalog.foreign_keys_of(table.name))
+
+
 def _all_cols(tables: list[Table]) -> list[tuple[str, str]]:
     return [(t.name, c.name) for t in tables for c in t.columns]
 
@@ -243,9 +297,17 @@ def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], publi
     if not found:
         found += _narrowest(_cols_matching(pool, content, full=False), words(phrase), content)
         how = "columns" if found else how
+        rows = _rows_named(found, content, pool, schema)
+        if rows:
+            found, how = rows, "table"
     # a phrase that spells out its columns' names ("card number" -> card_number) means those: the lexicon's
     # category of one of its words (every "card" column) would add columns the text does not name
     named = how == "columns" and all(_spelled(c, words(phrase)) for _t, c in found)
+    # a phrase that names a table ("prescriptions" -> Prescription) means its records, those of the
+    # category's other tables (MedicationOrders) and references to them (Txn.account_id for "account
+    # information"): not the category's columns scattered in other records (a Claim's drug_code, a
+    # PriorAuthorization's drug_name), which the text does not name
+    table_named = {t for t, _c in found} if how == "table" else set()
     # 3. the lexicon's regulatory categories
     for w in content if not named else ():
         for cat, spec in DATA_CATEGORIES.items():
@@ -260,6 +322,8 @@ def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], publi
                     how = "category_tables"  # whole tables the phrase does not name: broad
             for t in scope:
                 for c in t.columns:
+                    if table_named and not _references(schema, t, c.name, table_named):
+                        continue
                     if any(matches_name(x, c.name) for x in spec.get("cols", ())):
                         found.append((t.name, c.name))
                         how = "category_columns" if how == "none" else how

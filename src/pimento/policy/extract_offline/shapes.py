@@ -213,6 +213,10 @@ def _subject_of(segment: str) -> tuple[str, str | None, str]:
     seg = _det(segment)
     m = _SUBJ.search(seg)
     subject = None
+    lead = _POSS.match(seg)
+    if lead and m and m.start() > lead.end("owner") and m.group("m").lower() != "revealing":
+        # "a member's date of birth or address": the possessive names the subject, "of" is the data's own
+        return _det(lead.group("rest")), split_mod(lead.group("owner"))[0], ""
     if m:
         data, subj = seg[: m.start()], seg[m.end():]
         if m.group("m").lower() == "revealing":
@@ -360,8 +364,10 @@ def parse_sentence(sentence: Sentence) -> Frame:
         frame.excluded += [_subject_of(i)[0] for i in split_list(x.group("x"))]
     post = _EXCLUDED.sub(" ", post)
     words = post.split()
+    passive_cls = None  # the class of a passive's verb ("be viewed": use), for its "by" agent
     if words and words[0].lower() == "be":
         frame.verb = "passive"
+        passive_cls = _verb_class(words[1].rstrip(",")) if len(words) > 1 else None
         i = 1
         while i < len(words) and (_verb_class(words[i].rstrip(",")) or words[i].lower() in ("or", "and")):
             i += 1
@@ -415,6 +421,10 @@ def parse_sentence(sentence: Sentence) -> Frame:
         slots[slot], last = seg, slot
     if frame.verb == "passive":
         data_seg = pre
+        by = re.match(r"^by\s+(.+)$", slots.get("data", ""), re.IGNORECASE)
+        if by and passive_cls in ("use", "receive", "disclose"):  # "D may be viewed by X": X views D
+            frame.verb = passive_cls
+            frame.agent, frame.agent_mod = split_mod(by.group(1))
     else:
         data_seg = slots.get("data", "")
         agent, frame.agent_mod = split_mod(pre)

@@ -1,0 +1,57 @@
+"""Policy text -> CI norms on the DEVELOPMENT texts that have a gold (issue 27): training figures.
+
+    python -m benchmarks.cql_dev                  # dev_biobank and dev_pbm, aggregate table on stdout
+    python -m benchmarks.cql_dev --out results.json
+
+Scored exactly as :mod:`benchmarks.cql_frozen` scores the frozen texts (the ``draft`` and
+``confirmed`` readings, data precision over permits), on ``tests/data/policies/dev_*`` folders with a
+``gold.yaml``. Unlike the frozen texts these are NOT sealed: the extractor's rules were written from
+them (``docs/benchmarks.md``, "Grounding on two development texts"), so their figures say what the
+rules do on the text they were fixed on, not how they generalise; the frozen figures say that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import yaml
+
+from benchmarks.cql_frozen import ROOT, _readings, _table
+
+__all__ = ["DEV", "main", "run"]
+
+#: development texts with a gold (written before the extractor ran on their text)
+DEV = ("dev_biobank", "dev_pbm")
+
+
+def run(workdir: Path, domains: tuple[str, ...] = DEV) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for name in domains:
+        folder = ROOT / name
+        db = workdir / f"{name}.duckdb"
+        con = duckdb.connect(str(db))
+        con.execute((folder / "schema.sql").read_text(encoding="utf-8"))
+        con.close()
+        gold = yaml.safe_load((folder / "gold.yaml").read_text(encoding="utf-8"))
+        results[name] = _readings((folder / "policy.txt").read_text(encoding="utf-8"), gold, db)
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="write the aggregate results (JSON) here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        results = run(Path(tmp))
+    print(_table(results))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
