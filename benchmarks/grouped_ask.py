@@ -9,7 +9,9 @@ chosen (or the refusal), the predicted relative error the reading chose it by (m
 value, on the copy), the measured median relative error per group (``|noisy - true| / max(true, 1)`` over the groups
 shown, the true value computed here, custodian side, on the private database with the SQL as released; the median over
 the repeats), the share of the true non-empty groups shown (recall: partition selection shows fewer; a public domain shows every
-group, zeros included), and the median seconds of the ask.
+group, zeros included), and the median seconds of the ask. "eps 10%": the epsilon the preview's planner names for about
++-10% (``epsilon_for_10_percent``: the grouped release planned at each planner epsilon and priced on the copy; "-": none of
+them), from one ``Session.preview`` before the asks (it spends nothing).
 """
 
 from __future__ import annotations
@@ -55,6 +57,11 @@ def measure(db: str, question: str, epsilon: str, repeats: int) -> dict[str, Any
     """One question asked ``repeats`` times (module docstring)."""
     errors, shown, seconds = [], [], []
     chosen, predicted = None, None
+    with Session(db, analyst=f"grouped-ask-{RUN}-preview") as session:
+        try:
+            planned = session.preview(question, epsilon=epsilon, delta="1e-6").to_dict().get("epsilon_for_10_percent")
+        except UserError:
+            planned = None
     for i in range(repeats):
         with Session(db, analyst=f"grouped-ask-{RUN}-{i}") as session:  # a new analyst: no cached answer, also across runs
             start = time.perf_counter()
@@ -78,7 +85,7 @@ def measure(db: str, question: str, epsilon: str, repeats: int) -> dict[str, Any
         present = {k for k, v in truth.items() if v}
         shown.append(len(present & {tuple(g["key"]) for g in data["groups"]}) / max(len(present), 1))
     return {"question": question, "chosen": chosen, "predicted": predicted, "median_relative_error": statistics.median(errors),
-            "groups_shown": statistics.median(shown), "seconds": statistics.median(seconds)}
+            "groups_shown": statistics.median(shown), "seconds": statistics.median(seconds), "epsilon_for_10_percent": planned}
 
 
 def main() -> None:
@@ -90,11 +97,11 @@ def main() -> None:
     for question in QUESTIONS:
         row = measure(args.db, question, args.epsilon, args.repeats)
         if "refused" in row:
-            print(f"| {question} | refused: {row['refused']} | | | | |")
+            print(f"| {question} | refused: {row['refused']} | | | | | |")
             continue
         predicted = "-" if row["predicted"] is None else f"{row['predicted']:.3g}"
-        print(f"| {question} | `{row['chosen']}` | {predicted} | {row['median_relative_error']:.3g} | "
-              f"{row['groups_shown']:.2f} | {row['seconds']:.2f} |")
+        print(f"| {question} | `{row['chosen']}` | {predicted} | {row['epsilon_for_10_percent'] or '-'} | "
+              f"{row['median_relative_error']:.3g} | {row['groups_shown']:.2f} | {row['seconds']:.2f} |")
 
 
 if __name__ == "__main__":

@@ -383,7 +383,8 @@ def _domains_table(value: object) -> dict[str, Any]:
                 raise ValueError(f"{key}: the list of values repeats a value")
             out[str(key)] = list(domain)
         else:
-            raise ValueError(f'{key}: must be a non-empty list of strings or integers, or "public", got {shown(domain)}')
+            raise ValueError(f'{key}: must be a non-empty list of strings or integers (decimals as strings: "2.5", exact), '
+                             f'or "public", got {shown(domain)}')
     return out
 
 

@@ -27,7 +27,7 @@ CHOSEN = "SELECT Patient.sex, COUNT(*) FROM Patient GROUP BY Patient.sex"
 #: the keys of a grouped question's preview and answer, in order (the grouped SQL answer's keys, then a question's)
 PREVIEW_KEYS = ["question", "mode", "chosen_sql", "reading", "confidence", "readings_proposed", "aggregate", "group_by", "groups",
                 "domain", "budget_split", "partition_selection", "clipped_on_copy", "predicted_error", "formulations",
-                "refused_formulations", "synthetic_rs", "estimated_half_width_95", "estimate_basis", "predicted_relative_error",
+                "refused_formulations", "planner", "synthetic_rs", "estimated_half_width_95", "estimate_basis", "predicted_relative_error",
                 "warn_relative_error", "epsilon_for_10_percent", "noise_warning", "cost", "mechanism", "guarantee_if_confirmed",
                 "avoided_sql", "alternatives", "notes", "search_seconds", "spent"]
 ANSWER_KEYS = ["question", "sql", "analyst", "mode", "aggregate", "column", "group_by", "bounds", "domain", "groups", "confidence",

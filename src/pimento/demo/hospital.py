@@ -401,7 +401,8 @@ def _grouped_config_text() -> str:
     return (
         "\n"
         "# Grouped and summed answers (docs/grouped.md): the clipping bounds of summed columns, and the\n"
-        "# public value sets of group columns of private relations (the complete lists; DxCategory is public).\n"
+        "# public value sets of group columns of private relations (the complete lists; DxCategory is public;\n"
+        "# the formulary is public by the demo's account, as [synth] public_values says).\n"
         "[bounds]\n"
         '"MedicationOrders.dose_mg" = [0, 1000]\n'
         '"Patient.birth_year" = [1900, 2030]\n'
@@ -412,6 +413,8 @@ def _grouped_config_text() -> str:
         f'"Employee.specialty" = [{quoted(SPECIALTIES)}]\n'
         f'"Employee.department" = [{quoted(departments)}]\n'
         f'"Visit.diagnosis" = [{quoted(d[0] for d in DIAGNOSES)}]\n'
+        f'"MedicationOrders.medication" = [{quoted(MEDICATIONS)}]\n'
+        f'"Prescription.medication" = [{quoted(MEDICATIONS)}]\n'
     )
 
 

@@ -15,6 +15,12 @@ on public inputs) and the synthetic copy only:
 * under partition selection, the half-width of the selection's Laplace noise, the groups of the
   copy and how many of them are expected to be shown.
 
+The *epsilon planner* of a grouped answer (:func:`planner`) plans the same release at each of the
+preview's epsilons (:data:`pimento.release.interpretation.PLANNER_EPSILONS`) and the one asked,
+and prices each plan as above: the row of each epsilon is the median 95% half-width over the
+groups, so that the preview names the smallest epsilon predicted to give about +-10% of the median
+group value on the copy (``epsilon_for_10_percent``), as a count's preview does.
+
 The *predicted error of the whole answer* (:meth:`GroupedEstimate.accuracy`) is the median
 half-width over the groups relative to the median group value on the copy (at least 1), an
 :class:`~pimento.release.accuracy.Accuracy` with the custodian's warning threshold: the same number
@@ -25,7 +31,7 @@ copy's groups are not the private ones.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from statistics import median
 from typing import TYPE_CHECKING, Any
@@ -33,8 +39,10 @@ from typing import TYPE_CHECKING, Any
 from pimento.mechanisms.budget import Budget, format_number
 from pimento.mechanisms.partition_selection import laplace_threshold, shown_probability
 from pimento.mechanisms.smooth import GlobalLaplace
-from pimento.numbers import json_number
+from pimento.errors import UserError
+from pimento.numbers import json_number, parse_number
 from pimento.release.accuracy import Accuracy
+from pimento.release.aggregate import plan
 from pimento.release.aggregate_answer import avg_interval
 from pimento.release.aggregate_domains import key_of
 from pimento.sensitivity.grouped import grouped_sensitivity
@@ -44,11 +52,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pimento.engines.base import Engine
+    from pimento.release.admission import Admitted
     from pimento.release.aggregate import AggregatePlan
     from pimento.release.modes.base import Private
     from pimento.schema import Catalog
 
-__all__ = ["GROUPED_ESTIMATE_BASIS", "GroupedEstimate", "estimate_on_copy", "predict"]
+__all__ = ["GROUPED_ESTIMATE_BASIS", "GroupedEstimate", "estimate_on_copy", "planner", "predict"]
 
 #: What the grouped estimate is and is not, in words (shown with it).
 GROUPED_ESTIMATE_BASIS = ("the estimate is the synthetic copy's: the median over the groups of the noise's 95% half-width at the "
@@ -134,9 +143,39 @@ def predict(planned: AggregatePlan, synthetic: Engine, catalog: Catalog) -> Grou
     return GroupedEstimate(tuple(_number(out[0]) for out in outputs), tuple(half for _ in outputs), rs, confidence)
 
 
-def estimate_on_copy(planned: AggregatePlan, private: Private, *, synthetic: str | Path | None = None) -> dict[str, Any]:
+def planner(job: Admitted, private: Private, synthetic: Engine, catalog: Catalog, *, asked: GroupedEstimate | None = None,
+            epsilons: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """What each epsilon buys for the grouped or summed release ``job`` (module docstring): the release planned at each of
+    ``epsilons`` (default: the preview's planner epsilons) and the one asked, against ``private`` (the deployment, or the
+    copy in its place), each plan priced by :func:`predict` on the open ``synthetic`` copy. ``asked``: the estimate at the
+    asked epsilon, already computed. An epsilon whose plan the release would refuse has no row; a mode that answers exactly
+    (ci) has none. Spends nothing."""
+    if epsilons is None:
+        from pimento.release.interpretation import PLANNER_EPSILONS  # imports this module
+
+        epsilons = PLANNER_EPSILONS
+    if job.request.epsilon is None or not job.mode.spends:  # an exact answer (ci): nothing to price
+        return []
+    mine = parse_number(job.request.epsilon, name="epsilon")
+    rows = []
+    for eps in sorted({parse_number(e, name="epsilon") for e in epsilons} | {mine}):
+        text = format_number(eps)
+        estimate = asked if eps == mine else None
+        if estimate is None:
+            try:
+                estimate = predict(plan(private, replace(job, request=replace(job.request, epsilon=text))), synthetic, catalog)
+            except UserError:
+                continue
+        rows.append({"epsilon": text, "estimated_half_width_95": json_number(estimate.median_half_width)})
+    return rows
+
+
+def estimate_on_copy(planned: AggregatePlan, private: Private, *, synthetic: str | Path | None = None,
+                     job: Admitted | None = None, epsilons: tuple[str, ...] | None = None) -> dict[str, Any]:
     """The preview fields of ``planned``'s predicted error (:func:`predict`) on the deployment's synthetic copy, with the
-    custodian's warning; without a copy charged to this ledger (one that is not may not be synthetic), the reason."""
+    custodian's warning; without a copy charged to this ledger (one that is not may not be synthetic), the reason.
+    With the admitted ``job`` of ``planned``, the epsilon planner too (:func:`planner`: ``planner`` and
+    ``epsilon_for_10_percent``) at ``epsilons`` (default the planner's; ``()``: the asked one only, the quick check)."""
     from pimento.errors import UserError
     from pimento.release.ask import open_synthetic, resolve_synthetic
     from pimento.release.synthetic import synthetic_guarantee
@@ -150,12 +189,14 @@ def estimate_on_copy(planned: AggregatePlan, private: Private, *, synthetic: str
         return {"synthetic": None, "notes": [f"no estimate: {exc.one_line()}"]}
     try:
         estimate = predict(planned, engine, private.database.catalog)
+        rows = [] if job is None else planner(job, private, engine, private.database.catalog, asked=estimate, epsilons=epsilons)
     finally:
         engine.close()
     value = estimate.median_value
     return {
         "estimated_half_width_95": json_number(estimate.median_half_width),
-        **estimate.accuracy(Fraction(settings.release.warn_relative_error)).to_dict(),
+        **estimate.accuracy(Fraction(settings.release.warn_relative_error), tuple(rows)).to_dict(),
+        **({"planner": rows} if job is not None else {}),
         "predicted_error": estimate.to_dict(),
         "synthetic": {"answer": None if value is None else json_number(value), "answer_is": "the median group value on the copy",
                       "epsilon": format_number(budget.epsilon), "delta": format_number(budget.delta)},

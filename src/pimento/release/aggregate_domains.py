@@ -39,7 +39,8 @@ __all__ = ["column_domain", "key_of", "public_groups"]
 def key_of(value: Any) -> tuple[str, Any] | None:
     """One spelling of a group value, so that a declared value and the engine's compare equal (None: no key).
 
-    Numbers compare by exact value (``3``, ``3.0`` and ``Decimal("3")`` are one key); text as text;
+    Numbers compare by exact value (``3``, ``3.0`` and ``Decimal("3")`` are one key; a float by its shortest decimal,
+    so ``0.1`` and ``Decimal("0.1")`` are one key); text as text;
     anything else (dates, say) by its text. Never raises: it runs after the charge on private values.
     """
     try:
@@ -47,7 +48,9 @@ def key_of(value: Any) -> tuple[str, Any] | None:
             return None
         if isinstance(value, bool):
             return ("b", value)
-        if isinstance(value, (int, Decimal, float, Fraction)):
+        if isinstance(value, float):  # its shortest decimal, so that the engine's 0.1 is the declared "0.1"
+            return ("n", Fraction(repr(value)))
+        if isinstance(value, (int, Decimal, Fraction)):
             return ("n", Fraction(value))
         return ("s", str(value))
     except (ValueError, OverflowError, TypeError, ArithmeticError):  # NaN, infinities: no group of a domain
@@ -73,7 +76,8 @@ def column_domain(attr: Attribute, query: AggregateQuery, *, private: Private, l
     table = query.body.relation(attr.alias).table
     declared = declared_domain(settings, table, attr.column)
     if isinstance(declared, list):
-        return list(declared), f"declared in [domains] {table}.{attr.column}"
+        values = _numeric(declared, table, attr.column) if _is_real(catalog, table, attr.column) else list(declared)
+        return values, f"declared in [domains] {table}.{attr.column}"
     public_relation = not catalog.is_private(table)
     if declared is None and not public_relation:
         return None
@@ -93,6 +97,41 @@ def column_domain(attr: Attribute, query: AggregateQuery, *, private: Private, l
         return _distinct(synthetic, table, attr.column, limit), f"the values of {table}.{attr.column} in the synthetic copy"
     finally:
         synthetic.close()
+
+
+def _is_real(catalog: Any, table: str, column: str) -> bool:
+    """Whether ``table.column`` holds decimal or floating numbers (its declared values are read as exact decimals)."""
+    try:
+        return bool(catalog.table(table).column(column).type == "real")
+    except PimentoError:
+        return False
+
+
+def _numeric(declared: list[Any], table: str, column: str) -> list[Any]:
+    """The declared values of a real-valued column as exact decimals (``"2.5"`` is the key 5/2), refused if one is no number.
+
+    TOML floats are not accepted by ``[domains]`` (a float is not exact); decimals are written as strings.
+    """
+    out: list[Any] = []
+    for value in declared:
+        if isinstance(value, int):
+            out.append(value)
+            continue
+        try:
+            number = Decimal(str(value).strip())
+        except ArithmeticError:
+            number = None
+        if number is None or not number.is_finite():
+            raise UnsupportedQuery(
+                "domain_not_a_number",
+                f"[domains] {table}.{column} lists {value!r}, but {table}.{column} holds numbers",
+                hint='write each value of a numeric column as a decimal, e.g. ["2.5", "10"]',
+            )
+        out.append(number)
+    if len({Fraction(v) for v in out}) != len(out):
+        raise UnsupportedQuery("domain_repeats", f"[domains] {table}.{column} lists one number twice (as two spellings)",
+                               hint="list each value of the column once")
+    return out
 
 
 def _distinct(engine: Engine, table: str, column: str, limit: int) -> list[Any]:

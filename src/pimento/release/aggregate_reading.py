@@ -1,8 +1,11 @@
 """A grouped or summed question's reading, found on the synthetic copy only: the formulation of the answer's lowest predicted error.
 
-A question the offline parser reads as a grouped COUNT, a SUM or an AVG
-(:func:`pimento.nl.translate_aggregate` proposes readings; a plain count proposes none and keeps
-the count search) is read here, spending nothing and never opening the private database:
+A grouped COUNT, a SUM or an AVG question is read here, spending nothing and never opening the
+private database. Its formulations (:func:`proposals`), best first: the analyst's ``--seed-sql``
+that is grouped or summed, then with ``--llm`` (for a question with an aggregate cue) the LLM's
+samples of the aggregate prompt (``zero_shot_messages(aggregate=True)``), most frequent first, then
+the offline parser's readings (:func:`pimento.nl.translate_aggregate`). A question none of these
+makes grouped (a plain count) keeps the count search. Then:
 
 1. **refused first**, from public inputs: a mode that cannot bound a grouped answer (split,
    contextual: :func:`pimento.release.aggregate.refuse_in_mode`) and the person unit
@@ -17,7 +20,10 @@ the count search) is read here, spending nothing and never opening the private d
    most weight is the answer (the question's meaning);
 4. **among that cluster's formulations, the one of lowest predicted error of the whole answer**
    (:mod:`pimento.release.aggregate_accuracy`: the median 95% half-width over the groups at the
-   copy's sensitivity, relative to the median group value on the copy); ties go to the parser's rank.
+   copy's sensitivity, relative to the median group value on the copy); ties go to the parser's rank;
+5. **the chosen formulation priced at the planner's epsilons**
+   (:func:`pimento.release.aggregate_accuracy.planner`), so that the preview names the epsilon
+   predicted to give about +-10%.
 
 :func:`read_grouped` returns a :class:`GroupedReading` and the count-shaped
 :class:`~pimento.release.ask.SearchOutcome` the :class:`~pimento.release.interpretation.Interpretation`
@@ -28,21 +34,24 @@ that the confidence flag, the alternatives and ``expect_sql`` work as for a coun
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
 from pimento.errors import SearchError, UnsupportedQuery, UserError
+from pimento.llm.usage import Usage
 from pimento.mechanisms.budget import Budget, format_number
 from pimento.nl import translate_aggregate
 from pimento.nl.aggregate_question import read_question
 from pimento.nl.values import ValueIndex
 from pimento.numbers import json_number
 from pimento.release.aggregate import AggregatePlan, plan, refuse_in_mode
-from pimento.release.aggregate_accuracy import GroupedEstimate, predict
+from pimento.release.aggregate_accuracy import GroupedEstimate, planner, predict
 from pimento.release.aggregate_domains import key_of
-from pimento.release.ask import SearchOutcome
+from pimento.release.ask import LLM_UNUSABLE, SearchOutcome
 from pimento.search.mcts import Alternative, SearchResult
+from pimento.sql.ir import AggregateKind
 from pimento.sql.parse import parse_aggregate_query
 from pimento.sql.reading import reading
 
@@ -52,10 +61,11 @@ if TYPE_CHECKING:
     from pimento.mechanisms import Ledger
     from pimento.release.admission import Admitted
     from pimento.release.modes.base import Private
+    from pimento.release.request import SearchOptions
     from pimento.schema import Catalog
     from pimento.sql.ir import AggregateQuery
 
-__all__ = ["ERROR_BASIS", "GroupedCandidate", "GroupedReading", "asks_aggregate", "read_grouped"]
+__all__ = ["ERROR_BASIS", "GroupedCandidate", "GroupedReading", "Proposals", "asks_aggregate", "proposals", "read_grouped"]
 
 #: What a grouped formulation's predicted error is (the search's ``predicted_error_basis``).
 ERROR_BASIS = ("grouped: the median over the groups of the noise's 95% half-width at the synthetic copy's sensitivity, "
@@ -72,6 +82,70 @@ def asks_aggregate(question: str, catalog: Catalog, synthetic: Engine, k: int) -
     if not question or not read_question(question):
         return []
     return translate_aggregate(question, catalog, values=ValueIndex.from_engine(synthetic, catalog), k=k)
+
+
+@dataclass(frozen=True)
+class Proposals:
+    """The grouped/summed formulations of a question, best first (:func:`proposals`), why a seed or sample was not used,
+    and what the LLM cost."""
+
+    sql: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    llm_calls: int = 0
+    llm_tokens: int = 0
+
+
+def proposals(question: str, catalog: Catalog, synthetic: Engine, search: SearchOptions) -> Proposals:
+    """The formulations to weigh (module docstring), from the analyst's ``search.seed_sql``, the LLM at ``search.llm``
+    and the parser, on the copy only; empty ``sql`` for a plain count (the count search reads it, seeds and LLM included)."""
+    notes: list[str] = []
+    seeds = _seeded(search.seed_sql, catalog, notes)
+    cued = bool(question) and bool(read_question(question))
+    usage = Usage()
+    sampled = _sampled(question, catalog, synthetic, search, usage, notes) if search.llm and cued else []
+    parsed = [c.sql for c in asks_aggregate(question, catalog, synthetic, search.k)] if cued else []
+    found = tuple(dict.fromkeys([*seeds, *sampled, *parsed]))
+    return Proposals(found, tuple(notes) if found else (), usage.calls, usage.total_tokens)
+
+
+def _grouped_or_summed(query: AggregateQuery) -> bool:
+    return bool(query.group_by) or query.kind is not AggregateKind.COUNT
+
+
+def _seeded(seed_sql: tuple[str, ...], catalog: Catalog, notes: list[str]) -> list[str]:
+    """The analyst's seed SQL that is a grouped COUNT, a SUM or an AVG (a plain count or a refused one: noted)."""
+    out = []
+    for sql in seed_sql:
+        try:
+            query = parse_aggregate_query(sql, catalog)
+        except UserError as exc:
+            notes.append(f"--seed-sql {sql!r}: {exc.one_line()}")
+            continue
+        if _grouped_or_summed(query):
+            out.append(query.to_sql())
+        else:
+            notes.append(f"--seed-sql {sql!r}: a plain count, not weighed among the grouped readings")
+    return out
+
+
+def _sampled(question: str, catalog: Catalog, synthetic: Engine, search: SearchOptions, usage: Usage, notes: list[str]) -> list[str]:
+    """The LLM's grouped/summed samples (the aggregate prompt, ``search.k`` of them), most frequent first; an endpoint that
+    fails is noted and the parser's readings are used."""
+    from pimento.llm import SyntheticValues, generate_zero_shot, open_backend
+
+    assert search.llm is not None
+    try:
+        backend = open_backend(url=search.llm)
+        values = SyntheticValues.from_engine(synthetic, catalog)
+        found = generate_zero_shot(backend, catalog, question, k=search.k, values=values, usage=usage, dialect=synthetic.dialect,
+                                   aggregate=True)
+    except UserError as exc:
+        notes.append(f"{LLM_UNUSABLE}, offline parser used for the grouped readings: {exc.one_line()}")
+        return []
+    notes.extend(f"{n} LLM sample(s) dropped: {reason}" for reason, n in found.dropped.items())
+    votes = Counter(c.query for c in found.candidates if _grouped_or_summed(c.query))
+    ranked = sorted(votes, key=lambda q: -votes[q])  # stable: ties keep the order of first appearance
+    return [q.to_sql() for q in ranked]
 
 
 @dataclass(frozen=True)
@@ -124,6 +198,8 @@ class GroupedReading:
     clipped_on_copy: dict[str, Any] | None
     mechanisms: tuple[str, ...]
     dropped: tuple[str, ...] = ()
+    #: the epsilon planner's rows for the chosen formulation (:func:`pimento.release.aggregate_accuracy.planner`)
+    planner: tuple[dict[str, Any], ...] = ()
 
     @property
     def avoided_sql(self) -> str | None:
@@ -156,6 +232,7 @@ class GroupedReading:
             "predicted_error": self.estimate.to_dict(),
             "formulations": [c.to_dict() for c in self.candidates],
             "refused_formulations": list(self.dropped),
+            "planner": list(self.planner),
         }
 
 
@@ -170,14 +247,16 @@ class _Planned:
     answer: tuple[Any, ...]
 
 
-def read_grouped(job: Admitted, question: str, proposed: list[Any], synthetic: Engine, catalog: Catalog, settings: Settings,
+def read_grouped(job: Admitted, question: str, proposed: Proposals | list[Any], synthetic: Engine, catalog: Catalog, settings: Settings,
                  ledger: Ledger, location: str) -> tuple[GroupedReading, SearchOutcome]:
-    """The reading of ``question`` among the parser's grouped/summed ``proposed`` readings (each with its ``sql``, best
-    first; module docstring)."""
+    """The reading of ``question`` among the grouped/summed ``proposed`` formulations (:func:`proposals`, or a list of
+    readings each with its ``sql``, best first; module docstring)."""
     start = time.perf_counter()
     _refuse_before(job, settings)
+    if not isinstance(proposed, Proposals):
+        proposed = Proposals(tuple(c.sql for c in proposed))
     side = cast("Private", _CopySide(_CopyDatabase(synthetic, catalog, settings), ledger, location))
-    planned, dropped = _plan_each(job, [c.sql for c in proposed], side, synthetic, catalog)
+    planned, dropped = _plan_each(job, list(proposed.sql), side, synthetic, catalog)
     clusters = _clusters(planned)
     chosen = _choose(planned, clusters)
     candidates = tuple(
@@ -191,8 +270,9 @@ def read_grouped(job: Admitted, question: str, proposed: list[Any], synthetic: E
         cost=found.cost, groups=None if found.keys is None else len(found.keys), domain=found.domain, budget_split=found.budget_split,
         partition_selection=_selection_words(found), clipped_on_copy=found.clipped_on_copy,
         mechanisms=tuple(_mechanism_name(p.mechanism) for p in found.parts) or ("laplace_partition_selection",), dropped=tuple(dropped),
+        planner=tuple(planner(replace(job, sql=chosen.sql), side, synthetic, catalog, asked=chosen.estimate)),
     )
-    return reading_, _outcome(reading_, planned, clusters, time.perf_counter() - start)
+    return reading_, _outcome(reading_, planned, clusters, proposed, time.perf_counter() - start)
 
 
 def _plan_each(job: Admitted, proposed: list[str], side: Private, synthetic: Engine, catalog: Catalog) -> tuple[list[_Planned], list[str]]:
@@ -289,7 +369,8 @@ def _selection_words(planned: AggregatePlan) -> dict[str, Any] | None:
             "note": "the group keys are private: only groups whose noisy count passes a threshold are shown"}
 
 
-def _outcome(reading_: GroupedReading, planned: list[_Planned], clusters: dict[tuple[Any, ...], int], seconds: float) -> SearchOutcome:
+def _outcome(reading_: GroupedReading, planned: list[_Planned], clusters: dict[tuple[Any, ...], int], proposed: Proposals,
+             seconds: float) -> SearchOutcome:
     """The count-shaped outcome the Interpretation carries: every formulation with its copy total, the copy's sensitivity of
     the ungrouped count (1.0 for one relation: the public GS), its cluster, rank and predicted error."""
     alternatives = tuple(
@@ -306,4 +387,5 @@ def _outcome(reading_: GroupedReading, planned: list[_Planned], clusters: dict[t
         invalid=len(reading_.dropped), seconds=seconds, zero_shot_top1=None, predicted_error=chosen.predicted_error,
         error_basis=ERROR_BASIS,
     )
-    return SearchOutcome(result, tuple(p.sql for p in planned), reading_.dropped, 0, 0, seconds)
+    return SearchOutcome(result, tuple(p.sql for p in planned), (*proposed.notes, *reading_.dropped), proposed.llm_calls,
+                         proposed.llm_tokens, seconds)

@@ -123,9 +123,9 @@ class Interpretation:
     def accuracy(self, planner_rows: tuple[Mapping[str, Any], ...] = ()) -> Accuracy:
         """The predicted accuracy at this epsilon (the copy's answer and sensitivity); ``planner_rows``: the
         :func:`planner`'s, for the epsilon that would give +-10%; a grouped answer's: the whole answer's predicted
-        error (:mod:`pimento.release.aggregate_accuracy`), no planner."""
+        error (:mod:`pimento.release.aggregate_accuracy`) with its own planner (the reading's)."""
         if self.grouped is not None:
-            return self.grouped.estimate.accuracy(self.warn_relative_error)
+            return self.grouped.estimate.accuracy(self.warn_relative_error, self.grouped.planner)
         return Accuracy(self.estimated_half_width(), self.outcome.result.synthetic_answer, self.warn_relative_error, planner_rows)
 
     def to_dict(self) -> dict[str, Any]:
@@ -292,12 +292,12 @@ class _Where:
 
 def _read_any(job: Admitted, question: str, mechanism: Mechanism, engine: Engine, catalog: Catalog, where: _Where,
               synthetic_budget: Budget, public_inputs: list[str]) -> Interpretation:
-    """A question the parser reads as grouped or summed: its grouped reading (:mod:`pimento.release.aggregate_reading`);
-    any other: the count search (:func:`_read`)."""
+    """A question the analyst's seed SQL, the LLM or the parser reads as grouped or summed: its grouped reading
+    (:mod:`pimento.release.aggregate_reading`); any other: the count search (:func:`_read`)."""
     from pimento.release import aggregate_reading as _grouped  # imports this module's estimated_half_width
 
-    proposed = _grouped.asks_aggregate(question, catalog, engine, job.request.search.k)
-    if not proposed:
+    proposed = _grouped.proposals(question, catalog, engine, job.request.search)
+    if not proposed.sql:
         return _read(job, question, mechanism, engine, catalog, synthetic_budget, public_inputs, where.settings)
     grouped, outcome = _grouped.read_grouped(job, question, proposed, engine, catalog, where.settings, where.ledger, where.location)
     return Interpretation(
