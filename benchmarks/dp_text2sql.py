@@ -394,6 +394,20 @@ class _Question:
     worst: list[CountQuery] = field(default_factory=list)
 
 
+def question_with_gold(item: Any, engine: Any, catalog: Catalog, beta: float, formulations: list[dict[str, Any]]) -> _Question:
+    """A question on its synthetic copy ``engine`` with its first gold SQL that parses and the worst formulations of
+    the same reading (the ground truth's ``formulations``): what every method of this benchmark is scored against."""
+    q = _Question(item, engine, catalog, beta)
+    for sql in item.golds:
+        try:
+            q.gold.append(parse_count_query(sql, catalog, dialect=item.dialect))
+            break
+        except PimentoError:
+            continue
+    q.worst = _worst_same_reading(formulations, q.gold, catalog)
+    return q
+
+
 def _worst_same_reading(formulations: list[dict[str, Any]], gold: list[CountQuery], catalog: Catalog) -> list[CountQuery]:
     """The highest-RS correct formulation that counts what the gold counts (same grain, DISTINCT included)."""
     if not gold:
@@ -686,14 +700,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
         engine = open_engine(syn, read_only=True)
         try:
             catalog = real_rs.catalog(item.db_path)  # schema metadata only
-            q = _Question(item, engine, catalog, beta)
-            for sql in item.golds:
-                try:
-                    q.gold.append(parse_count_query(sql, catalog, dialect=item.dialect))
-                    break
-                except PimentoError:
-                    continue
-            q.worst = _worst_same_reading(gt[item.id]["formulations"], q.gold, catalog)
+            q = question_with_gold(item, engine, catalog, beta, gt[item.id]["formulations"])
             if item.db_path not in indexes:
                 indexes[item.db_path] = ValueIndex.from_engine(engine, catalog)
             tp = time.perf_counter()

@@ -50,9 +50,9 @@ from benchmarks.dp_text2sql import (
     _load,
     _Question,
     _save,
-    _worst_same_reading,
     build_ground_truth,
     load_items,
+    question_with_gold,
     real_answer,
     score,
     synthetic_path,
@@ -173,14 +173,7 @@ def run(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         engine = open_engine(syn, read_only=True)
         try:
             catalog = real_rs.catalog(item.db_path)
-            q = _Question(item, engine, catalog, beta)
-            for sql in item.golds:
-                try:
-                    q.gold.append(parse_count_query(sql, catalog, dialect=item.dialect))
-                    break
-                except PimentoError:
-                    continue
-            q.worst = _worst_same_reading(gt[item.id]["formulations"], q.gold, catalog)
+            q = question_with_gold(item, engine, catalog, beta, gt[item.id]["formulations"])
             if item.db_path not in indexes:
                 indexes[item.db_path] = ValueIndex.from_engine(engine, catalog)
             try:

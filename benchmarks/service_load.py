@@ -4,6 +4,7 @@
     python -m benchmarks.service_load --clients 32 --seconds 60 --kills 0
     python -m benchmarks.service_load --kills 5 --seconds 30    # SIGKILL the server 5 times meanwhile
     python -m benchmarks.service_load --think 0.5               # clients pause 0.5 s on average between requests
+    python -m benchmarks.service_load --no-accept --epsilon 1   # no accept_noise: each spend is checked for noise first
 
 A deployment (the demo hospital, ``--patients``, and a real ``pimento synth`` copy) is built in a
 temporary folder unless ``--db`` names one that has a synthetic copy. The server runs as a child
@@ -181,11 +182,13 @@ class _Counter:
             return self._n
 
 
-def _request(kind: str, n: int, epsilon: str) -> tuple[str, dict[str, Any]]:
+def _request(kind: str, n: int, epsilon: str, accept_noise: bool = True) -> tuple[str, dict[str, Any]]:
+    """The request of ``kind``; by default it accepts the noise: the load then measures answers, not the warning
+    before a spend predicted to be mostly noise (a 409 refusal otherwise at a small epsilon on the small demo:
+    docs/accuracy.md). ``accept_noise=False`` (``--no-accept``): the service runs that check before every spend
+    (at an epsilon where the answer is not mostly noise, e.g. 1, the requests are still answered)."""
     path, body = _unaccepted(kind, n, epsilon)
-    # The load measures answers, not the warning before a spend predicted to be mostly noise (a 409 refusal
-    # otherwise at this epsilon on the small demo: docs/accuracy.md): every request accepts the noise.
-    return path, {**body, "accept_noise": True}
+    return path, ({**body, "accept_noise": True} if accept_noise else body)
 
 
 def _unaccepted(kind: str, n: int, epsilon: str) -> tuple[str, dict[str, Any]]:
@@ -219,12 +222,14 @@ def run_load(
     result: LoadResult | None = None,
     stop: threading.Event | None = None,
     think: float = 0.0,
+    accept_noise: bool = True,
 ) -> LoadResult:
     """``clients`` threads sending requests until ``seconds`` have passed (or ``stop`` is set).
 
     ``think``: each client's mean pause between an answer and its next request (exponentially
     distributed, seconds): 0 is a closed loop at saturation (each client sends again at once), so
     latency is then about clients / throughput; a pause models analysts who read their answers.
+    ``accept_noise``: whether each request says so (:func:`_request`).
     """
     result = result or LoadResult()
     counter = _Counter()
@@ -243,7 +248,7 @@ def run_load(
                         break
                 kind = rng.choices(kinds, weights=weights)[0]
                 n = counter.next()
-                path, body = _request(kind, n, epsilon)
+                path, body = _request(kind, n, epsilon, accept_noise)
                 start = time.perf_counter()
                 try:
                     if kind == "previewed_ask":
@@ -398,6 +403,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="pimento serve --workers")
     parser.add_argument("--think", type=float, default=0.0,
                         help="each client's mean pause (s, exponential) before each request; 0: closed loop at saturation")
+    parser.add_argument("--no-accept", action="store_true",
+                        help="requests do not say accept_noise: the service checks each spend for mostly noise first "
+                             "(use an epsilon where the answers are not, e.g. --epsilon 1)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="pimento-service-load-"))
@@ -411,12 +419,13 @@ def main(argv: list[str] | None = None) -> int:
     env = {"PIMENTO_TEST_PAUSE": "after_charge:0.02"} if args.kills else {}
     serve_args = ("--rate", "100000", "--burst", "100000", "--rollouts", str(args.rollouts), "--workers", str(args.workers))
     server = ServerProcess(db, args=serve_args, env=env).start()
-    load = {"kinds": kinds, "epsilon": args.epsilon}
+    load = {"kinds": kinds, "epsilon": args.epsilon, "accept_noise": not args.no_accept}
     try:
         # Warm the caches once (the first answers of the cached kinds are fresh ones; the first ask reads the question).
         warm = ("sql_cached", "ask_cached") if any("ask" in k for k in kinds) else ("sql_cached",)
         for kind in warm:
-            run_load(server.url, key, clients=args.workers, seconds=0.1, kinds=(kind,), epsilon=args.epsilon)
+            run_load(server.url, key, clients=args.workers, seconds=0.1, kinds=(kind,), epsilon=args.epsilon,
+                     accept_noise=not args.no_accept)
         if args.kills:
             result = run_with_kills(server, key, clients=args.clients, seconds=args.seconds, kills=args.kills, seed=args.seed, **load)
         else:
@@ -427,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     summary["ledger"] = check_ledger(db, args.analyst, result.outcomes)
     summary["setup"] = {
         "clients": args.clients, "seconds": args.seconds, "kills": args.kills, "epsilon": args.epsilon, "patients": args.patients,
-        "rollouts": args.rollouts, "workers": args.workers, "think_s": args.think,
+        "rollouts": args.rollouts, "workers": args.workers, "think_s": args.think, "accept_noise": not args.no_accept,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
     }
     if args.json:

@@ -50,7 +50,7 @@ from pimento.mechanisms.ledger import Charge, Ledger, request_key
 from pimento.mechanisms.ledger_files import now
 from pimento.mechanisms.smooth import Mechanism, Release
 
-__all__ = ["GuardedAnswer", "GuardedVector", "Measured", "STAGES", "guarded_release", "guarded_vector_release", "pause"]
+__all__ = ["GuardedAnswer", "GuardedVector", "Measured", "STAGES", "answer_key", "guarded_release", "guarded_vector_release", "pause"]
 
 STAGES = ("before_charge", "after_charge", "after_noise", "after_store")
 
@@ -95,7 +95,9 @@ class GuardedAnswer:
         }
 
 
-def _key(mechanism: Mechanism, *, analyst: str, database: str, sql: str, mode: str) -> str:
+def answer_key(mechanism: Mechanism, *, analyst: str, database: str, sql: str, mode: str) -> str:
+    """The answer cache's key of a count released by :func:`guarded_release` (its one home: a caller that must know
+    before the release whether the answer is cached asks this)."""
     cost = mechanism.privacy_cost()
     return request_key(database=database, analyst=analyst, sql=sql, mode=mode, epsilon=cost.epsilon, delta=cost.delta if cost.delta else None)
 
@@ -126,7 +128,7 @@ def guarded_release(
         given = Measured(true_value, rs)
         measure = lambda: given  # noqa: E731
     cost = mechanism.privacy_cost()
-    key = _key(mechanism, analyst=analyst, database=database, sql=sql, mode=mode)
+    key = answer_key(mechanism, analyst=analyst, database=database, sql=sql, mode=mode)
 
     def produce() -> tuple[dict[str, Any], dict[str, Any]]:
         # proof: guarded-measure

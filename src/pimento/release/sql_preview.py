@@ -30,7 +30,7 @@ DP bound of the private residual sensitivity and is usually wider.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +43,7 @@ from pimento.release.accuracy import Accuracy, refuse_mostly_noise
 from pimento.release.admission import DEFAULT_ANALYST, Admitted, admit
 from pimento.release.aggregate import looks_aggregate, plan
 from pimento.release.interpretation import PLANNER_EPSILONS, Interpretation, planner
+from pimento.release.noise_check_cache import PREVIEWS
 from pimento.release.person_release import PersonChoice, plan_person_release, predicted_half_width, refuse_aggregate
 from pimento.release.request import Request
 from pimento.release.synthetic import synthetic_guarantee
@@ -94,7 +95,7 @@ def preview_sql(request: Request, *, catalog: Catalog, settings: Settings, ledge
     if unit is not None:  # refused as the release refuses it, before anything (docs/privacy-unit.md)
         _person_refusals(job, unit)
     if looks_aggregate(request.sql):
-        return {**out, **_grouped(job, private)}
+        return {**out, **_grouped(job, private, epsilons)}
     query = parse_count_query(request.sql, catalog, max_chars=settings.database.max_sql_chars)
     cost = job.mechanism.for_relations(len(query.relations)).privacy_cost()
     if unit is not None:  # pure epsilon; the public refusals of the person plan (the unit's chains, COUNT(DISTINCT))
@@ -120,7 +121,7 @@ def preview_sql(request: Request, *, catalog: Catalog, settings: Settings, ledge
     }
 
 
-def _grouped(job: Admitted, private: Private | None) -> dict[str, Any]:
+def _grouped(job: Admitted, private: Private | None, epsilons: tuple[str, ...] = PLANNER_EPSILONS) -> dict[str, Any]:
     """A grouped or summed query's preview: its plan (:func:`pimento.release.aggregate.plan`, public inputs and
     the synthetic copy only: the groups, the cost, the budget split, the rows the copy predicts are clipped);
     without the deployment's database at hand (its public relations may hold the groups), the cost asked."""
@@ -141,7 +142,7 @@ def _grouped(job: Admitted, private: Private | None) -> dict[str, Any]:
         "budget_split": planned.budget_split,
         "clipped_on_copy": planned.clipped_on_copy,
         "bounds": None if planned.query.bounds is None else [format_number(b) for b in (planned.query.bounds.lower, planned.query.bounds.upper)],
-        **estimate_on_copy(planned, private, synthetic=job.request.search.synthetic),
+        **estimate_on_copy(planned, private, synthetic=job.request.search.synthetic, job=job, epsilons=epsilons),
     }
 
 
@@ -177,17 +178,17 @@ def reading_planner(seen: Interpretation, copy: Engine, catalog: Catalog, settin
                     delta: Any) -> list[dict[str, Any]]:
     """The epsilon planner of a question's reading ``seen`` on the synthetic ``copy``: the person mechanism's
     (:func:`person_planner`) under the deployment's person unit, the residual-sensitivity planner
-    (:func:`~pimento.release.interpretation.planner`) otherwise; none for a grouped reading (its accuracy is the
-    whole table's, :mod:`pimento.release.aggregate_accuracy`). The copy only: nothing is spent."""
+    (:func:`~pimento.release.interpretation.planner`) otherwise; a grouped reading's own (priced when it was read:
+    the whole table's predicted error, :mod:`pimento.release.aggregate_accuracy`). The copy only: nothing is spent."""
     if seen.grouped is not None:
-        return []
+        return list(seen.grouped.planner)
     if settings.privacy.person_unit is not None:
         return person_planner(seen.query, copy, catalog, settings, epsilon=epsilon)[0]
     return planner(seen.query, copy, catalog, epsilon=epsilon, delta=delta, share=settings.release.rs_bound_share)
 
 
 def noise_check(quick: Callable[[], Mapping[str, Any]], *, accept_noise: bool,
-                full: Callable[[], Mapping[str, Any]] | None = None) -> Mapping[str, Any] | None:
+                full: Callable[[], Mapping[str, Any]] | None = None, memo: Hashable | None = None) -> Mapping[str, Any] | None:
     """Before a release's charge: its preview, and the refusal (:func:`pimento.release.accuracy.refuse_mostly_noise`)
     when it is predicted to be mostly noise and the request did not ``accept_noise``.
 
@@ -196,13 +197,20 @@ def noise_check(quick: Callable[[], Mapping[str, Any]], *, accept_noise: bool,
     /v1/sql``, ``POST /v1/ask``, the web page's confirmations, ``pimento sql``). Returns the preview, or None when
     none could be made (the release then refuses with its own words before any charge, or has no estimate: no
     refusal). Public inputs and the synthetic copy only: the refusal depends on nothing private.
+
+    ``memo``: a key naming everything the preview reads (:mod:`pimento.release.noise_check_cache`): a preview
+    already made under it in this process is reused (the decision is still made on it); a new one is kept.
     """
-    try:
-        shown = quick()
-        if shown.get("noise_warning") and full is not None:
-            shown = full()
-    except UserError:
-        return None
+    shown = None if memo is None else PREVIEWS.get(memo)
+    if shown is None:
+        try:
+            shown = quick()
+            if shown.get("noise_warning") and full is not None:
+                shown = full()
+        except UserError:
+            return None
+        if memo is not None:
+            PREVIEWS.put(memo, shown)
     refuse_mostly_noise(shown, accept_noise=accept_noise)
     return shown
 

@@ -37,6 +37,7 @@ from pimento.release import Context, Mode, Request, SearchOptions, Session, inte
 from pimento.release.sql_preview import reading_planner
 from pimento.release.ask import open_synthetic, resolve_synthetic
 from pimento.release.clamp import clamp_count
+from pimento.release.noise_check_cache import KeptValues, plain_count_key
 from pimento.release.reading_cache import shared_readings
 from pimento.release.request import context_value
 from pimento.release.synthetic import synthetic_guarantee
@@ -112,6 +113,8 @@ class Deployment:
             self.location = str(database.location)
             self.settings = database.settings
             self.catalog = database.catalog
+            #: The private engine's SQL dialect (the SQL a release runs, hence the answer cache's key).
+            self.dialect = database.engine.dialect
         finally:
             database.close()
         #: What ``GET /v1/catalog`` sends (computed once: it never changes while the service runs).
@@ -140,6 +143,10 @@ class Deployment:
         self.databases: DatabasePool | None = None
         #: The synthetic copy's file as this process last opened it (:meth:`refresh_copy`).
         self._copy_seen = self._copy_file()
+        #: The answer cache's key of each request text seen (:meth:`answered`; "": none).
+        self._answer_keys: KeptValues[str] = KeptValues()
+        #: The answer cache's keys this process found answered (:meth:`answered`).
+        self._answered: KeptValues[bool] = KeptValues()
         self.synth_jobs = SynthJobs(self.db, self._synthetic_path, self._reopen_copy)
 
     def hold_open(self) -> None:
@@ -191,6 +198,38 @@ class Deployment:
         with self.synth_jobs.swap.exclusive():
             if self._copy_file() != self._copy_seen:
                 self._reopen_copy()
+
+    @property
+    def copy_identity(self) -> tuple[int, int, int, int] | None:
+        """The synthetic copy's file as this process reads it (:meth:`refresh_copy`): part of every memoized preview's key."""
+        return self._copy_seen
+
+    def answered(self, key: ApiKey, request: Request) -> bool:
+        """Whether the ledger holds the answer to ``request`` (a plain dp count of SQL, under the release's own cache
+        key: :func:`~pimento.release.noise_check_cache.plain_count_key`), which the release then returns, spending
+        nothing. False when unsure (another kind of request, the cache off, a request admission refuses).
+
+        Both steps are remembered in this process: the key of each request text (public inputs only), and each
+        key found answered (the ledger never deletes a stored answer), so that a cached answer's check costs
+        no ledger read after the first."""
+        seen = (key.analyst, repr(request))
+        cache_key = self._answer_keys.get(seen)
+        if cache_key == "":
+            return False  # not a plain dp count of SQL: the check runs
+        if cache_key is not None and self._answered.get(cache_key):
+            return True
+        try:
+            with self.ledger() as ledger:
+                if cache_key is None:
+                    cache_key = plain_count_key(request, catalog=self.catalog, settings=self.settings, ledger=ledger,
+                                                location=self.location, analyst=key.analyst, dialect=self.dialect) or ""
+                    self._answer_keys.put(seen, cache_key)
+                found = bool(cache_key) and ledger.cached_answer(cache_key) is not None
+        except UserError:
+            return False
+        if found:
+            self._answered.put(cache_key, True)
+        return found
 
     def _reopen_copy(self) -> None:
         """After a new copy replaced the file: the connection held on the old one moves to the new one."""

@@ -9,15 +9,25 @@
 warn_relative_error`` and the request did not say ``accept_noise``. The preview reads the synthetic copy
 and public inputs only; a request that accepts the noise skips it. No copy, or a preview that fails
 (the release then refuses with its own words, before any charge): no refusal here.
+
+The check is cheap when it can be (:mod:`pimento.release.noise_check_cache`): a SQL request whose answer
+the ledger already holds (:meth:`Deployment.answered`: the release returns it and spends nothing) is not
+checked at all, and a question whose reading's answer it holds is not refused, so a cached answer is never
+refused; a preview already made in this process for the same request, analyst and synthetic copy is
+reused, and the decision made again on it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from pimento.errors import UserError
 from pimento.release import Mode
 from pimento.release.aggregate import looks_aggregate
 from pimento.release.interpretation import PLANNER_EPSILONS
+from pimento.release.accuracy import refuse_mostly_noise
 from pimento.release.sql_preview import noise_check, preview_sql
 
 if TYPE_CHECKING:
@@ -37,8 +47,10 @@ def check_sql(deployment: Deployment, key: ApiKey, sql: str, epsilon: str | None
     narrowing = {} if bounds is None else {"bounds": bounds}
     request = deployment.request(key, sql=sql, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose, **narrowing)
     deployment.refresh_copy()
+    if deployment.answered(key, request):  # the release returns the stored answer and spends nothing: no warning owed
+        return
     noise_check(lambda: _sql_preview(deployment, key, request, ()), full=lambda: _sql_preview(deployment, key, request, None),
-                accept_noise=False)
+                accept_noise=False, memo=("sql", deployment.location, key.analyst, repr(request), deployment.copy_identity))
 
 
 def check_question(deployment: Deployment, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = Mode.DP,
@@ -56,7 +68,27 @@ def check_question(deployment: Deployment, key: ApiKey, question: str, epsilon: 
             return {}  # another reading than the one confirmed: the release refuses it
         return shown
 
-    noise_check(preview, accept_noise=False)
+    try:
+        request = deployment.request(key, question=question, epsilon=epsilon, delta=delta, mode=mode, sender=sender,
+                                     purpose=purpose, expect_sql=expect_sql)
+    except UserError:
+        return  # the release refuses it in the same words, before any charge
+    deployment.refresh_copy()
+    memo = ("question", deployment.location, key.analyst, repr(request), deployment.copy_identity)
+    shown = noise_check(preview, accept_noise=True, memo=memo)  # the preview (made once), not yet the decision
+    if shown is None or (shown.get("noise_warning") and _reading_answered(deployment, key, request, shown)):
+        return
+    refuse_mostly_noise(shown, accept_noise=False)
+
+
+def _reading_answered(deployment: Deployment, key: ApiKey, request: Request, shown: Mapping[str, Any]) -> bool:
+    """Whether the ledger holds the answer to the question's reading ``shown["chosen_sql"]`` (a plain dp count: a
+    question's release is stored under its reading's SQL, as that SQL's would be): then it is answered free."""
+    chosen = shown.get("chosen_sql")
+    if not chosen:
+        return False
+    as_sql = replace(request, question=None, sql=str(chosen), expect_sql=None)
+    return deployment.answered(key, as_sql)
 
 
 def _sql_preview(deployment: Deployment, key: ApiKey, request: Request, epsilons: tuple[str, ...] | None) -> dict[str, Any]:

@@ -1,0 +1,100 @@
+"""What makes the mostly-noise check before a spend cheap: the previews it already made, and the answers already paid for.
+
+:func:`pimento.release.sql_preview.noise_check` runs before every spend that did not say ``accept_noise``;
+its preview reads the synthetic copy (the planner's residual sensitivity on the copy: about 0.2 s). Two
+things let a caller skip that work without changing the decision:
+
+- :data:`PREVIEWS`, a bounded, thread-safe LRU of the previews made in this process, under a key the caller
+  builds from everything the preview reads (the request's SQL or question, epsilon, delta, mode, context,
+  bounds, the analyst, and the synthetic copy's file identity: a new copy is a new key). A preview reads
+  public inputs and the synthetic copy only, so the same key gives the same preview; the decision
+  (:func:`pimento.release.accuracy.refuse_mostly_noise`) is still made on it at every request. Previews
+  that failed are not kept (the release refuses those in its own words).
+- :func:`plain_count_key`: the answer cache's key (:func:`pimento.mechanisms.guarded.answer_key`) that the
+  release of a plain ``dp`` count computes (:meth:`pimento.release.modes.noisy.NoisyMode.prepare` and
+  :meth:`~pimento.release.modes.noisy.NoisyMode.cache_key`), known before the release from public inputs.
+  When the ledger holds an answer under it, the release returns that answer and spends nothing: no
+  warning is owed, and the check is skipped (a cached answer is never refused). A question's release is
+  stored under its reading's SQL, so the service asks the same of the reading its preview chose. Other
+  requests (another mode, a grouped or summed query, the person unit) get None: the check runs as before.
+  ``tests/unit/service/test_noise_check_cache.py`` pins that this key is the release's.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pimento.mechanisms.guarded import answer_key
+from pimento.release.admission import admit
+from pimento.release.aggregate import looks_aggregate
+from pimento.sql import parse_count_query
+
+if TYPE_CHECKING:
+    from pimento.config import Settings
+    from pimento.mechanisms.ledger import Ledger
+    from pimento.release.request import Request
+    from pimento.schema import Catalog
+
+__all__ = ["PREVIEWS", "PREVIEWS_KEPT", "KeptValues", "PreviewMemo", "plain_count_key"]
+
+V = TypeVar("V")
+
+#: How many previews :data:`PREVIEWS` keeps (the least recently used is dropped first).
+PREVIEWS_KEPT = 512
+
+
+class KeptValues(Generic[V]):
+    """A bounded LRU, safe across request threads; ``computed`` counts the values put (the misses)."""
+
+    def __init__(self, size: int = PREVIEWS_KEPT) -> None:
+        self.size = size
+        self.computed = 0
+        self._kept: OrderedDict[Hashable, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> V | None:
+        """The value kept under ``key`` (now the most recently used), or None."""
+        with self._lock:
+            value = self._kept.get(key)
+            if value is not None:
+                self._kept.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: V) -> None:
+        """Keep ``value`` under ``key``, dropping the least recently used beyond :attr:`size`."""
+        with self._lock:
+            self.computed += 1
+            self._kept[key] = value
+            self._kept.move_to_end(key)
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self.computed = 0
+
+
+#: A bounded LRU of previews (module docs).
+PreviewMemo = KeptValues[Mapping[str, Any]]
+
+#: The previews of this process (:func:`pimento.release.sql_preview.noise_check` with a ``memo`` key).
+PREVIEWS: PreviewMemo = KeptValues()
+
+
+def plain_count_key(request: Request, *, catalog: Catalog, settings: Settings, ledger: Ledger, location: str,
+                    analyst: str, dialect: str) -> str | None:
+    """The answer cache's key the release of ``request`` will use, when it is a plain ``dp`` count of SQL (module
+    docs); None otherwise. Public inputs only (the SQL parsed on the public schema, the mechanism's cost);
+    raises what admission raises (then the release refuses it too, before any charge)."""
+    if request.sql is None or request.question is not None or settings.privacy.person_unit is not None or looks_aggregate(request.sql):
+        return None
+    job = admit(request, settings=settings, ledger=ledger, analyst=analyst)
+    if job.mechanism is None or job.mode.name != "dp":
+        return None
+    query = parse_count_query(request.sql, catalog, max_chars=settings.database.max_sql_chars)
+    return answer_key(job.mechanism.for_relations(len(query.relations)), analyst=job.analyst, database=location,
+                      sql=query.to_sql(dialect), mode=job.mode.name)
