@@ -85,13 +85,19 @@ def deployment_id(database: str, *, create: bool = True) -> str | None:
     The file also lists ``aliases``: the keys its charges had before it had an id (its resolved
     path when the id was made), which still count against its budget (ledgers of format 2).
     """
+    data = _deployment(database, create=create)
+    return None if data is None else str(data["id"])
+
+
+def _deployment(database: str, *, create: bool = True) -> dict[str, Any] | None:
+    """The deployment file's contents (:func:`deployment_id`: made when missing, unless ``create`` is False), or None."""
     file = deployment_file(database)
     if file is None:
         return None
     data = _read_deployment(file)
     if data is not None:
-        return str(data["id"])
-    resolved = Path(database).resolve()
+        return data
+    resolved = file.with_name(file.name[: -len(DEPLOYMENT_SUFFIX)])  # the resolved database (deployment_file)
     if not create or not resolved.is_file():
         return None
     _refuse_lost_deployment(resolved, file)
@@ -107,8 +113,7 @@ def deployment_id(database: str, *, create: bool = True) -> str | None:
         return None
     finally:
         tmp.unlink(missing_ok=True)
-    found = _read_deployment(file)
-    return str(found["id"]) if found else None
+    return _read_deployment(file)
 
 
 def _refuse_lost_deployment(resolved: Path, file: Path) -> None:
@@ -142,13 +147,11 @@ def database_keys(database: str) -> tuple[str, ...]:
         return (f"{scheme}://{rest.rsplit('@', 1)[-1]}",)
     if database.startswith(KEY_PREFIX):  # already a key (callers may pass the key on)
         return _KNOWN_ALIASES.get(database, (database,))
-    ident = deployment_id(database)
-    if not ident:
+    data = _deployment(database)  # read once (the id and its aliases)
+    if data is None:
         return (str(Path(database).resolve()),)
-    key = f"{KEY_PREFIX}{ident}"
-    file = deployment_file(database)
-    data = _read_deployment(file) if file is not None else None
-    aliases = [a for a in (data or {}).get("aliases", []) if a != key]
+    key = f"{KEY_PREFIX}{data['id']}"
+    aliases = [a for a in data["aliases"] if a != key]
     keys = (key, *dict.fromkeys(aliases))
     _KNOWN_ALIASES[key] = keys
     return keys

@@ -13,7 +13,9 @@ Beside :func:`~pimento.nl.translate.translate` (one scalar COUNT per question), 
 3. schema linking of the group phrases to columns (a column named by the phrase, or the name
    column of a table the phrase names) and of the measure phrase to a numeric column;
 4. the body extended with a foreign-key path to the group and measure columns' tables where
-   they are not in it, scored (sum of evidence weights, as the count parser's) and ranked.
+   they are not in it, scored (sum of evidence weights, as the count parser's) and ranked; a
+   reading that joins a relation no word of the question names is dropped beside the same
+   reading without that join (:func:`_spurious_joins`).
 
 A question with no group phrase that asks for no average and no total is a plain count: it gets
 no aggregate reading (an empty list), and :func:`translate` stays its parser.
@@ -176,11 +178,63 @@ def translate_aggregate(
             key = query.canonical()
             if key not in found or found[key][0] < score:
                 found[key] = (score, why)
+    for query in _spurious_joins(list(found), question, catalog):
+        del found[query]
     ranked = sorted(found.items(), key=lambda kv: (-kv[1][0], len(kv[0].body.relations), str(kv[0])))[:k]
     return [AggregateCandidate(q, q.to_sql("duckdb"), s, why) for q, (s, why) in ranked]
 
 
 _Link = tuple[Attribute, float, str]
+
+
+def _spurious_joins(queries: list[AggregateQuery], question: str, catalog: Catalog) -> list[AggregateQuery]:
+    """Readings that join a relation the question does not mention, beside a reading of the same
+    groups, measure and filters without it: those are not proposed.
+
+    The count parser joins only the tables the question names (besides the counted one), but one
+    counted phrase may read as several tables ("patients": ``Patient``, ``StudyPatient``, or the
+    ``pat_id`` of another table), and the group's table then pulls the counted table's join in. A
+    reading over relations R' is dropped when another over R (a strict subset) has the same
+    aggregate, groups, measure and selections (so R' - R is not needed to connect them) and no
+    word of the question left once R's tables are named names a table of R' - R or one of its
+    columns (as the count parser joins only the tables that words outside the counted phrase name,
+    :func:`pimento.nl.count_assembly._mentioned_tables`, with the same lexicon and matching).
+    """
+    words = [t for t in tokenize(question) if t.kind == "word" and not t.is_stop]
+    lexicon = _lexicon(catalog)
+    tables = {e.table: e for e in lexicon[0]}
+    columns: dict[str, list[_Element]] = {}
+    for e in lexicon[1]:
+        columns.setdefault(e.table, []).append(e)
+    shapes = {q: _shape_key(q) for q in queries}
+    out = []
+    for wider in queries:
+        have = {r.table for r in wider.body.relations}
+        for narrower in queries:
+            fewer = {r.table for r in narrower.body.relations}
+            if not fewer < have or shapes[narrower] != shapes[wider]:
+                continue
+            free = [t for t in words if not any(_match(tables[n], [t])[0] > 0 for n in fewer if n in tables)]
+            if not any(_names(tables[x], columns.get(x, []), free) for x in have - fewer if x in tables):
+                out.append(wider)
+                break
+    return out
+
+
+def _names(table: _Element, columns: list[_Element], words: list[Token]) -> bool:
+    """Whether ``words`` name the table (half its name words at least) or one of its columns outright."""
+    return _match(table, words)[0] >= 0.5 or any(_match(c, words)[0] >= 0.99 for c in columns)
+
+
+def _shape_key(query: AggregateQuery) -> tuple[Any, ...]:
+    """What a reading asks, whatever its joins: the aggregate, the group and measure columns and the filters, by table."""
+    table = {r.alias: r.table for r in query.body.relations}
+
+    def col(a: Attribute | None) -> tuple[str, str] | None:
+        return None if a is None else (table.get(a.alias, a.alias), a.column)
+
+    filters = frozenset((table.get(s.alias, s.alias), s.predicate) for s in query.body.selections)
+    return (query.kind, tuple(col(g) for g in query.group_by), col(query.column), filters)
 
 
 def _reading_candidates(

@@ -22,7 +22,10 @@ from typing import Any
 from pimento.errors import MostlyNoiseError
 from pimento.numbers import json_number
 
-__all__ = ["PLANNER_TARGET", "Accuracy", "epsilon_for", "refuse_mostly_noise"]
+__all__ = ["PLANNER_EPSILONS", "PLANNER_TARGET", "Accuracy", "epsilon_for", "refuse_mostly_noise"]
+
+#: The epsilons the preview's planner prices (besides the one asked for).
+PLANNER_EPSILONS = ("0.1", "0.25", "0.5", "1", "2", "4")
 
 #: The relative error the epsilon planner names an epsilon for ("for +-10% you need epsilon 0.8").
 PLANNER_TARGET = Fraction(1, 10)
@@ -48,7 +51,7 @@ def refuse_mostly_noise(shown: Mapping[str, Any], *, accept_noise: bool) -> None
     raise MostlyNoiseError(f"{warning}; nothing was spent", hint=hint, details={k: shown.get(k) for k in REFUSAL_FIELDS})
 
 
-def _relative(half_width: Fraction | float | int, estimate: float | int | None) -> Fraction | None:
+def _relative(half_width: Fraction | float | int, estimate: float | int | Fraction | None) -> Fraction | None:
     """``half_width`` over ``|estimate|`` (at least 1: a zero count is not divided by); None without an estimate."""
     if estimate is None:
         return None
@@ -65,7 +68,7 @@ def _share(x: Fraction) -> str:
     return f"{float(x):.0f} times" if x > 10 else f"{_percent(x)} of"
 
 
-def epsilon_for(target: Fraction, rows: Iterable[Mapping[str, Any]], estimate: float | int | None) -> str | None:
+def epsilon_for(target: Fraction, rows: Iterable[Mapping[str, Any]], estimate: float | int | Fraction | None) -> str | None:
     """The smallest planner epsilon whose predicted relative error is at most ``target``; None if none is.
 
     ``rows``: the planner's rows (``epsilon``, ``estimated_half_width_95``), computed on the synthetic copy.
@@ -93,11 +96,21 @@ class Accuracy:
     estimate: float | int | None
     threshold: Fraction
     planner: tuple[Mapping[str, Any], ...] = ()
+    #: what the half-width is relative to, when not the estimate: an average's half bound range (its interval is
+    #: clamped to the declared bounds, so a half-width is only small or large against that range, not against a
+    #: value far from zero such as a year), with its words
+    reference: Fraction | None = None
+    reference_words: str = "the synthetic copy's answer"
+
+    @property
+    def scale(self) -> float | int | Fraction | None:
+        """The denominator of the relative error: :attr:`reference`, else the estimate."""
+        return self.reference if self.reference is not None else self.estimate
 
     @property
     def relative_error(self) -> Fraction | None:
-        """The predicted relative error: ``half_width / max(|estimate|, 1)``; None without an estimate."""
-        return _relative(self.half_width, self.estimate)
+        """The predicted relative error: ``half_width / max(|scale|, 1)``; None without an estimate."""
+        return _relative(self.half_width, self.scale)
 
     @property
     def mostly_noise(self) -> bool:
@@ -107,7 +120,7 @@ class Accuracy:
 
     def epsilon_for_target(self) -> str | None:
         """The smallest planner epsilon predicted to give at most +-10%, if any."""
-        return epsilon_for(PLANNER_TARGET, self.planner, self.estimate)
+        return epsilon_for(PLANNER_TARGET, self.planner, self.scale)
 
     def warning(self) -> str | None:
         """The warning in words when the answer would be mostly noise; None otherwise."""
@@ -123,7 +136,7 @@ class Accuracy:
         else:
             advice = "the noise shrinks about in proportion to 1/epsilon: spend more, or ask a broader question"
         return (f"this answer would be mostly noise: the noise is predicted at about +-{float(self.half_width):.3g} (95%), "
-                f"{_share(relative)} the synthetic copy's answer {self.estimate}, above the custodian's warning "
+                f"{_share(relative)} {self.reference_words} {self.scale}, above the custodian's warning "
                 f"threshold of {_percent(self.threshold)}; {advice}")
 
     def to_dict(self) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from pimento.mechanisms.partition_selection import laplace_threshold, shown_prob
 from pimento.mechanisms.smooth import GlobalLaplace
 from pimento.errors import UserError
 from pimento.numbers import json_number, parse_number
-from pimento.release.accuracy import Accuracy
+from pimento.release.accuracy import PLANNER_EPSILONS, Accuracy
 from pimento.release.aggregate import plan
 from pimento.release.aggregate_answer import avg_interval
 from pimento.release.aggregate_domains import key_of
@@ -80,6 +80,9 @@ class GroupedEstimate:
     synthetic_rs: Fraction | None
     confidence: Fraction
     expected_shown: float | None = None
+    #: an AVG's half bound range: its intervals are clamped to the bounds, so its relative error is the half-width
+    #: over that range (a useless average of years would otherwise look like a few percent of ~2000); None: the values
+    reference: Fraction | None = None
 
     @property
     def median_half_width(self) -> Fraction:
@@ -94,6 +97,9 @@ class GroupedEstimate:
     def accuracy(self, threshold: Fraction, planner: tuple[Any, ...] = ()) -> Accuracy:
         """The whole answer's predicted relative error (median half-width over median value) with its warning."""
         value = self.median_value
+        if self.reference is not None:
+            return Accuracy(self.median_half_width, None if value is None else json_number(value), threshold, planner,
+                            reference=self.reference, reference_words="half the declared bounds' range,")
         return Accuracy(self.median_half_width, None if value is None else json_number(value), threshold, planner)
 
     def relative_error(self) -> Fraction:
@@ -138,7 +144,7 @@ def predict(planned: AggregatePlan, synthetic: Engine, catalog: Catalog) -> Grou
             values.append(None if count < 1 else min(max(total / count, bounds[0]), bounds[1]))
             lo, hi = avg_interval((total - halves["sum"], total + halves["sum"]), (count - halves["count"], count + halves["count"]), bounds)
             widths.append((hi - lo) / 2)
-        return GroupedEstimate(tuple(values), tuple(widths), rs, Fraction(90, 100))
+        return GroupedEstimate(tuple(values), tuple(widths), rs, Fraction(90, 100), reference=(bounds[1] - bounds[0]) / 2 or None)
     half = halves["count" if query.kind is AggregateKind.COUNT else "sum"]
     return GroupedEstimate(tuple(_number(out[0]) for out in outputs), tuple(half for _ in outputs), rs, confidence)
 
@@ -151,8 +157,6 @@ def planner(job: Admitted, private: Private, synthetic: Engine, catalog: Catalog
     asked epsilon, already computed. An epsilon whose plan the release would refuse has no row; a mode that answers exactly
     (ci) has none. Spends nothing."""
     if epsilons is None:
-        from pimento.release.interpretation import PLANNER_EPSILONS  # imports this module
-
         epsilons = PLANNER_EPSILONS
     if job.request.epsilon is None or not job.mode.spends:  # an exact answer (ci): nothing to price
         return []

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
-from pimento.errors import SearchError, UnsupportedQuery, UserError
+from pimento.errors import EngineError, SearchError, UnsupportedQuery, UserError
 from pimento.llm.usage import Usage
 from pimento.mechanisms.budget import Budget, format_number
 from pimento.nl import translate_aggregate
@@ -284,6 +284,8 @@ def _plan_each(job: Admitted, proposed: list[str], side: Private, synthetic: Eng
         try:
             found = plan(side, replace(job, sql=sql))
             planned.append(_Planned(rank, sql, found, predict(found, synthetic, catalog), _answer_on_copy(found, synthetic)))
+        except EngineError as exc:  # it does not run on the copy (an empty or older copy): not a formulation, as in the count search
+            dropped.append(f"{sql}: does not run on the synthetic copy ({exc.one_line()})")
         except UserError as exc:
             first_error = first_error or exc
             dropped.append(f"{sql}: {exc.one_line()}")

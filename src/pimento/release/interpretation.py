@@ -32,7 +32,7 @@ from pimento.mechanisms.smooth import Mechanism
 from pimento.release import ask as _ask
 from pimento.release import predicted_error as _predicted
 from pimento.release import reading_cache as _readings
-from pimento.release.accuracy import Accuracy
+from pimento.release.accuracy import PLANNER_EPSILONS, Accuracy
 from pimento.release.aggregate_accuracy import GROUPED_ESTIMATE_BASIS
 from pimento.release.admission import DEFAULT_ANALYST, Admitted, admit
 from pimento.release.ask import SearchOutcome
@@ -53,8 +53,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PLANNER_EPSILONS", "Interpretation", "estimated_half_width", "interpret", "interpret_admitted", "planner"]
 
-#: The epsilons the preview's planner prices (besides the one asked for).
-PLANNER_EPSILONS = ("0.1", "0.25", "0.5", "1", "2", "4")
 
 
 @dataclass(frozen=True)

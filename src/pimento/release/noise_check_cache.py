@@ -18,12 +18,16 @@ things let a caller skip that work without changing the decision:
   stored under its reading's SQL, so the service asks the same of the reading its preview chose. Other
   requests (another mode, a grouped or summed query, the person unit) get None: the check runs as before.
   ``tests/unit/service/test_noise_check_cache.py`` pins that this key is the release's.
+- :func:`aggregate_syntax` and :func:`parsed_count`: the SQL's syntax (grouped or summed?) and its counting query on
+  the public catalog, kept per SQL text (and catalog object) so that the check's steps parse it once. Both are
+  functions of the text and the catalog alone; a parse that fails is raised and never kept.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from functools import lru_cache
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -34,11 +38,12 @@ from pimento.sql import parse_count_query
 
 if TYPE_CHECKING:
     from pimento.config import Settings
+    from pimento.sql import CountQuery
     from pimento.mechanisms.ledger import Ledger
     from pimento.release.request import Request
     from pimento.schema import Catalog
 
-__all__ = ["PREVIEWS", "PREVIEWS_KEPT", "KeptValues", "PreviewMemo", "plain_count_key"]
+__all__ = ["PREVIEWS", "PREVIEWS_KEPT", "KeptValues", "PreviewMemo", "aggregate_syntax", "parsed_count", "plain_count_key"]
 
 V = TypeVar("V")
 
@@ -85,16 +90,38 @@ PreviewMemo = KeptValues[Mapping[str, Any]]
 PREVIEWS: PreviewMemo = KeptValues()
 
 
+@lru_cache(maxsize=PREVIEWS_KEPT)
+def aggregate_syntax(sql: str) -> bool:
+    """:func:`pimento.release.aggregate.looks_aggregate`, kept per SQL text (module docs)."""
+    return looks_aggregate(sql)
+
+
+#: The counting queries parsed (:func:`parsed_count`), with the catalog each was parsed on (held: its id stays its own).
+_PARSED: KeptValues[tuple[Catalog, CountQuery]] = KeptValues(128)
+
+
+def parsed_count(sql: str, catalog: Catalog, *, max_chars: int) -> CountQuery:
+    """:func:`pimento.sql.parse_count_query` of ``sql`` on ``catalog``, kept per (text, catalog object, limit): the
+    query is frozen and a function of those alone (module docs). Raises what the parse raises (never kept)."""
+    key = (sql, id(catalog), max_chars)
+    found = _PARSED.get(key)
+    if found is not None and found[0] is catalog:
+        return found[1]
+    query = parse_count_query(sql, catalog, max_chars=max_chars)
+    _PARSED.put(key, (catalog, query))
+    return query
+
+
 def plain_count_key(request: Request, *, catalog: Catalog, settings: Settings, ledger: Ledger, location: str,
                     analyst: str, dialect: str) -> str | None:
     """The answer cache's key the release of ``request`` will use, when it is a plain ``dp`` count of SQL (module
     docs); None otherwise. Public inputs only (the SQL parsed on the public schema, the mechanism's cost);
     raises what admission raises (then the release refuses it too, before any charge)."""
-    if request.sql is None or request.question is not None or settings.privacy.person_unit is not None or looks_aggregate(request.sql):
+    if request.sql is None or request.question is not None or settings.privacy.person_unit is not None or aggregate_syntax(request.sql):
         return None
     job = admit(request, settings=settings, ledger=ledger, analyst=analyst)
     if job.mechanism is None or job.mode.name != "dp":
         return None
-    query = parse_count_query(request.sql, catalog, max_chars=settings.database.max_sql_chars)
+    query = parsed_count(request.sql, catalog, max_chars=settings.database.max_sql_chars)
     return answer_key(job.mechanism.for_relations(len(query.relations)), analyst=job.analyst, database=location,
                       sql=query.to_sql(dialect), mode=job.mode.name)

@@ -41,13 +41,13 @@ from pimento.release import ask as _ask
 from pimento.numbers import json_number
 from pimento.release.accuracy import Accuracy, refuse_mostly_noise
 from pimento.release.admission import DEFAULT_ANALYST, Admitted, admit
-from pimento.release.aggregate import looks_aggregate, plan
+from pimento.release.aggregate import plan
 from pimento.release.interpretation import PLANNER_EPSILONS, Interpretation, planner
-from pimento.release.noise_check_cache import PREVIEWS
+from pimento.release.noise_check_cache import PREVIEWS, aggregate_syntax, parsed_count
 from pimento.release.person_release import PersonChoice, plan_person_release, predicted_half_width, refuse_aggregate
 from pimento.release.request import Request
-from pimento.release.synthetic import synthetic_guarantee
-from pimento.sql import CountQuery, parse_count_query
+from pimento.release.synthetic import open_checked_copy
+from pimento.sql import CountQuery
 
 if TYPE_CHECKING:
     from pimento.config import Settings
@@ -94,9 +94,9 @@ def preview_sql(request: Request, *, catalog: Catalog, settings: Settings, ledge
     unit = settings.privacy.person_unit
     if unit is not None:  # refused as the release refuses it, before anything (docs/privacy-unit.md)
         _person_refusals(job, unit)
-    if looks_aggregate(request.sql):
+    if aggregate_syntax(request.sql):
         return {**out, **_grouped(job, private, epsilons)}
-    query = parse_count_query(request.sql, catalog, max_chars=settings.database.max_sql_chars)
+    query = parsed_count(request.sql, catalog, max_chars=settings.database.max_sql_chars)
     cost = job.mechanism.for_relations(len(query.relations)).privacy_cost()
     if unit is not None:  # pure epsilon; the public refusals of the person plan (the unit's chains, COUNT(DISTINCT))
         assert request.epsilon is not None  # admitted with a mechanism: an epsilon was given
@@ -221,8 +221,7 @@ def _on_synthetic_copy(job: Admitted, query: CountQuery, catalog: Catalog, setti
     request = job.request
     try:
         path = _ask.resolve_synthetic(synthetic or request.search.synthetic, location, settings)
-        budget, _inputs = synthetic_guarantee(ledger, location, path)
-        engine = _ask.open_synthetic(path)
+        budget, engine = open_checked_copy(ledger, location, path)  # the check kept while the files stay the same
     except UserError as exc:
         return {"synthetic": None, "notes": [f"no estimate: {exc.one_line()}"]}
     person: dict[str, Any] = {}

@@ -8,19 +8,26 @@ same ledger as the releases. :func:`synthetic_guarantee` checks that: the copy's
 ledger of *this* database must hold a synthetic charge under that copy id with the copy's
 budget. It returns that budget and the declared-public inputs the copy took without noise, so
 that every answer can state its guarantee and name them.
+
+:func:`kept_guarantee` is the same check, reused in this process while none of the files it read changed
+(the copy, the ledger file, the deployment file: their device, inode, size and mtime); the previews before
+a spend call it (:func:`pimento.release.sql_preview.preview_sql`), the releases call
+:func:`synthetic_guarantee` every time.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+import threading
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pimento.engines import Engine, open_engine
 from pimento.errors import PimentoError, SyntheticCopyError
 from pimento.mechanisms.budget import Budget
-from pimento.mechanisms.ledger import Ledger, database_key, database_keys
+from pimento.mechanisms.ledger import Ledger, database_key, database_keys, deployment_file
 from pimento.synth import META_TABLE, synthesize
 from pimento.synth.api import public_inputs
 
@@ -29,7 +36,7 @@ if TYPE_CHECKING:
     from pimento.mechanisms.budget import NumberLike
     from pimento.synth.api import SynthResult
 
-__all__ = ["make_copy", "merged", "synthetic_guarantee"]
+__all__ = ["GUARANTEES_KEPT", "kept_guarantee", "make_copy", "merged", "open_checked_copy", "synthetic_guarantee"]
 
 _REMAKE = "make a copy charged to this database's ledger: `pimento synth --db DB --out SYN.duckdb --epsilon E --delta D`"
 
@@ -109,6 +116,77 @@ def synthetic_guarantee(ledger: Ledger, database: str, synthetic: str | Path | E
             hint=_REMAKE,
         )
     return budget, public_inputs(meta["details"])
+
+
+#: How many verified guarantees :func:`kept_guarantee` keeps (all are dropped when full).
+GUARANTEES_KEPT = 64
+_VERIFIED: dict[Hashable, tuple[Budget, tuple[str, ...]]] = {}
+_VERIFIED_LOCK = threading.Lock()
+
+
+def _file_identity(path: str | Path) -> tuple[int, int, int, int] | None:
+    """A file's device, inode, size and mtime (ns); None when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _guarantee_key(ledger: Ledger, database: str, synthetic: Path) -> Hashable | None:
+    """Everything :func:`synthetic_guarantee` reads, by identity: the database, the ledger file, the copy and the
+    deployment file (which names the database's keys). None where a file's identity cannot stand for its contents
+    (a PostgreSQL or in-memory ledger, a missing file): then nothing is kept."""
+    if ledger.postgres:
+        return None
+    ledger_file, copy = _file_identity(ledger.path), _file_identity(synthetic)
+    if ledger_file is None or copy is None:
+        return None
+    deployment = deployment_file(database)
+    return (database, str(ledger.path), ledger_file, str(synthetic), copy, str(deployment),
+            None if deployment is None else _file_identity(deployment))
+
+
+def kept_guarantee(ledger: Ledger, database: str, synthetic: Path) -> tuple[Budget, list[str]]:
+    """:func:`synthetic_guarantee`, reused while none of the files it read changed (module docs).
+
+    Only a verified guarantee is kept: the ledger's charges are append-only, so a charge found stays there while the
+    ledger file is the same file, unrewritten (a file replaced or restored in place has another identity); a copy or
+    deployment file that changed is a new key. A failure is raised and never kept (the next call checks again).
+    """
+    key = _guarantee_key(ledger, database, synthetic)
+    if key is not None:
+        with _VERIFIED_LOCK:
+            found = _VERIFIED.get(key)
+        if found is not None:
+            return found[0], list(found[1])
+    budget, inputs = synthetic_guarantee(ledger, database, synthetic)
+    if key is not None and _guarantee_key(ledger, database, synthetic) == key:  # nothing changed while it was read
+        with _VERIFIED_LOCK:
+            if len(_VERIFIED) >= GUARANTEES_KEPT:
+                _VERIFIED.clear()
+            _VERIFIED[key] = (budget, tuple(inputs))
+    return budget, inputs
+
+
+def open_checked_copy(ledger: Ledger, database: str, synthetic: Path) -> tuple[Budget, Engine]:
+    """The copy's budget (:func:`kept_guarantee`) and the copy opened read-only, the file opened being the one
+    whose charge was verified: when the copy's file changed meanwhile, checked again from the start
+    (:func:`synthetic_guarantee` on the file then open). Raises :class:`SyntheticCopyError` as the check does."""
+    before = _file_identity(synthetic)
+    budget, _inputs = kept_guarantee(ledger, database, synthetic)
+    try:
+        engine = open_engine(str(synthetic), read_only=True)
+    except PimentoError:
+        raise SyntheticCopyError(f"{synthetic} cannot be opened as a synthetic database", hint=_REMAKE) from None
+    if before is not None and _file_identity(synthetic) == before:
+        return budget, engine  # the file verified is the file opened (its meta table was read by the check)
+    try:
+        budget, _inputs = synthetic_guarantee(ledger, database, engine)
+    except BaseException:
+        engine.close()
+        raise
+    return budget, engine
 
 
 def merged(declared: list[str] | tuple[str, ...], extra: list[str] | tuple[str, ...] | str | None) -> list[str]:

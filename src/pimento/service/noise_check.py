@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pimento.errors import UserError
 from pimento.release import Mode
-from pimento.release.aggregate import looks_aggregate
+from pimento.release.noise_check_cache import aggregate_syntax
 from pimento.release.interpretation import PLANNER_EPSILONS
 from pimento.release.accuracy import refuse_mostly_noise
 from pimento.release.sql_preview import noise_check, preview_sql
@@ -95,7 +95,7 @@ def _sql_preview(deployment: Deployment, key: ApiKey, request: Request, epsilons
     """The preview of ``request`` (:func:`pimento.service.sql_preview.sql_preview`'s reading), priced at ``epsilons``
     (None: the planner's; ``()``: the asked epsilon only)."""
     assert request.sql is not None
-    if looks_aggregate(request.sql):  # its plan reads the public relations that may hold the groups
+    if aggregate_syntax(request.sql):  # its plan reads the public relations that may hold the groups
         with deployment.synth_jobs.swap.shared(), deployment.session(key.analyst) as session:
             return session.preview_sql(request, epsilons=epsilons)
     with deployment.synth_jobs.swap.shared(), deployment.ledger() as ledger:

@@ -174,3 +174,32 @@ def test_the_second_sentence_asks_when_the_first_only_names_the_groups() -> None
     assert _top("What are the different diagnoses? Show the diagnosis and the number of patients with each diagnosis.") == (
         "SELECT patients.diagnosis, COUNT(*) FROM patients GROUP BY patients.diagnosis"
     )
+
+
+def _study_catalog() -> Catalog:
+    """People, a link table named after them (``StudyPerson``) and a table that references them
+    (``Release``): "person" reads as three counted tables, only one of them without a join."""
+    tables = (
+        Table("Person", (Column("person_id", "integer"), Column("sex"), Column("born", "integer")), ("person_id",)),
+        Table("StudyPerson", (Column("study_id", "integer"), Column("person_id", "integer")), ("study_id", "person_id")),
+        Table("Release", (Column("release_id", "integer"), Column("person_id", "integer"), Column("day")), ("release_id",)),
+    )
+    fks = (
+        ForeignKey("StudyPerson", ("person_id",), "Person", ("person_id",)),
+        ForeignKey("Release", ("person_id",), "Person", ("person_id",)),
+    )
+    return Catalog(tables, fks)
+
+
+def test_a_join_no_word_names_is_not_proposed_beside_the_reading_without_it() -> None:
+    """Issue 25: the counted phrase also reads as a link table or another table's key, and the group's
+    table pulls that reading's join in; beside the same group over the group's table alone, those
+    readings (which would make the grouped question's confidence low) are not proposed."""
+    found = translate_aggregate("How many persons are there per sex?", _study_catalog(), values=NO_VALUES, k=5)
+    assert [c.sql for c in found] == ["SELECT Person.sex, COUNT(*) FROM Person GROUP BY Person.sex"]
+
+
+def test_a_join_the_question_names_is_still_proposed() -> None:
+    """The same schema, the link table named ("study persons"): its join is kept."""
+    found = translate_aggregate("How many study persons are there per sex?", _study_catalog(), values=NO_VALUES, k=5)
+    assert any("JOIN StudyPerson" in c.sql for c in found)
