@@ -12,16 +12,13 @@ rules do on the text they were fixed on, not how they generalise; the frozen fig
 
 from __future__ import annotations
 
-import argparse
-import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import yaml
 
-from benchmarks.cql_frozen import ROOT, _readings, _table
+from benchmarks.cql_frozen import ROOT, _readings, scored_cli
 
 __all__ = ["DEV", "main", "run"]
 
@@ -43,14 +40,7 @@ def run(workdir: Path, domains: tuple[str, ...] = DEV) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", help="write the aggregate results (JSON) here")
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        results = run(Path(tmp))
-    print(_table(results))
-    if args.out:
-        Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    scored_cli(run, __doc__, argv)
 
 
 if __name__ == "__main__":

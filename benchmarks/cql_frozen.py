@@ -40,7 +40,7 @@ from pimento.errors import PolicyError
 from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.review import apply_review, confirm_all, open_questions
 
-__all__ = ["DOMAINS", "FROZEN", "check_frozen", "main", "run", "score_extraction"]
+__all__ = ["DOMAINS", "FROZEN", "check_frozen", "main", "run", "score_extraction", "scored_cli"]
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "data" / "policies"
 DOMAINS = ("social_services", "clinical_trial")
@@ -124,11 +124,17 @@ def _table(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    scored_cli(run, __doc__, argv)
+
+
+def scored_cli(run_in: Any, doc: str | None, argv: list[str] | None) -> None:
+    """The command line of a policy-extraction benchmark: ``run_in(folder)`` in a temporary folder, its aggregate table
+    printed, and with ``--out`` its results written as JSON (this module and :mod:`benchmarks.cql_dev`)."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--out", help="write the aggregate results (JSON) here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        results = run(Path(tmp))
+        results = run_in(Path(tmp))
     print(_table(results))
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
