@@ -121,6 +121,7 @@ class PreviewRequest(_Mode):
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS, description="a counting question in English")
     epsilon: str | float = Field(..., description="epsilon of the release")
     delta: str | float | None = Field(None, description="delta of the release; omit for pure epsilon-DP")
+    bounds: Bounds = Field(None, max_length=20, description=BOUNDS_FIELD + "; used when the question is read as a SUM or AVG of the column")
 
 
 class KeyRequest(_Body):
@@ -404,7 +405,7 @@ def sql_preview_route(body: SqlRequest, deployment: Served, key: Analyst) -> dic
 def preview(body: PreviewRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
     """The interpretation of a question in its mode, found on the synthetic copy only: spends nothing."""
     return deployment.preview(key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
-                              purpose=body.purpose)
+                              purpose=body.purpose, **_narrowing(body.bounds))
 
 
 @router.post("/v1/ask", tags=["analyst"], response_model=None, responses=_documented(schemas.AnswerResponse, spends=True))
@@ -414,7 +415,7 @@ def ask(body: AskRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
     to be mostly noise too (409 MostlyNoiseError), unless ``accept_noise``."""
     _check_sql_length(deployment, body.expect_sql)
     check_question(deployment, key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
-                   purpose=body.purpose, expect_sql=body.expect_sql, accept_noise=body.accept_noise)
+                   purpose=body.purpose, expect_sql=body.expect_sql, accept_noise=body.accept_noise, **_narrowing(body.bounds))
     return deployment.ask(key, body.question, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
                           purpose=body.purpose, expect_sql=body.expect_sql, **_narrowing(body.bounds))
 

@@ -338,7 +338,7 @@ class Deployment:
         return _finish(answer.to_dict())
 
     def preview(self, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = Mode.DP,
-                sender: str | None = None, purpose: str | None = None) -> dict[str, Any]:
+                sender: str | None = None, purpose: str | None = None, bounds: object = None) -> dict[str, Any]:
         """The interpretation of ``question`` in ``mode`` (:func:`pimento.release.interpret`, as ``pimento ask
         --preview`` shows it), plus the epsilon planner (:func:`~pimento.release.sql_preview.reading_planner`) and the budget left; spends nothing.
 
@@ -346,7 +346,8 @@ class Deployment:
         CLI, the private database is not even opened. The chosen SQL is what ``ask`` with the same
         parameters releases (the search is seeded; contextual mode: the contextual reading).
         """
-        request = self.request(key, question=question, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose)
+        request = self.request(key, question=question, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose,
+                               bounds=bounds)
         self.refresh_copy()
         with self.synth_jobs.swap.shared(), shared_readings():
             with self.ledger() as ledger:

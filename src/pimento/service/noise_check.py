@@ -55,7 +55,7 @@ def check_sql(deployment: Deployment, key: ApiKey, sql: str, epsilon: str | None
 
 def check_question(deployment: Deployment, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = Mode.DP,
                    sender: str | None = None, purpose: str | None = None, expect_sql: str | None = None,
-                   accept_noise: bool = False) -> None:
+                   accept_noise: bool = False, bounds: object = None) -> None:
     """Refuse a question's release before the charge when it is predicted to be mostly noise (module docs): its
     preview (:meth:`Deployment.preview`, the planner included) is the one the analyst would see. A reading that is
     not the ``expect_sql`` confirmed is left to the release, which refuses it (nothing spent) in its own words."""
@@ -63,14 +63,14 @@ def check_question(deployment: Deployment, key: ApiKey, question: str, epsilon: 
         return
 
     def preview() -> dict[str, Any]:
-        shown = deployment.preview(key, question, epsilon, delta, mode=mode, sender=sender, purpose=purpose)
+        shown = deployment.preview(key, question, epsilon, delta, mode=mode, sender=sender, purpose=purpose, bounds=bounds)
         if expect_sql is not None and " ".join(expect_sql.split()) != " ".join(str(shown.get("chosen_sql", "")).split()):
             return {}  # another reading than the one confirmed: the release refuses it
         return shown
 
     try:
         request = deployment.request(key, question=question, epsilon=epsilon, delta=delta, mode=mode, sender=sender,
-                                     purpose=purpose, expect_sql=expect_sql)
+                                     purpose=purpose, expect_sql=expect_sql, bounds=bounds)
     except UserError:
         return  # the release refuses it in the same words, before any charge
     deployment.refresh_copy()

@@ -68,3 +68,23 @@ def test_the_page_previews_then_answers_a_grouped_question(served):
     answer = client.post("/ask/confirm", data={**form, "previewed_sql": CHOSEN, "csrf": _csrf(preview.text)})
     assert answer.status_code == 200, answer.text
     assert 'id="groups"' in answer.text and 'id="guarantee"' in answer.text and 'id="chosen-why"' in answer.text
+
+
+def test_the_question_preview_and_its_noise_check_use_the_narrowed_bounds(served):
+    """``bounds`` in ``POST /v1/ask/preview`` (and the check before ``POST /v1/ask``) narrow the declared ones as the release
+    does: the preview states them and plans with them; a widening is refused there too, before anything is spent."""
+    deployment, client = served
+    entry, key = deployment.add_key("grouped-bounds")
+    headers = {"Authorization": f"Bearer {key}"}
+    body = {"question": "What is the average birth year of patients per sex?", "epsilon": "1", "delta": "0.000001"}
+    declared = client.post("/v1/ask/preview", headers=headers, json=body)
+    narrowed = client.post("/v1/ask/preview", headers=headers, json={**body, "bounds": {"Patient.birth_year": ["1940", "2000"]}})
+    assert declared.status_code == 200 and narrowed.status_code == 200, (declared.text, narrowed.text)
+    # the plan used the narrowed bounds: the copy's rows outside [1940, 2000] are predicted clipped, none of [1900, 2030]
+    assert declared.json()["clipped_on_copy"]["rows"] == 0 < narrowed.json()["clipped_on_copy"]["rows"], narrowed.json()["clipped_on_copy"]
+    widened = client.post("/v1/ask/preview", headers=headers, json={**body, "bounds": {"Patient.birth_year": ["1800", "2000"]}})
+    assert widened.status_code == 422, widened.text
+    refused = client.post("/v1/ask", headers=headers, json={**body, "bounds": {"Patient.birth_year": ["1800", "2000"]}})
+    assert refused.status_code == 422, refused.text
+    with deployment.ledger() as ledger:
+        assert not [c for c in ledger.charges() if c.analyst == entry.analyst]
