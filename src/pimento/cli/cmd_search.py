@@ -206,7 +206,10 @@ def _print_grouped_interpretation(shown: dict[str, Any]) -> None:
     cost = shown["cost"]
     predicted = shown["predicted_error"]
     relative = shown.get("predicted_relative_error")
-    said = f" ({float(relative) * 100:.3g}% of the median group value on the copy, {predicted['median_value_on_copy']})" if relative is not None else ""
+    said = ""
+    if relative is not None:  # an AVG's error is relative to half its declared range (pimento.release.aggregate_accuracy)
+        said = (f" ({float(relative) * 100:.3g}% of half the declared bounds' range)" if shown.get("aggregate") == "avg" else
+                f" ({float(relative) * 100:.3g}% of the median group value on the copy, {predicted['median_value_on_copy']})")
     console.print(
         f"cost: epsilon {cost['epsilon']} delta {cost['delta']}; expected accuracy per group about +-{shown['estimated_half_width_95']:.4g} "
         f"(median over the groups, {predicted['interval_level'] * 100:.0f}%){said}; estimated on the synthetic copy, the released "
@@ -215,6 +218,8 @@ def _print_grouped_interpretation(shown: dict[str, Any]) -> None:
     )
     if shown.get("budget_split"):
         console.print(f"budget split: {escape(shown['budget_split'])}", highlight=False)
+    if shown.get("epsilon_for_10_percent"):
+        console.print(f"for about +-10% you need epsilon {shown['epsilon_for_10_percent']}", highlight=False)
     print_noise_warning(shown)
     print_notes(shown.get("notes", ()))
     for f in shown["formulations"]:
