@@ -15,10 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import yaml
-
-from benchmarks.cql_frozen import ROOT, _readings, scored_cli
+from benchmarks.cql_frozen import score_texts, scored_cli
 
 __all__ = ["DEV", "main", "run"]
 
@@ -27,16 +24,7 @@ DEV = ("dev_biobank", "dev_pbm")
 
 
 def run(workdir: Path, domains: tuple[str, ...] = DEV) -> dict[str, Any]:
-    results: dict[str, Any] = {}
-    for name in domains:
-        folder = ROOT / name
-        db = workdir / f"{name}.duckdb"
-        con = duckdb.connect(str(db))
-        con.execute((folder / "schema.sql").read_text(encoding="utf-8"))
-        con.close()
-        gold = yaml.safe_load((folder / "gold.yaml").read_text(encoding="utf-8"))
-        results[name] = _readings((folder / "policy.txt").read_text(encoding="utf-8"), gold, db)
-    return results
+    return score_texts(workdir, domains)
 
 
 def main(argv: list[str] | None = None) -> None:

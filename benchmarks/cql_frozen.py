@@ -40,7 +40,7 @@ from pimento.errors import PolicyError
 from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.review import apply_review, confirm_all, open_questions
 
-__all__ = ["DOMAINS", "FROZEN", "check_frozen", "main", "run", "score_extraction", "scored_cli"]
+__all__ = ["DOMAINS", "FROZEN", "check_frozen", "main", "run", "score_extraction", "score_texts", "scored_cli"]
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "data" / "policies"
 DOMAINS = ("social_services", "clinical_trial")
@@ -97,6 +97,12 @@ def _readings(text: str, gold: dict[str, Any], db_path: Path) -> dict[str, Any]:
 
 def run(workdir: Path, domains: tuple[str, ...] = DOMAINS) -> dict[str, Any]:
     check_frozen()
+    return score_texts(workdir, domains)
+
+
+def score_texts(workdir: Path, domains: tuple[str, ...]) -> dict[str, Any]:
+    """Each policy text under tests/data/policies/NAME (policy.txt, schema.sql, gold.yaml) extracted against its schema
+    (a DuckDB database made in ``workdir``) and scored against its gold, draft and confirmed (:func:`_readings`)."""
     results: dict[str, Any] = {}
     for name in domains:
         folder = ROOT / name
