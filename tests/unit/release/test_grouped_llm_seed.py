@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from db_support import duckdb_file
+from test_grouped_reading import CONFIG, DDL, PER_SEX, clinic_rows
 from pimento.engines import open_engine
 from pimento.llm import ChatResponse, Completion, ReplayBackend
 from pimento.release.admission import admit
@@ -20,37 +21,16 @@ from pimento.release.request import Request
 from pimento.release.session import Session
 from pimento.sql.parse import parse_aggregate_query
 
-DDL = [
-    "CREATE TABLE Dept (name VARCHAR PRIMARY KEY)",
-    "CREATE TABLE Patient (pat_id INTEGER PRIMARY KEY, sex VARCHAR NOT NULL)",
-    "CREATE TABLE Visit (visit_id INTEGER PRIMARY KEY, pat_id INTEGER NOT NULL REFERENCES Patient(pat_id), "
-    "dept VARCHAR NOT NULL REFERENCES Dept(name))",
-    "INSERT INTO Dept VALUES ('cardio'), ('neuro'), ('onco')",
-]
-CONFIG = """
-[privacy]
-public = ["Dept"]
-
-[domains]
-"Visit.dept" = ["cardio", "neuro", "onco"]
-"Patient.sex" = ["F", "M"]
-"""
 PER_DEPT = "SELECT v.dept, COUNT(*) FROM Visit v GROUP BY v.dept"
-PER_SEX = "SELECT p.sex, COUNT(*) FROM Patient p GROUP BY p.sex"
 QUESTION = "How many visits per department?"
-
-
-def _rows(patients: int, visits: int) -> list[str]:
-    rows = [f"INSERT INTO Patient VALUES ({i}, '{'FM'[i % 2]}')" for i in range(1, patients + 1)]
-    return rows + [f"INSERT INTO Visit VALUES ({v}, {1 + v % patients}, '{('cardio', 'neuro', 'onco')[v % 3]}')" for v in range(visits)]
 
 
 @pytest.fixture()
 def clinic(tmp_path: Path):
     (tmp_path / "pimento.toml").write_text(CONFIG)
-    db = duckdb_file(tmp_path / "clinic.duckdb", DDL + _rows(20, 60))
+    db = duckdb_file(tmp_path / "clinic.duckdb", DDL + clinic_rows(20, 60))
     (tmp_path / "copy").mkdir()
-    copy = duckdb_file(tmp_path / "copy" / "clinic.duckdb", DDL + _rows(30, 90) + ["CREATE TABLE _pimento_synth_meta (k VARCHAR, v VARCHAR)"])
+    copy = duckdb_file(tmp_path / "copy" / "clinic.duckdb", DDL + clinic_rows(30, 90) + ["CREATE TABLE _pimento_synth_meta (k VARCHAR, v VARCHAR)"])
     engine = open_engine(str(copy), read_only=True)  # marked as a synthetic copy: the LLM prompt may quote its values
     with Session(db, analyst="ann") as session:
         yield session, engine

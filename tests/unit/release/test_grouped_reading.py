@@ -46,10 +46,14 @@ ALONE = "SELECT v.dept, COUNT(*) FROM Visit v GROUP BY v.dept"
 PER_SEX = "SELECT p.sex, COUNT(*) FROM Patient p GROUP BY p.sex"
 
 
-def _clinic(path: Path, patients: int, visits: int) -> Path:
+def clinic_rows(patients: int, visits: int) -> list[str]:
+    """The clinic's patients (sex alternating) and visits (departments in turn), as INSERT statements."""
     rows = [f"INSERT INTO Patient VALUES ({i}, '{'FM'[i % 2]}')" for i in range(1, patients + 1)]
-    rows += [f"INSERT INTO Visit VALUES ({v}, {1 + v % patients}, '{('cardio', 'neuro', 'onco')[v % 3]}')" for v in range(visits)]
-    return duckdb_file(path, DDL + rows)
+    return rows + [f"INSERT INTO Visit VALUES ({v}, {1 + v % patients}, '{('cardio', 'neuro', 'onco')[v % 3]}')" for v in range(visits)]
+
+
+def _clinic(path: Path, patients: int, visits: int) -> Path:
+    return duckdb_file(path, DDL + clinic_rows(patients, visits))
 
 
 @pytest.fixture()
