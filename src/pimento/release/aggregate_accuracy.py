@@ -22,7 +22,8 @@ groups, so that the preview names the smallest epsilon predicted to give about +
 group value on the copy (``epsilon_for_10_percent``), as a count's preview does.
 
 The *predicted error of the whole answer* (:meth:`GroupedEstimate.accuracy`) is the median
-half-width over the groups relative to the median group value on the copy (at least 1), an
+half-width over the groups relative to the median group value on the copy (at least 1; an AVG's relative
+to half its declared bounds' range, :attr:`GroupedEstimate.reference`), an
 :class:`~pimento.release.accuracy.Accuracy` with the custodian's warning threshold: the same number
 the question's search ranks formulations by and both previews show. It is an estimate: the
 released interval comes from a DP bound of the private sensitivity and is usually wider, and the
@@ -61,7 +62,8 @@ __all__ = ["GROUPED_ESTIMATE_BASIS", "GroupedEstimate", "estimate_on_copy", "pla
 
 #: What the grouped estimate is and is not, in words (shown with it).
 GROUPED_ESTIMATE_BASIS = ("the estimate is the synthetic copy's: the median over the groups of the noise's 95% half-width at the "
-                          "copy's residual sensitivity, relative to the median group value on the copy; the released intervals "
+                          "copy's residual sensitivity, relative to the median group value on the copy (an average's: to half its "
+                          "declared bounds' range); the released intervals "
                           "come from a DP bound of the private one and are usually wider")
 
 

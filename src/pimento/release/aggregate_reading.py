@@ -20,7 +20,8 @@ makes grouped (a plain count) keeps the count search. Then:
    most weight is the answer (the question's meaning);
 4. **among that cluster's formulations, the one of lowest predicted error of the whole answer**
    (:mod:`pimento.release.aggregate_accuracy`: the median 95% half-width over the groups at the
-   copy's sensitivity, relative to the median group value on the copy); ties go to the parser's rank;
+   copy's sensitivity, relative to the median group value on the copy, an AVG's to half its declared range); ties go
+   to the parser's rank;
 5. **the chosen formulation priced at the planner's epsilons**
    (:func:`pimento.release.aggregate_accuracy.planner`), so that the preview names the epsilon
    predicted to give about +-10%.
@@ -69,7 +70,8 @@ __all__ = ["ERROR_BASIS", "GroupedCandidate", "GroupedReading", "Proposals", "as
 
 #: What a grouped formulation's predicted error is (the search's ``predicted_error_basis``).
 ERROR_BASIS = ("grouped: the median over the groups of the noise's 95% half-width at the synthetic copy's sensitivity, "
-               "relative to the median group value on the copy (pimento.release.aggregate_accuracy)")
+               "relative to the median group value on the copy, an average's to half its declared bounds' range "
+               "(pimento.release.aggregate_accuracy)")
 
 
 def asks_aggregate(question: str, catalog: Catalog, synthetic: Engine, k: int) -> list[Any]:
