@@ -11,8 +11,9 @@ and public inputs only; a request that accepts the noise skips it. No copy, or a
 (the release then refuses with its own words, before any charge): no refusal here.
 
 The check is cheap when it can be (:mod:`pimento.release.noise_check_cache`): a SQL request whose answer
-the ledger already holds (:meth:`Deployment.answered`: the release returns it and spends nothing) is not
-checked at all, and a question whose reading's answer it holds is not refused, so a cached answer is never
+the ledger already holds (the release returns it and spends nothing: a count in any noisy mode, under the
+tuple or the person unit, :meth:`Deployment.answered`; a grouped or summed query, under its plan's key) is
+not checked at all, and a question whose reading's answer it holds is not refused, so a cached answer is never
 refused; a preview already made in this process for the same request, analyst and synthetic copy is
 reused, and the decision made again on it.
 """
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pimento.errors import UserError
 from pimento.release import Mode
-from pimento.release.noise_check_cache import aggregate_syntax
+from pimento.release.noise_check_cache import aggregate_key, aggregate_syntax
 from pimento.release.interpretation import PLANNER_EPSILONS
 from pimento.release.accuracy import refuse_mostly_noise
 from pimento.release.sql_preview import noise_check, preview_sql
@@ -47,7 +48,7 @@ def check_sql(deployment: Deployment, key: ApiKey, sql: str, epsilon: str | None
     narrowing = {} if bounds is None else {"bounds": bounds}
     request = deployment.request(key, sql=sql, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose, **narrowing)
     deployment.refresh_copy()
-    if deployment.answered(key, request):  # the release returns the stored answer and spends nothing: no warning owed
+    if _answered(deployment, key, request):  # the release returns the stored answer and spends nothing: no warning owed
         return
     noise_check(lambda: _sql_preview(deployment, key, request, ()), full=lambda: _sql_preview(deployment, key, request, None),
                 accept_noise=False, memo=("sql", deployment.location, key.analyst, repr(request), deployment.copy_identity))
@@ -88,7 +89,23 @@ def _reading_answered(deployment: Deployment, key: ApiKey, request: Request, sho
     if not chosen:
         return False
     as_sql = replace(request, question=None, sql=str(chosen), expect_sql=None)
-    return deployment.answered(key, as_sql)
+    return _answered(deployment, key, as_sql)
+
+
+def _answered(deployment: Deployment, key: ApiKey, request: Request) -> bool:
+    """Whether the ledger holds the answer the release of the SQL ``request`` would return free: a count's under
+    :meth:`Deployment.answered`, a grouped or summed query's under its plan's key
+    (:func:`~pimento.release.noise_check_cache.aggregate_key`, planned in a session as the release plans it). False
+    when unsure (a request the release refuses: it refuses it in its own words, before any charge)."""
+    assert request.sql is not None
+    if not aggregate_syntax(request.sql):
+        return deployment.answered(key, request)
+    try:
+        with deployment.synth_jobs.swap.shared(), deployment.session(key.analyst) as session:
+            found = aggregate_key(request, session)
+            return found is not None and session.ledger.cached_answer(found) is not None
+    except UserError:
+        return False
 
 
 def _sql_preview(deployment: Deployment, key: ApiKey, request: Request, epsilons: tuple[str, ...] | None) -> dict[str, Any]:

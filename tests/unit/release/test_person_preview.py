@@ -103,3 +103,31 @@ def test_a_questions_preview_under_the_person_unit_is_the_person_mechanisms_pred
     assert "person-level release" in seen.outcome.result.error_basis
     assert seen.estimated_half_width() == Fraction(str(shown["estimated_half_width_95"])) > 3
     assert left(db) == before
+
+
+@pytest.mark.filterwarnings(TESTCLIENT_WARNING)
+def test_a_cached_person_unit_answer_is_never_refused_as_mostly_noise(tmp_path):
+    """The service's check before a spend knows the key a person-unit count is stored under (its unit's mode part): the
+    answer already paid for comes back free without ``accept_noise`` (before: refused 409 as mostly noise again)."""
+    from fastapi.testclient import TestClient
+
+    from pimento.release.noise_check_cache import plain_count_key
+    from pimento.service.app import ServiceOptions, create_app
+    from pimento.service.deployment import Deployment, SearchSettings
+
+    db = deploy(tmp_path, clinic(), copy=clinic(seed=1))
+    deployment = Deployment(db, search=SearchSettings(rollouts=2, k=5))
+    entry, key = deployment.add_key("person-cached")
+    headers = {"Authorization": f"Bearer {key}"}
+    body = {"sql": HIV, "epsilon": "0.05"}
+    with TestClient(create_app(deployment, ServiceOptions(rate=1000.0, burst=1000)), raise_server_exceptions=False) as client:
+        assert client.post("/v1/sql", headers=headers, json=body).status_code == 409  # mostly noise, not accepted
+        spent = client.post("/v1/sql", headers=headers, json={**body, "accept_noise": True})
+        assert spent.status_code == 200 and spent.json()["cached"] is False and spent.json()["unit"] == "Patient", spent.text
+        again = client.post("/v1/sql", headers=headers, json=body)
+        assert again.status_code == 200 and again.json()["cached"] is True and again.json()["value"] == spent.json()["value"], again.text
+    request = deployment.request(entry, sql=HIV, epsilon="0.05", delta=None)
+    with deployment.ledger() as ledger:
+        found = plain_count_key(request, catalog=deployment.catalog, settings=deployment.settings, ledger=ledger,
+                                location=deployment.location, analyst=entry.analyst, dialect=deployment.dialect)
+        assert found is not None and ledger.cached_answer(found)["charge_id"] == spent.json()["charge_id"]

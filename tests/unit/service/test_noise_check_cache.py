@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from service_support import TESTCLIENT_WARNING
-from test_analyst_view import COUNT, JOIN, _charges, tight  # noqa: F401  (the module's deployment fixture)
+from test_analyst_view import COUNT, JOIN, _charges, tight, with_policy  # noqa: F401  (the module's deployment fixtures)
 
 from pimento.release import Request
 from pimento.release.noise_check_cache import PreviewMemo, plain_count_key
@@ -118,7 +118,7 @@ def test_the_checks_key_is_the_key_the_release_stores_the_answer_under(tight, sq
     assert not deployment.answered(entry, deployment.request(entry, question="How many patients?", epsilon="0.01", delta=None))
 
 
-def test_only_a_plain_dp_count_gets_a_key(tight):  # noqa: F811
+def test_only_a_count_of_sql_in_a_noisy_mode_gets_a_key(tight):  # noqa: F811
     deployment, _client = tight
     entry, _key = deployment.add_key("cache-kinds")
     with deployment.ledger() as ledger:
@@ -128,7 +128,56 @@ def test_only_a_plain_dp_count_gets_a_key(tight):  # noqa: F811
 
         assert key_of(sql=COUNT, epsilon="1") is not None
         assert key_of(question="How many patients?", epsilon="1") is None
-        assert key_of(sql="SELECT diagnosis, COUNT(*) FROM Visit GROUP BY diagnosis", epsilon="1") is None
+        assert key_of(sql="SELECT diagnosis, COUNT(*) FROM Visit GROUP BY diagnosis", epsilon="1") is None  # its plan's key
+
+
+PER_SEX = "SELECT Patient.sex, COUNT(*) FROM Patient GROUP BY Patient.sex"  # the demo declares the domain of Patient.sex
+
+
+def test_a_cached_grouped_answer_is_never_refused(tight):  # noqa: F811
+    """A grouped answer already paid for is returned free without accept_noise (before: 409, mostly noise)."""
+    deployment, client = tight
+    entry, key = deployment.add_key("cache-grouped-never-refused")
+    headers = {"Authorization": f"Bearer {key}"}
+    body = {"sql": PER_SEX, "epsilon": "0.001"}
+    assert client.post("/v1/sql", headers=headers, json=body).status_code == 409  # mostly noise, not accepted
+    spent = client.post("/v1/sql", headers=headers, json={**body, "accept_noise": True})
+    assert spent.status_code == 200 and spent.json()["cached"] is False, spent.text
+    again = client.post("/v1/sql", headers=headers, json=body)
+    assert again.status_code == 200, again.text
+    assert again.json()["cached"] is True and again.json()["groups"] == spent.json()["groups"]
+    assert len(_charges(deployment, entry.analyst)) == 1
+    other = client.post("/v1/sql", headers=headers, json={**body, "epsilon": "0.0011"})  # another plan: checked again
+    assert other.status_code == 409, other.text
+
+
+def test_a_cached_answer_to_a_grouped_question_is_never_refused(tight):  # noqa: F811
+    deployment, client = tight
+    entry, key = deployment.add_key("cache-grouped-ask")
+    headers = {"Authorization": f"Bearer {key}"}
+    body = {"question": "How many patients are there per sex?", "epsilon": "0.002"}
+    refused = client.post("/v1/ask", headers=headers, json=body)
+    assert refused.status_code == 409, refused.text
+    spent = client.post("/v1/ask", headers=headers, json={**body, "accept_noise": True})
+    assert spent.status_code == 200 and spent.json()["cached"] is False and spent.json()["chosen_sql"] == PER_SEX, spent.text
+    again = client.post("/v1/ask", headers=headers, json=body)
+    assert again.status_code == 200 and again.json()["cached"] is True, again.text
+    assert len(_charges(deployment, entry.analyst)) == 1
+
+
+def test_a_split_counts_key_is_the_key_the_release_stores_it_under(with_policy):  # noqa: F811
+    """The check's key of a count in a mode with a context (split) is the release's: its policy and context included."""
+    deployment, client = with_policy
+    entry, key = deployment.add_key("cache-split", "employee:1", ["employee:1"], ["treatment"])
+    context = {"sender": "employee:1", "purpose": "treatment"}
+    request = deployment.request(entry, sql=COUNT, epsilon="0.5", delta="0.000001", mode="split", **context)
+    assert not deployment.answered(entry, request)
+    released = client.post("/v1/sql", headers={"Authorization": f"Bearer {key}"},
+                           json={"sql": COUNT, "epsilon": "0.5", "delta": "0.000001", "mode": "split", "accept_noise": True, **context})
+    assert released.status_code == 200, released.text
+    assert deployment.answered(entry, request)
+    contextual = deployment.request(entry, sql=COUNT, epsilon="0.5", delta="0.000001", mode="contextual", **context)
+    assert not deployment.answered(entry, contextual)  # another mode: another answer
 
 
 def test_the_memo_keeps_the_most_recent_previews():

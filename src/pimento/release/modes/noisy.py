@@ -185,12 +185,19 @@ class NoisyMode:
         return run
 
     def cache_key(self, run: Run) -> str:
-        """The mode part of the answer cache's key: another policy, context or neighbourhood, another answer."""
-        if run.enforcer is None or run.job.context is None:
+        """The mode part of the answer cache's key (:meth:`job_cache_key` with the enforcer's policy)."""
+        return self.job_cache_key(run.job, None if run.enforcer is None else run.enforcer.compiled.name)
+
+    def job_cache_key(self, job: Admitted, policy_name: str | None) -> str:
+        """The mode part of the answer cache's key, from public inputs (the admitted ``job`` and the name of its
+        compiled policy, None for a mode without a context): another policy, context or neighbourhood, another
+        answer. Its one home: the release and the service's check before a spend
+        (:func:`pimento.release.noise_check_cache.plain_count_key`) both ask it."""
+        if not self.needs_context or policy_name is None or job.context is None:
             return self.name
-        key = f"{self.name}:{run.enforcer.compiled.name}:{run.job.context.key()}"
-        if run.job.neighbours not in (None, Neighbourhood.ADD_REMOVE):  # another bound: never the same cached answer
-            key += f":{run.job.neighbours}"
+        key = f"{self.name}:{policy_name}:{job.context.key()}"
+        if job.neighbours not in (None, Neighbourhood.ADD_REMOVE):  # another bound: never the same cached answer
+            key += f":{job.neighbours}"
         return key
 
     def measure(self, run: Run) -> Measured:
