@@ -34,7 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,8 @@ from pimento.errors import PimentoError
 from pimento.nl import NotACountingQuestion, count_ranker, translate
 from pimento.sql import parse_count_query
 
-__all__ = ["K_MAX", "PARTS", "RECALL_AT", "generate", "learned_recall", "ranker_part", "read_records", "recall_table"]
+__all__ = ["K_MAX", "PARTS", "RECALL_AT", "cached_records", "generate", "learned_recall", "ranker_part", "read_records", "recall_table",
+           "reordered_recall"]
 
 #: the most candidates asked of the parser per question
 K_MAX = 50
@@ -104,32 +105,52 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def recall_table(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per part: questions, oracle recall at each of :data:`RECALL_AT`, questions with no candidate."""
+def cached_records(cache: Path, make: Callable[[], Iterator[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The records of ``cache`` (JSON lines), written from ``make()`` first when the file is absent."""
+    if not cache.exists():
+        with cache.open("w") as fh:
+            for rec in make():
+                fh.write(json.dumps(rec) + "\n")
+    return read_records(cache)
+
+
+def _everything(record: dict[str, Any]) -> bool:
+    return True
+
+
+def recall_table(records: list[dict[str, Any]], *, parts: tuple[str, ...] = PARTS, at: tuple[int, ...] = RECALL_AT,
+                 keep: Callable[[dict[str, Any]], bool] = _everything) -> dict[str, dict[str, Any]]:
+    """Per part: questions (those ``keep`` keeps), oracle recall at each k of ``at``, questions with no candidate."""
     out = {}
-    for part in PARTS:
-        rows = [r for r in records if r["part"] == part]
+    for part in parts:
+        rows = [r for r in records if r["part"] == part and keep(r)]
         n = len(rows)
-        recall = {str(k): round(100 * sum(any(r["hits"][:k]) for r in rows) / n, 1) if n else 0.0 for k in RECALL_AT}
+        recall = {str(k): round(100 * sum(any(r["hits"][:k]) for r in rows) / n, 1) if n else 0.0 for k in at}
         out[part] = {"questions": n, "recall_pct": recall, "no_candidate": sum(not r["hits"] for r in rows)}
     return out
 
 
-def learned_recall(records: list[dict[str, Any]], model: dict[str, Any], pool: int = count_ranker.POOL) -> dict[str, dict[str, float]]:
-    """Per part, top-1 and top-5 (%) when the first ``pool`` rule-ordered candidates are reordered
-    by ``model`` (ties keep the rule order, as :func:`pimento.nl.count_ranker.rerank`)."""
+def reordered_recall(records: list[dict[str, Any]], score: Callable[[list[float]], float], *, pool: int,
+                     parts: tuple[str, ...] = PARTS, keep: Callable[[dict[str, Any]], bool] = _everything) -> dict[str, dict[str, float]]:
+    """Per part, top-1 and top-5 (%) when the first ``pool`` rule-ordered candidates of the questions ``keep`` keeps
+    are reordered by ``score`` of their features (ties keep the rule order, as the rankers' ``rerank``)."""
     out = {}
-    for part in PARTS:
-        rows = [r for r in records if r["part"] == part]
+    for part in parts:
+        rows = [r for r in records if r["part"] == part and keep(r)]
         good = {1: 0, 5: 0}
         for r in rows:
             feats = r["features"][:pool]
-            scores = [count_ranker.score(model, f) for f in feats]
+            scores = [score(f) for f in feats]
             order = sorted(range(len(feats)), key=lambda i: (-scores[i], i))
             for k in good:
                 good[k] += any(r["hits"][i] for i in order[:k])
         out[part] = {str(k): round(100 * v / len(rows), 1) if rows else 0.0 for k, v in good.items()}
     return out
+
+
+def learned_recall(records: list[dict[str, Any]], model: dict[str, Any], pool: int = count_ranker.POOL) -> dict[str, dict[str, float]]:
+    """:func:`reordered_recall` by the count ranker's ``model``."""
+    return reordered_recall(records, lambda f: count_ranker.score(model, f), pool=pool)
 
 
 def main() -> None:
@@ -140,11 +161,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     cache = args.cache or Path(f"/tmp/parser_recall_{args.values}.jsonl")
-    if not cache.exists():
-        with cache.open("w") as fh:
-            for rec in generate(args.spider, values=args.values):
-                fh.write(json.dumps(rec) + "\n")
-    records = read_records(cache)
+    records = cached_records(cache, lambda: generate(args.spider, values=args.values))
     table = recall_table(records)
     learned = learned_recall(records, count_ranker.load_model())
     if args.json:

@@ -1,10 +1,13 @@
 """Execution accuracy of the offline parser's grouped and summed readings on Spider train questions.
 
-Run: ``python -m benchmarks.spider_grouped --partition tune|heldout-open|sealed [--values real|placeholder] [--k 5] [--json] [--failures]``
+Run: ``python -m benchmarks.spider_grouped --partition tune|heldout-open|sealed|dp [--values real|placeholder] [--k 5] [--json] [--failures]``
+or ``python -m benchmarks.spider_grouped --split dev`` (the Spider dev questions: no grouped rule was written from them)
 (``--learn-cues`` prints the cue tables that :mod:`pimento.nl.aggregate_cues` was written from,
-from the ``tune`` questions only).
+from the ``tune`` questions only; ``--order rules|learned`` picks the readings' order, default
+:data:`pimento.nl.aggregate_ranker.DEFAULT_ON`; ``--failures`` is refused on ``heldout-open`` and
+``sealed``, measured in aggregate only).
 
-Questions kept: Spider train questions whose gold SQL (MySQL dialect) parses with
+Questions kept: Spider train (or, with ``--split dev``, dev) questions whose gold SQL (MySQL dialect; SQLite for dev) parses with
 :func:`~pimento.sql.parse.parse_aggregate_query` into a grouped COUNT or a SUM/AVG (grouped or
 not); scalar counts are ``nl_spider``'s. The databases are split by :func:`benchmarks.nl_spider.in_partition`.
 For each question :func:`~pimento.nl.translate_aggregate` returns up to k candidates; a candidate
@@ -27,7 +30,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks._spider import COUNT_CALL, DEFAULT_SPIDER, SpiderItem, connect_read_only, db_path, read_split, to_sqlite
+from benchmarks._spider import COUNT_CALL, DEFAULT_SPIDER, SpiderItem, connect_read_only, db_path, read_split, split_dialect, to_sqlite
 from benchmarks.nl_spider import PARTITIONS, NlSpiderReport, candidate_hits, in_partition, open_database, tally, timed_candidates
 from pimento.engines import open_engine
 from pimento.errors import NotACountingQuestion, PimentoError
@@ -43,29 +46,29 @@ def rows_key(rows: list[tuple[Any, ...]]) -> Counter[tuple[str, ...]]:
     return Counter(tuple(sorted(repr(v) for v in row)) for row in rows)
 
 
-def _cache_file(spider: Path) -> Path:
-    csv = spider / "train" / "train_queries.csv"
-    stat = csv.stat()
-    tag = hashlib.sha256(f"{csv.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|v1".encode()).hexdigest()[:16]
+def _cache_file(spider: Path, split: str = "train") -> Path:
+    source = spider / "train" / "train_queries.csv" if split == "train" else spider / "dev" / "dev.json"
+    stat = source.stat()
+    tag = hashlib.sha256(f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|v1".encode()).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"pimento-spider-grouped-{tag}.json"
 
 
-def load_questions(spider: Path) -> list[dict[str, Any]]:
-    """Train questions whose gold SQL is a grouped COUNT or a SUM/AVG in the supported class (cached)."""
-    cache = _cache_file(spider)
+def load_questions(spider: Path, split: str = "train") -> list[dict[str, Any]]:
+    """``split``'s questions whose gold SQL is a grouped COUNT or a SUM/AVG in the supported class (cached)."""
+    cache = _cache_file(spider, split)
     if cache.exists():
         return list(json.loads(cache.read_text()))
     catalogs: dict[str, Any] = {}
     out = []
-    for item in read_split(spider, "train"):
+    for item in read_split(spider, split):
         if item.db not in catalogs:
-            engine = open_engine(str(db_path(spider, "train", item.db)))
+            engine = open_engine(str(db_path(spider, split, item.db)))
             try:
                 catalogs[item.db] = engine.introspect()
             finally:
                 engine.close()
         try:
-            query = parse_aggregate_query(item.gold, catalogs[item.db], dialect="mysql")
+            query = parse_aggregate_query(item.gold, catalogs[item.db], dialect=split_dialect(split))
         except PimentoError:
             continue
         if query.kind is AggregateKind.COUNT and not query.group_by:
@@ -75,15 +78,24 @@ def load_questions(spider: Path) -> list[dict[str, Any]]:
     return out
 
 
-def run(spider: Path, partition: str, *, k: int = 5, values: str = "real") -> tuple[NlSpiderReport, dict[str, list[int]]]:
-    """The report over ``partition``'s questions, and per kind (count/sum/avg) [questions, top-1, top-k]."""
-    report = NlSpiderReport("train", k)
+def in_part(split: str, db: str, partition: str) -> bool:
+    """Whether a question of ``split``'s database ``db`` is measured: every dev question; a train
+    question when its database is in ``partition``."""
+    return split == "dev" or in_partition(db, partition)
+
+
+def run(
+    spider: Path, partition: str, *, k: int = 5, values: str = "real", split: str = "train", learned: bool | None = None
+) -> tuple[NlSpiderReport, dict[str, list[int]]]:
+    """The report over ``partition``'s questions (``split`` dev: all of them), and per kind
+    (count/sum/avg) [questions, top-1, top-k]. ``learned``: as :func:`translate_aggregate`'s."""
+    report = NlSpiderReport(split, k)
     by_kind: dict[str, list[int]] = {}
     opened: dict[str, Any] = {}
-    for q in load_questions(spider):
-        if not in_partition(q["db"], partition):
+    for q in load_questions(spider, split):
+        if not in_part(split, q["db"], partition):
             continue
-        path = db_path(spider, "train", q["db"])
+        path = db_path(spider, split, q["db"])
         if q["db"] not in opened:
             catalog, index, seconds = open_database(path, max_values=2000, values=values)
             opened[q["db"]] = catalog, index
@@ -91,9 +103,11 @@ def run(spider: Path, partition: str, *, k: int = 5, values: str = "real") -> tu
         catalog, index = opened[q["db"]]
         con = connect_read_only(path)
         try:
-            gold = rows_key(con.execute(to_sqlite(q["gold"], "mysql")).fetchall())
+            gold = rows_key(con.execute(to_sqlite(q["gold"], split_dialect(split))).fetchall())
             report.total += 1
-            candidates = timed_candidates(report, lambda: translate_aggregate(q["question"], catalog, values=index, k=k), NotACountingQuestion)
+            candidates = timed_candidates(
+                report, lambda: translate_aggregate(q["question"], catalog, values=index, k=k, learned=learned), NotACountingQuestion
+            )
             hits = candidate_hits(con, candidates, lambda rows: rows_key(rows) == gold)
             top1, topk = tally(report, SpiderItem(q["db"], q["question"], q["gold"]), candidates, hits)
             shape = q["kind"] + ("-grouped" if q["groups"] else "")
@@ -111,22 +125,22 @@ def run(spider: Path, partition: str, *, k: int = 5, values: str = "real") -> tu
     return report, by_kind
 
 
-def scalar_false_readings(spider: Path, partition: str) -> tuple[int, int]:
+def scalar_false_readings(spider: Path, partition: str, split: str = "train") -> tuple[int, int]:
     """(scalar counting questions of ``partition``, how many of them got an aggregate reading):
     the questions whose gold SQL is a plain COUNT (``parse_count_query`` accepts it) should get none."""
     opened: dict[str, Any] = {}
     total = flagged = 0
-    for item in read_split(spider, "train"):
-        if not in_partition(item.db, partition) or not COUNT_CALL.search(item.gold):
+    for item in read_split(spider, split):
+        if not in_part(split, item.db, partition) or not COUNT_CALL.search(item.gold):
             continue
         if item.db not in opened:
-            engine = open_engine(str(db_path(spider, "train", item.db)))
+            engine = open_engine(str(db_path(spider, split, item.db)))
             try:
                 opened[item.db] = engine.introspect()
             finally:
                 engine.close()
         try:
-            parse_count_query(item.gold, opened[item.db], dialect="mysql")
+            parse_count_query(item.gold, opened[item.db], dialect=split_dialect(split))
         except PimentoError:
             continue
         total += 1
@@ -181,7 +195,12 @@ def learn_cues(spider: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spider", type=Path, default=DEFAULT_SPIDER)
+    parser.add_argument("--split", choices=("train", "dev"), default="train", help="Spider train (by --partition) or all of Spider dev")
     parser.add_argument("--partition", choices=[p for p in PARTITIONS if p != "heldout"], default="tune")
+    parser.add_argument(
+        "--order", choices=("default", "rules", "learned"), default="default",
+        help="the readings' order: translate_aggregate's default, the rule scores, or the learned ranker",
+    )
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
@@ -194,16 +213,18 @@ def main() -> None:
     if args.learn_cues:
         print(learn_cues(args.spider))
         return
-    if args.failures and args.partition == "sealed":
-        parser.error("--failures is refused on the sealed databases: only their aggregate figure is measured")
-    report, by_kind = run(args.spider, args.partition, k=args.k, values=args.values)
-    scalar, flagged = scalar_false_readings(args.spider, args.partition)
-    if args.partition == "sealed":
+    sealed = args.split == "train" and args.partition in ("sealed", "heldout-open")
+    if args.failures and sealed:
+        parser.error("--failures is refused on the held-out databases (sealed, heldout-open): only their aggregate figure is measured")
+    learned = {"default": None, "rules": False, "learned": True}[args.order]
+    report, by_kind = run(args.spider, args.partition, k=args.k, values=args.values, split=args.split, learned=learned)
+    scalar, flagged = scalar_false_readings(args.spider, args.partition, args.split)
+    if sealed:
         report.failures = []
     if args.json:
         print(json.dumps({**report.to_dict(), "by_kind": by_kind, "scalar_counts": scalar, "scalar_counts_read_as_aggregate": flagged}, indent=2))
         return
-    print(markdown(args.partition, report, by_kind, args.values))
+    print(markdown(args.partition if args.split == "train" else "Spider dev", report, by_kind, args.values))
     print(f"\n- scalar counting questions (gold a plain COUNT) given an aggregate reading: {flagged} of {scalar}")
     if args.failures:
         for f in report.failures:

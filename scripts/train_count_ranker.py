@@ -25,14 +25,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.ensemble import GradientBoostingClassifier
-from sklearn.linear_model import LogisticRegression
+from ranker_fit import commit, fit_model
 from sklearn.model_selection import GroupKFold
 
 from pimento.nl import count_ranker
@@ -67,39 +65,9 @@ def matrix(records: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def fit(setting: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
-    """A model of ``setting`` fitted on ``records``, as the JSON artefact dict."""
+    """A model of ``setting`` fitted on ``records``, as the JSON artefact dict (:func:`ranker_fit.fit_model`)."""
     x, y, w = matrix(records)
-    if setting["kind"] == "logistic":
-        mean, scale = x.mean(axis=0), x.std(axis=0)
-        scale[scale == 0] = 1.0
-        lr = LogisticRegression(C=setting["C"], max_iter=5000)
-        lr.fit((x - mean) / scale, y, sample_weight=w)
-        model = {"kind": "logistic", "intercept": float(lr.intercept_[0]), "mean": mean.tolist(), "scale": scale.tolist(), "coef": lr.coef_[0].tolist()}
-        reference = lr.decision_function((x - mean) / scale)
-    else:
-        gb = GradientBoostingClassifier(
-            n_estimators=setting["trees"], max_depth=setting["depth"], learning_rate=setting["rate"], subsample=1.0, random_state=0
-        )
-        gb.fit(x, y, sample_weight=w)
-        trees = []
-        for est in gb.estimators_[:, 0]:
-            t = est.tree_
-            trees.append({
-                "feature": [int(f) for f in t.feature],
-                "threshold": [float(v) for v in t.threshold],
-                "left": [int(v) for v in t.children_left],
-                "right": [int(v) for v in t.children_right],
-                "value": [float(v) for v in t.value[:, 0, 0]],
-            })
-        reference = gb.decision_function(x)
-        init = float(reference[0] - setting["rate"] * sum(e.predict(x[:1])[0] for e in gb.estimators_[:, 0]))
-        model = {"kind": "trees", "init": init, "learning_rate": setting["rate"], "trees": trees}
-    model["features"] = list(count_ranker.FEATURES)
-    mine = np.array([count_ranker.score(model, row) for row in x.tolist()])
-    worst = float(np.max(np.abs(mine - reference))) if len(x) else 0.0
-    if worst > 1e-6:
-        raise SystemExit(f"the pure-Python scorer disagrees with scikit-learn by {worst}")
-    return model
+    return fit_model(setting, x, y, w, features=count_ranker.FEATURES, score=count_ranker.score)
 
 
 def top1(model: dict[str, Any] | None, records: list[dict[str, Any]]) -> float:
@@ -185,19 +153,13 @@ def main() -> None:
         "settings_tried": results,
         "figures": figures,
         "date": dt.date.today().isoformat(),
-        "commit": _commit(),
+        "commit": commit(),
     }
     if args.out:
         args.out.write_text(json.dumps(model, separators=(",", ":")) + "\n")
     if args.provenance:
         args.provenance.write_text(json.dumps(provenance, indent=2) + "\n")
 
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 if __name__ == "__main__":

@@ -67,6 +67,7 @@ required = {
     "the web page's stylesheet": lambda n: n == "pimento/service/templates/pimento.css",
     "the console script": lambda n: n.endswith("entry_points.txt"),
     "the count ranker": lambda n: n == "pimento/nl/count_ranker.json",
+    "the grouped readings' ranker": lambda n: n == "pimento/nl/aggregate_ranker.json",
 }
 for what, test in required.items():
     if not any(test(n) for n in names):

@@ -26,11 +26,14 @@ from __future__ import annotations
 import datetime as _dt
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from pimento.errors import InternalError, NotACountingQuestion
+from pimento.nl import aggregate_ranker
+from pimento.nl.aggregate_ranker import Answer
 from pimento.nl.aggregate_question import LEADING, AggregateReading, read_question
 from pimento.nl.joins import join_trees
 from pimento.nl.schema_linking import _GENERIC, _column_phrases, _Element, _is_key_column, _lexicon, _match
@@ -153,12 +156,17 @@ def translate_aggregate(
     values: ValueIndex | None = None,
     k: int = 5,
     today: _dt.date | None = None,
+    learned: bool | None = None,
+    answers: Callable[[AggregateQuery], Answer] | None = None,
 ) -> list[AggregateCandidate]:
     """Ranked grouped/summed readings of ``question``, best first (at most ``k``).
 
     Same arguments as :func:`~pimento.nl.translate.translate`. Empty when the question asks for
     no group, no average and no total (a plain count: use :func:`translate`), or when no group or
-    measure phrase links to a column.
+    measure phrase links to a column. ``learned``: reorder the first
+    :data:`~pimento.nl.aggregate_ranker.POOL` rule-ordered readings by the learned ranker
+    (None: :data:`~pimento.nl.aggregate_ranker.DEFAULT_ON`); ``answers``: each reading's answer
+    on the synthetic copy, for a ranker model that reads it (public: the copy is).
 
     >>> from pimento.schema import Catalog, Table, Column
     >>> cat = Catalog((Table("Pets", (Column("PetID", "integer"), Column("species", "text"), Column("weight", "real")), ("PetID",)),))
@@ -180,8 +188,13 @@ def translate_aggregate(
                 found[key] = (score, why)
     for query in _spurious_joins(list(found), question, catalog):
         del found[query]
-    ranked = sorted(found.items(), key=lambda kv: (-kv[1][0], len(kv[0].body.relations), str(kv[0])))[:k]
-    return [AggregateCandidate(q, q.to_sql("duckdb"), s, why) for q, (s, why) in ranked]
+    use_model = aggregate_ranker.DEFAULT_ON if learned is None else learned
+    ranked = sorted(found.items(), key=lambda kv: (-kv[1][0], len(kv[0].body.relations), str(kv[0])))
+    ranked = ranked[: max(k, aggregate_ranker.POOL) if use_model else k]
+    out = [AggregateCandidate(q, q.to_sql("duckdb"), s, why) for q, (s, why) in ranked]
+    if use_model:
+        out = aggregate_ranker.rerank(question, catalog, out[: aggregate_ranker.POOL], answers=answers) + out[aggregate_ranker.POOL :]
+    return out[:k]
 
 
 _Link = tuple[Attribute, float, str]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import Any, TypeVar
@@ -158,7 +158,7 @@ def candidate_features(question: str, catalog: Catalog, candidates: Sequence[Ran
         ops = [op for _, _, op, _ in preds]
         others = [t for t in rel_tables if t != target]
         named = set(rel_tables) | {pc[0] for pc in pred_cols}
-        words = _candidate_words(named, pred_cols, target_col, table_el, column_el)
+        words = _candidate_words(named, pred_cols, table_el, column_el)
         covered = sum(1 for t in content if t.lemma in words or any(t.lower in lit.lower() for lit in literals))
         pk = _single_key(catalog, q.count.column.alias if q.count.column else "", alias_table)
         is_distinct = q.count.distinct
@@ -230,17 +230,16 @@ def _el_match(element: _Element | None, tokens: list[Token]) -> float:
 
 
 def _candidate_words(
-    tables: set[str], pred_cols: list[tuple[str, str]], target_col: str | None,
-    table_el: dict[str, _Element], column_el: dict[tuple[str, str], _Element],
+    tables: set[str], columns: Iterable[tuple[str, str]], table_el: dict[str, _Element], column_el: dict[tuple[str, str], _Element],
 ) -> set[str]:
-    """The name words of the candidate's tables and of the columns it uses."""
+    """The name words of the candidate's tables and of the columns it uses (the grouped ranker's too)."""
     words: set[str] = set()
     for t in tables:
         if t in table_el:
             words.update(table_el[t].words)
-    for pc in pred_cols:
-        if pc in column_el:
-            words.update(column_el[pc].words)
+    for col in columns:
+        if col in column_el:
+            words.update(column_el[col].words)
     return words
 
 
