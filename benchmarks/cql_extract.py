@@ -170,8 +170,9 @@ def score_domain(text: str, gold: dict[str, Any], db_path: Path, *, year: int = 
     """Extract ``text`` against the database at ``db_path`` and score it against ``gold``.
 
     ``reading``: ``confirmed`` (the extractor's proposals, every open review question confirmed
-    where it has a proposal: the figures measured before issue 27 held such permits back) or
-    ``draft`` (the held permits left out, as compile enforces a draft with --drop-open-questions)."""
+    where it has a proposal: the figures measured before issue 27 held such permits back),
+    ``draft`` (the held permits left out, as compile enforces a draft with --drop-open-questions) or
+    ``careful`` (every question answered as ``gold`` grounds its clause: :mod:`benchmarks.cql_review`)."""
     database = load_database(db_path)
     try:
         result = extract_policy_offline(text, database.catalog, engine=database.engine, name=gold.get("name", "x"),
@@ -179,7 +180,12 @@ def score_domain(text: str, gold: dict[str, Any], db_path: Path, *, year: int = 
     finally:
         database.close()
     draft = result.draft()
-    document = apply_review(draft, confirm_all(draft)) if reading == "confirmed" else result.policy
+    if reading == "careful":
+        from benchmarks.cql_review import careful_review  # it reads this module's signatures
+
+        document = careful_review(draft, gold)
+    else:
+        document = apply_review(draft, confirm_all(draft)) if reading == "confirmed" else result.policy
     out = score(document, gold)
     out["not_extracted"] = [f["clause"] for f in result.failures]
     out["extracted"] = document
@@ -230,8 +236,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--db", help="... and its database (DuckDB, SQLite, ... as `pimento` opens it)")
     parser.add_argument("--draft", action="store_true", help="score the draft (permits held for review left out) "
                                                              "instead of the confirmed proposals")
+    parser.add_argument("--careful", action="store_true", help="score the draft reviewed as the gold grounds each "
+                                                               "held clause (benchmarks.cql_review)")
     args = parser.parse_args(argv)
-    reading = "draft" if args.draft else "confirmed"
+    if args.draft and args.careful:
+        parser.error("--draft and --careful are two readings: pick one")
+    reading = "draft" if args.draft else "careful" if args.careful else "confirmed"
     if args.text or args.gold or args.db:
         if not (args.text and args.gold and args.db):
             parser.error("--text, --gold and --db go together")

@@ -16,7 +16,10 @@ data and condition items by what they ground to), for two readings of the extrac
 * ``draft``: the extracted policy as written, open review questions left out (what compile would
   enforce if the custodian dropped every question: the fail-closed reading);
 * ``confirmed``: every review question answered "confirm" with the extractor's own proposal
-  (:func:`pimento.policy.review.apply_review`), questions without a proposal dropped.
+  (:func:`pimento.policy.review.apply_review`), questions without a proposal dropped;
+* ``careful``: every review question answered as the gold grounds its clause
+  (:mod:`benchmarks.cql_review`): what the questions let a custodian who knows the intent recover
+  (it reads the gold, so it says how much the questions cover, not how well the extractor grounds).
 
 ``data_permit_precision`` is the data precision over permit norms only (what a permit covers
 that the text does not name). An extraction that raises (no norm at all) scores zero.
@@ -35,6 +38,7 @@ import duckdb
 import yaml
 
 from benchmarks.cql_extract import DIMENSIONS, score
+from benchmarks.cql_review import careful_review
 from pimento.engines.database import load_database
 from pimento.errors import PolicyError
 from pimento.policy.extract_offline import extract_policy_offline
@@ -85,12 +89,13 @@ def _readings(text: str, gold: dict[str, Any], db_path: Path) -> dict[str, Any]:
         result = extract_policy_offline(text, database.catalog, engine=database.engine, name="frozen", year=2024)
     except PolicyError:
         empty: dict[str, Any] = {"norms": [], "grounding": {}}
-        return {"draft": score_extraction(empty, gold), "confirmed": score_extraction(empty, gold)}
+        return {r: score_extraction(empty, gold) for r in ("draft", "confirmed", "careful")}
     finally:
         database.close()
     draft = result.draft()
     readings = {"draft": score_extraction(result.policy, gold),
-                "confirmed": score_extraction(apply_review(draft, confirm_all(draft)), gold)}
+                "confirmed": score_extraction(apply_review(draft, confirm_all(draft)), gold),
+                "careful": score_extraction(careful_review(draft, gold), gold)}
     readings["draft"]["open_questions"] = len(open_questions(draft))
     return readings
 

@@ -20,6 +20,9 @@ its SQL by templates (:func:`question_for`). Systems:
   source of leakage (``pimento_sql`` uses the hand translation: the paper's ground-truth views).
   Each deployment's policy is compiled (P+: compilation applies the implications) and checked as
   ``pimento policy compile`` does, and named in its pimento.toml (the custodian's step).
+  ``--review`` says which reading of the extracted draft is deployed (:data:`REVIEWS`): ``draft``
+  (the held permits not enforced), ``confirm-all`` (every proposal accepted) or ``careful`` (every
+  question answered as the hand translation grounds the clause: :mod:`benchmarks.cql_review`).
 * the LLM-only baselines of :mod:`benchmarks.leakage_baselines` (``no_policy``,
   ``policy_prompt``, ``airgap``), on any OpenAI-compatible endpoint or a replay directory.
   They see the relevant rows (:func:`relevant_rows`, at most ``--rows`` per relation).
@@ -54,9 +57,11 @@ from pathlib import Path
 from typing import Any
 
 import sqlglot
+import yaml
 from sqlglot import exp
 
 from benchmarks.ci_context import DOMAINS, _rows
+from benchmarks.cql_review import careful_review
 from benchmarks.leakage_baselines import BASELINES, Evidence, airgap_answer, airgap_select, data_seen, run_baseline
 from pimento.engines.database import load_database
 from pimento.errors import LLMError, UserError
@@ -67,12 +72,15 @@ from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.lineage import analyze_query
 from pimento.policy.model import policy_from_dict
 from pimento.policy.reference import row_key
+from pimento.policy.review import apply_review, confirm_all
 from pimento.release import Session
 
-__all__ = ["SYSTEMS", "leaked_values", "main", "open_llm", "prepare_domain", "prepare_extracted", "prohibited_values", "question_for",
+__all__ = ["REVIEWS", "SYSTEMS", "leaked_values", "main", "open_llm", "prepare_domain", "prepare_extracted", "prohibited_values", "question_for",
            "relevant_rows", "run", "run_domain", "summarize"]
 
 SYSTEMS = ("pimento_sql", "pimento_nl", "pimento_extracted", *BASELINES)
+#: readings of the extracted draft that ``pimento_extracted`` deploys (issue 27)
+REVIEWS = ("draft", "confirm-all", "careful")
 
 #: Subjects per domain database: small, so that the relevant rows fit a 4096-token prompt.
 DEFAULT_SIZES = {"hospital": 40, "retail": 20, "school": 15}
@@ -360,17 +368,31 @@ def prepare_domain(domain: str, workdir: Path, *, size: int, seed: int) -> tuple
     return str(path), str(compiled_path)
 
 
-def prepare_extracted(domain: str, workdir: Path, *, size: int, seed: int) -> tuple[str | None, str | None]:
+def reviewed(extraction: Any, review: str, gold: dict[str, Any]) -> dict[str, Any]:
+    """The policy document deployed for one reading (:data:`REVIEWS`) of an extraction's draft."""
+    draft = extraction.draft()
+    if review == "draft":
+        return dict(extraction.policy)
+    if review == "confirm-all":
+        return apply_review(draft, confirm_all(draft)) if extraction.questions else dict(extraction.policy)
+    if review == "careful":
+        return careful_review(draft, gold)
+    raise ValueError(f"unknown review reading {review!r}: one of {', '.join(REVIEWS)}")
+
+
+def prepare_extracted(domain: str, workdir: Path, *, size: int, seed: int,
+                      review: str = "draft") -> tuple[str | None, str | None]:
     """A second deployment of the same database whose policy is extracted offline from the policy's text.
 
-    ``pimento policy extract`` (rules, no LLM) on the ``.txt`` beside the policy, then compiled
-    and checked like the hand translation: the paper's end-to-end setting, where compilation
-    errors of the policy views are the only source of leakage. Returns (database, None), or
-    (None, why) when the extracted policy does not compile."""
+    ``pimento policy extract`` (rules, no LLM) on the ``.txt`` beside the policy, read as ``review``
+    says (:func:`reviewed`), then compiled and checked like the hand translation: the paper's
+    end-to-end setting, where compilation errors of the policy views are the only source of
+    leakage. Returns (database, None), or (None, why) when the extracted policy does not compile."""
 
     db_path, _ = prepare_domain(domain, workdir, size=size, seed=seed)
     source = Path(db_path)
-    folder = source.parent.with_name(source.parent.name + "-extracted")
+    suffix = "-extracted" if review == "draft" else f"-extracted-{review}"
+    folder = source.parent.with_name(source.parent.name + suffix)
     path = folder / source.name
     compiled_path = folder / "compiled.json"
     failed = folder / "failed.txt"
@@ -380,12 +402,18 @@ def prepare_extracted(domain: str, workdir: Path, *, size: int, seed: int) -> tu
         return str(path), None
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, path)
+    # the custodian's settings (declared dependencies, public relations, domains) beside the copy
+    # *before* extraction and compilation, as `pimento policy extract/compile --db` read them:
+    # without them information implication misses the declared FDs (issue 27: a leak)
+    settings = (source.parent / "pimento.toml").read_text(encoding="utf-8").split("\n[policy]\n")[0].rstrip("\n")
+    (folder / "pimento.toml").write_text(settings + "\n", encoding="utf-8")
     text = Path(DOMAINS[domain]["policy"]()).with_suffix(".txt").read_text(encoding="utf-8")
     database = load_database(path)
     try:
         extraction = extract_policy_offline(text, database.catalog, engine=database.engine, name=f"{domain}-extracted",
                                             year=2024)
-        policy = policy_from_dict(extraction.policy, source="extracted")
+        gold = yaml.safe_load(Path(DOMAINS[domain]["policy"]()).read_text(encoding="utf-8"))
+        policy = policy_from_dict(reviewed(extraction, review, gold), source="extracted")
         compiled = compile_policy(policy, database.catalog, database.engine)
         compiled = run_checks(compiled, database.catalog, database.engine, policy=policy)
     except UserError as exc:
@@ -394,8 +422,7 @@ def prepare_extracted(domain: str, workdir: Path, *, size: int, seed: int) -> tu
     finally:
         database.close()
     compiled_path.write_text(json.dumps(compiled.to_dict()), encoding="utf-8")
-    toml = (source.parent / "pimento.toml").read_text(encoding="utf-8").split("\n[policy]\n")[0].rstrip("\n")
-    (folder / "pimento.toml").write_text(toml + f'\n\n[policy]\ncompiled = "{compiled_path.resolve()}"\n', encoding="utf-8")
+    (folder / "pimento.toml").write_text(settings + f'\n\n[policy]\ncompiled = "{compiled_path.resolve()}"\n', encoding="utf-8")
     return str(path), None
 
 
@@ -428,8 +455,10 @@ def _logged(domain: str, what: str, i: int, n: int, call: Any, *args: Any) -> An
 
 
 def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | None = None, pairs: int = 24,
-               seed: int = 0, rows_per_relation: int = 6, systems: tuple[str, ...] = SYSTEMS) -> dict[str, Any]:
-    """Every system on ``pairs`` pairs of ``domain``; LLM baselines only with a ``backend``."""
+               seed: int = 0, rows_per_relation: int = 6, systems: tuple[str, ...] = SYSTEMS,
+               review: str = "draft") -> dict[str, Any]:
+    """Every system on ``pairs`` pairs of ``domain``; LLM baselines only with a ``backend``; ``review``:
+    the reading of the extracted draft that ``pimento_extracted`` deploys (:data:`REVIEWS`)."""
     spec = DOMAINS[domain]
     size = size or DEFAULT_SIZES[domain]
     db_path, _ = prepare_domain(domain, workdir, size=size, seed=seed)
@@ -453,7 +482,7 @@ def run_domain(domain: str, workdir: Path, *, backend: Any = None, size: int | N
     use_llm = [s for s in systems if s in BASELINES and backend is not None]
     results: list[dict[str, Any]] = []
     evidence: list[tuple[Evidence, set[str]]] = []
-    extracted_db, extracted_failed = (prepare_extracted(domain, workdir, size=size, seed=seed)
+    extracted_db, extracted_failed = (prepare_extracted(domain, workdir, size=size, seed=seed, review=review)
                                       if "pimento_extracted" in systems else (None, None))
     with contextlib.ExitStack() as stack:
         session = stack.enter_context(Session(db_path))
@@ -583,17 +612,17 @@ class _Resume:
 
 def run(domains: list[str], workdir: Path, *, backend: Any = None, pairs: int = 24, seed: int = 0,
         rows_per_relation: int = 6, sizes: dict[str, int] | None = None,
-        systems: tuple[str, ...] = SYSTEMS) -> dict[str, Any]:
+        systems: tuple[str, ...] = SYSTEMS, review: str = "draft") -> dict[str, Any]:
     """:func:`run_domain` on each of ``domains``, with the figures over all of them."""
     started = time.perf_counter()
     out = {d: run_domain(d, workdir, backend=backend, size=(sizes or {}).get(d), pairs=pairs, seed=seed,
-                         rows_per_relation=rows_per_relation, systems=systems) for d in domains}
+                         rows_per_relation=rows_per_relation, systems=systems, review=review) for d in domains}
     total: dict[str, Any] = {}
     for name in SYSTEMS:
         rows = [r for d in out.values() for r in d["results"] if name in r["systems"]]
         if rows:
             total[name] = summarize(rows)[name]
-    return {"arguments": {"domains": domains, "pairs": pairs, "seed": seed, "rows": rows_per_relation},
+    return {"arguments": {"domains": domains, "pairs": pairs, "seed": seed, "rows": rows_per_relation, "review": review},
             "domains": out, "all_domains": total, "seconds": round(time.perf_counter() - started, 1)}
 
 
@@ -611,12 +640,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fold-system", action="store_true", help="for chat templates without a system role (Gemma)")
     parser.add_argument("--json-mode", default="json_schema", help="json_schema | json_object | none (docs/llm.md)")
     parser.add_argument("--out", default=None, help="write every pair's answers and leaks (JSON) here")
+    parser.add_argument("--review", choices=REVIEWS, default="draft",
+                        help="the reading of the extracted policy's draft that pimento_extracted deploys")
     args = parser.parse_args(argv)
     backend = open_llm(args.llm, record=args.record, fold_system=args.fold_system, json_mode=args.json_mode,
                        model=args.model) if args.llm else None
     domains = ["hospital", "retail", "school"] if args.domain == "all" else [args.domain]
     result = run(domains, Path(args.workdir), backend=backend, pairs=args.pairs, seed=args.seed,
-                 rows_per_relation=args.rows)
+                 rows_per_relation=args.rows, review=args.review)
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
     brief = {"arguments": result["arguments"], "per_domain": {d: r["summary"] for d, r in result["domains"].items()},
@@ -624,7 +655,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.record:  # the figures the replay test recomputes, merged with earlier domains recorded alike
         record = Path(args.record, "results.json")
         kept = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
-        same = {k: v for k, v in brief["arguments"].items() if k != "domains"}
+        same = {k: v for k, v in brief["arguments"].items() if k not in ("domains", "review")}
         per_domain = dict(kept.get("per_domain", {})) if kept.get("same_arguments") == same else {}
         per_domain.update(brief["per_domain"])
         saved = {"same_arguments": same, "per_domain": per_domain, "model": args.model or args.llm}

@@ -3,7 +3,9 @@
 The offline extractor (:func:`~pimento.policy.extract_offline.extract_policy_offline`) holds out of
 the policy every permit it cannot ground precisely: a data phrase that names no column (it would
 cover every column about the subject, or whole tables by a category name, or nothing at all) or a
-condition no table grounds. The draft it writes lists them under ``review``::
+condition no table grounds; and every prohibition none of whose data phrases grounds (before, it was
+left out silently: the policy then permitted what the text forbids). The draft it writes lists them
+under ``review``::
 
     review:
       - clause: C3
@@ -24,7 +26,8 @@ Until every question is answered, the draft is not a policy: the policy file for
   condition gets the given SQL (one SELECT whose output columns are among sender, recipient,
   subject, as in ``docs/policy.md``).
 
-A permit left with no data is dropped. The result is an ordinary policy document, compiled and
+A held norm (permit or prohibition) left with no data is dropped. The result is an ordinary policy
+document, compiled and
 checked as any other. The answers come from ``pimento policy extract --review`` / ``--review-file``
 or from the custodian's web page (:mod:`pimento.service.policy_review`); both call :func:`apply_review`.
 """

@@ -43,6 +43,7 @@ from pimento.policy.extract_offline.ground import (
     ground_role,
     is_anyone,
     is_organization,
+    lookup_keys,
     purpose_name,
     role_for_purpose,
     slug,
@@ -165,8 +166,10 @@ def extract_policy_offline(
     Fail narrow: a permit whose data phrase names no column (grounded only broadly, as every column
     about the subject or whole tables of a category, or not at all) or whose condition no table
     grounds is held out of the policy with its open questions (:attr:`Extraction.questions`) for
-    the custodian's review (:mod:`pimento.policy.review`). Raises PolicyError when no sentence
-    yields a norm and none is held.
+    the custodian's review (:mod:`pimento.policy.review`); so is a prohibition none of whose data
+    phrases grounds (left out, it would permit what the text forbids). A prohibited column of a
+    code list takes the code list's key with it (:func:`~.ground.lookup_keys`). Raises PolicyError
+    when no sentence yields a norm and none is held.
     """
     if values is None:
         values = categorical_values(engine, catalog) if engine is not None else {}
@@ -232,13 +235,18 @@ def extract_policy_offline(
                 locs, how = ground_data_how(phrase, schema, personal=personal, public=public, subject=subject,
                                             is_public=frame.public)
             locs = [loc for loc in locs if loc not in excluded]
+            if frame.sign != "permit" and how != "vocabulary":  # a prohibited code-list column: its key too
+                locs = locs + lookup_keys(locs, schema, public)  # (fail closed; a declared phrase means its columns)
             if frame.sign == "permit" and (how in BROAD or not locs):
                 questions.append(_data_question(frame.id, len(questions) + 1, phrase, locs, how))
             elif locs:
                 names.append(doc.data(phrase, locs))
         if frame.sign == "permit":
             questions += [_condition_question(frame.id, len(questions) + 1, m) for m in missed]
-        if questions:  # fail closed: the whole permit waits for the custodian
+        elif not names:  # a prohibition no phrase grounds: a question, never silently lost (it would permit)
+            questions = [_data_question(frame.id, k + 1, phrase, [], "prohibited_none")
+                         for k, phrase in enumerate(data_phrases)]
+        if questions:  # fail closed: the whole permit (or an ungrounded prohibition) waits for the custodian
             norm["data"] = list(dict.fromkeys(names))
             held.append({"clause": frame.id, "source": frame.text,
                          "norm": {k: v for k, v in norm.items() if v is not None},
@@ -316,6 +324,8 @@ _HOW = {
     "all_personal": "names no column: it would cover every column about the subject",
     "category_tables": "names no column: it would cover whole tables by a category name",
     "none": "no table or column of the database is named by it",
+    "prohibited_none": "no table or column of the database is named by it: the prohibition is not enforced "
+                       "until you ground it (edit) or drop it",
 }
 
 

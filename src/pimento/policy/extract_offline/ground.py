@@ -41,7 +41,7 @@ from pimento.policy.extract_offline.schema import Schema, content_words, matches
 from pimento.schema import Table
 
 __all__ = ["ANY_ROLE", "BROAD", "RoleG", "ground_data", "ground_data_how", "ground_role", "is_anyone",
-           "is_organization", "purpose_name", "role_for_purpose", "slug", "workforce"]
+           "is_organization", "lookup_keys", "purpose_name", "role_for_purpose", "slug", "workforce"]
 
 
 def slug(text: str, default: str = "x", limit: int = 40) -> str:
@@ -255,6 +255,32 @@ def _references(schema: Schema, table: Table, column: str, targets: set[str]) ->
 
 def _all_cols(tables: list[Table]) -> list[tuple[str, str]]:
     return [(t.name, c.name) for t in tables for c in t.columns]
+
+
+def lookup_keys(locs: list[tuple[str, str]], schema: Schema, public: list[Table]) -> list[tuple[str, str]]:
+    """The keys by which the subject's rows look up the columns ``locs`` of reference tables.
+
+    A column of a table that does not reach the subject (a code list such as a diagnosis catalog)
+    is about a person only through the foreign keys into that table's key: a prohibition of the
+    column alone leaves the person's code visible, and the code names the row. For a prohibition
+    the key is prohibited with it (one-column keys that some foreign key references), so that
+    information implication carries it to the referencing columns. Fail narrow for a prohibition
+    means denying more: this may deny every code of the table, never fewer cells than the text.
+    """
+    tables = {t.name.lower(): t for t in public}
+    have = {(r.lower(), a.lower()) for r, a in locs}
+    out: list[tuple[str, str]] = []
+    for relation, _ in locs:
+        table = tables.get(relation.lower())
+        if table is None or len(table.primary_key) != 1:
+            continue
+        key = table.primary_key[0]
+        referenced = any(fk.ref_table.lower() == relation.lower() and [c.lower() for c in fk.ref_columns] == [key.lower()]
+                         for fk in schema.catalog.foreign_keys)
+        if referenced and (relation.lower(), key.lower()) not in have:
+            have.add((relation.lower(), key.lower()))
+            out.append((table.name, key))
+    return out
 
 
 #: how a data phrase was grounded (:func:`ground_data_how`); the broad ways name no column

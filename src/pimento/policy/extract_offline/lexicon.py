@@ -85,7 +85,7 @@ DATA_CATEGORIES: dict[str, dict[str, Any]] = {
     "identify": {"cols": ("name", "email", "mail", "phone", "address", "ssn", "username", "login"), "key": True},
     "contact": {"cols": ("email", "mail", "phone", "address", "fax")},
     "demographic": {"cols": ("birth", "age", "sex", "gender", "zip", "zip3", "postal", "postcode", "race",
-                             "ethnicity", "marital", "nationality"), "key": True},
+                             "ethnicity", "marital", "nationality")},
     "directory": {"cols": ("name", "grade", "level", "address", "phone", "email", "major", "degree", "photo"),
                   "key": True},
     "birth": {"cols": ("birth", "dob", "birthday", "birthdate")},
