@@ -1,6 +1,8 @@
 """Oracle recall of the offline parser's grouped and summed readings at k = 1, 5, 20, and the learned order's top-1.
 
-Run: ``python -m benchmarks.grouped_recall [--values real|placeholder] [--cache /tmp/grouped_recall_real.jsonl] [--json]``
+Run: ``python -m benchmarks.grouped_recall [--values real|placeholder] [--cache /tmp/grouped_recall_real.jsonl] [--parts train,dev] [--json]``
+(``--parts``: the parts printed; ``train,dev`` writes the records and shows nothing of the held-out parts, for a
+generation change that must be judged on train and dev before the held-out parts are scored)
 
 Questions and correctness exactly as in :mod:`benchmarks.spider_grouped`: Spider questions whose
 gold SQL is a grouped COUNT or a SUM/AVG in the supported class; a reading is correct when its SQL
@@ -129,15 +131,19 @@ def main() -> None:
     parser.add_argument("--values", choices=("real", "placeholder"), default="real")
     parser.add_argument("--cache", type=Path, default=None, help="records file (JSON lines): read if present, else written")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--parts", default=",".join(PARTS), help="comma-separated parts to print (default all)")
     args = parser.parse_args()
+    shown = [p for p in args.parts.split(",") if p]
+    if not set(shown) <= set(PARTS):
+        parser.error(f"--parts takes some of {', '.join(PARTS)}")
     cache = args.cache or Path(f"/tmp/grouped_recall_{args.values}.jsonl")
     records = cached_records(cache, lambda: generate(args.spider, values=args.values))
-    tables = {g: recall_table(records, grouped_only=g) for g in (False, True)}
+    tables = {g: {p: row for p, row in recall_table(records, grouped_only=g).items() if p in shown} for g in (False, True)}
     try:
         model: dict[str, Any] | None = aggregate_ranker.load_model()
     except FileNotFoundError:
         model = None
-    learned = {g: learned_recall(records, model, grouped_only=g) for g in (False, True)} if model else None
+    learned = {g: {p: v for p, v in learned_recall(records, model, grouped_only=g).items() if p in shown} for g in (False, True)} if model else None
     if args.json:
         json.dump({"values": args.values, "recall": tables, "learned": learned}, sys.stdout, indent=2)
         return

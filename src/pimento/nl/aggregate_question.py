@@ -39,6 +39,14 @@ _LEFTOVER = re.compile(
 )
 
 
+#: "for each grade 0 classroom": a word and a number before the group's head noun modify it (a
+#: filter, "each classroom in grade 0"), read first as that
+_MODIFIED_GROUP = re.compile(
+    r"\b(?P<cue>(?:for|in|of|by|from|with|at|on)\s+(?:each|every)\s+)(?P<word>[A-Za-z][\w-]*)\s+(?P<number>\d+)\s+(?P<head>[A-Za-z][\w-]*)",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class AggregateReading:
     """What the question asks before any schema linking.
@@ -68,6 +76,23 @@ def read_question(question: str, column_phrases: frozenset[str] = frozenset()) -
     []
     """
     full = " ".join(question.split())
+    modified = _MODIFIED_GROUP.sub(_head_first, full)
+    if modified != full:
+        return _read(modified, column_phrases) + _read(full, column_phrases)
+    return _read(full, column_phrases)
+
+
+def _head_first(m: re.Match[str]) -> str:
+    """"for each grade 0 classroom" -> "for each classroom in grade 0" (unless a stop word stands
+    for the word or the head: "for each of 3 ...", "in each 2 and ...")."""
+    word, head = m.group("word").lower(), m.group("head").lower()
+    if word in PHRASE_STOP or word in LEADING or head in PHRASE_STOP or head in LEADING:
+        return m.group(0)
+    return f"{m.group('cue')}{m.group('head')} in {m.group('word')} {m.group('number')}"
+
+
+def _read(full: str, column_phrases: frozenset[str]) -> list[AggregateReading]:
+    """:func:`read_question` of one wording."""
     groups, spans, cues = _group_phrases(full)
     trailing = TRAILING_LIST.search(full)
     text = full

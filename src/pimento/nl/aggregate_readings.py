@@ -13,7 +13,7 @@ Beside :func:`~pimento.nl.translate.translate` (one scalar COUNT per question), 
 3. schema linking of the group phrases to columns (a column named by the phrase, or the name
    column of a table the phrase names) and of the measure phrase to a numeric column;
 4. the body extended with a foreign-key path to the group and measure columns' tables where
-   they are not in it, scored (sum of evidence weights, as the count parser's) and ranked; a
+   they are not in it (through the key the question names, as the count parser joins), scored (sum of evidence weights, as the count parser's) and ranked; a
    reading that joins a relation no word of the question names is dropped beside the same
    reading without that join (:func:`_spurious_joins`).
 
@@ -27,7 +27,7 @@ import datetime as _dt
 import itertools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -35,9 +35,10 @@ from pimento.errors import InternalError, NotACountingQuestion
 from pimento.nl import aggregate_ranker
 from pimento.nl.aggregate_ranker import Answer
 from pimento.nl.aggregate_question import LEADING, AggregateReading, read_question
-from pimento.nl.joins import join_trees
+from pimento.nl.count_assembly import edge_bonus
+from pimento.nl.joins import JoinEdge, join_trees
 from pimento.nl.schema_linking import _GENERIC, _column_phrases, _Element, _is_key_column, _lexicon, _match
-from pimento.nl.text import Token, name_words, tokenize
+from pimento.nl.text import Token, lemma, name_words, tokenize
 from pimento.nl.translate import translate
 from pimento.nl.values import ValueIndex
 from pimento.schema import Catalog
@@ -78,7 +79,7 @@ def _column_links(catalog: Catalog, words: tuple[str, ...], *, numeric: bool) ->
     it references too ("each manufacturer": ``Products.Manufacturer`` and ``Manufacturers.Name``).
     """
     tables, columns = _lexicon(catalog)
-    toks = [t for t in _tokens(words) if t.kind == "word"]
+    toks = [t for t in _tokens(_schema_spelling(catalog, words)) if t.kind == "word"]
     if not toks:
         return []
     by_table = {e.table: _match(e, toks)[0] for e in tables}
@@ -93,7 +94,7 @@ def _column_links(catalog: Catalog, words: tuple[str, ...], *, numeric: bool) ->
         assert e.column is not None
         if numeric and (catalog.table(e.table).column(e.column).type not in _NUMERIC or _is_key_column(catalog, e.table, e.column)):
             continue  # a measure is a numeric column that is not a key (a SUM of ids is never meant)
-        score = _column_score(e, toks, by_table.get(e.table, 0.0))
+        score = _column_score(_unglued(e), toks, by_table.get(e.table, 0.0))
         if _is_key_column(catalog, e.table, e.column):
             # a group is a key only when the phrase says "id"/"code" or the keyed table has no
             # label (else the label: "each party" groups by party_name)
@@ -115,6 +116,31 @@ def _column_links(catalog: Catalog, words: tuple[str, ...], *, numeric: bool) ->
                 for label in _labels(catalog, fk.ref_table):
                     put(label, base + 0.02, f"'{' '.join(words)}' names {attr}, a reference to {fk.ref_table}: grouped by its {label.column}")
     return _ranked(out)
+
+
+#: British and American spellings of one word: (pattern, replacement), tried both ways
+_SPELLINGS = ((r"is", "iz"), (r"iz", "is"), (r"our", "or"), (r"or", "our"), (r"re$", "er"), (r"er$", "re"), (r"ll", "l"), (r"l", "ll"))
+
+
+def _schema_spelling(catalog: Catalog, words: tuple[str, ...]) -> tuple[str, ...]:
+    """The phrase with each word the schema spells otherwise in the schema's spelling: "each
+    organization" names ``organisation_id``, "colour" names ``color`` (a word the schema's names
+    lack, one of whose British/American variants they have)."""
+    vocabulary = {w for e in itertools.chain(*_lexicon(catalog)) for w in e.words}
+    out = []
+    for word in words:
+        low = lemma(word.lower())
+        variants = () if low in vocabulary else (re.sub(pattern, repl, low, count=1) for pattern, repl in _SPELLINGS)
+        out.append(next((v for v in variants if v != low and v in vocabulary), word))
+    return tuple(out)
+
+
+def _unglued(e: _Element) -> _Element:
+    """The column with a key suffix glued to a word split off: ``yearid`` names "year" (+ "id"),
+    as ``year_id`` and ``yearId`` do (a word of six letters or more ending in "id", so "valid",
+    "humid" or "paid" stay whole)."""
+    words = tuple(itertools.chain.from_iterable((w[:-2], "id") if len(w) >= 6 and w.endswith("id") else (w,) for w in e.words))
+    return e if words == e.words else replace(e, words=words)
 
 
 def _labelled(catalog: Catalog, table: str, column: str) -> bool:
@@ -180,8 +206,9 @@ def translate_aggregate(
     if k < 1:
         raise InternalError("k must be at least 1")
     found: dict[AggregateQuery, tuple[float, tuple[str, ...]]] = {}
+    bonus = edge_bonus(catalog, tokenize(question))
     for order, reading in enumerate(read_question(question, _column_phrases(catalog))):
-        for query, score, why in _reading_candidates(reading, catalog, values, today):
+        for query, score, why in _reading_candidates(reading, catalog, values, today, bonus):
             score -= 0.4 * order
             key = query.canonical()
             if key not in found or found[key][0] < score:
@@ -251,7 +278,11 @@ def _shape_key(query: AggregateQuery) -> tuple[Any, ...]:
 
 
 def _reading_candidates(
-    reading: AggregateReading, catalog: Catalog, values: ValueIndex | None, today: _dt.date | None
+    reading: AggregateReading,
+    catalog: Catalog,
+    values: ValueIndex | None,
+    today: _dt.date | None,
+    bonus: dict[JoinEdge, float] | None = None,
 ) -> list[tuple[AggregateQuery, float, tuple[str, ...]]]:
     measures: list[tuple[Attribute | None, float, str]] = [(None, 0.0, "")]
     if reading.kind is not AggregateKind.COUNT:
@@ -277,14 +308,11 @@ def _reading_candidates(
         have = {r.table for r in body.relations}
         for measure, m_score, m_why in measures:
             links = [
-                sorted(
-                    ((a, s + (0.15 if a.alias in have else 0.0), w) for a, s, w in ls if a != measure and not _own_label(a, w, measure)),
-                    key=lambda link: -link[1],
-                )[:4]
+                _tried_links([(a, s + (0.15 if a.alias in have else 0.0), w) for a, s, w in ls if a != measure and not _own_label(a, w, measure)], have)
                 for ls in group_links
             ]
             for groups, g_score, g_why in _group_choices([ls for ls in links if ls]):
-                built = _combine(catalog, body, reading.kind, groups, measure)
+                built = _combine(catalog, body, reading.kind, groups, measure, bonus)
                 if built is None:
                     continue
                 query, added = built
@@ -294,6 +322,18 @@ def _reading_candidates(
                 why += tuple(g_why) + ((m_why,) if m_why else ())
                 out.append((query, score, why))
     return out
+
+
+def _tried_links(links: list[_Link], have: set[str]) -> list[_Link]:
+    """A group phrase's links worth trying, best first: the best four, where the best link to a
+    table of the body is always among the first three (:func:`_group_choices` tries three): "each
+    year" over ``hall_of_fame`` tries ``hall_of_fame.yearid`` even when ten other tables have a
+    column named exactly ``year`` (each of those needs joins the question does not ask for)."""
+    ranked = sorted(links, key=lambda link: -link[1])
+    own = next((link for link in ranked if link[0].alias in have), None)
+    if own is None or own in ranked[:3]:
+        return ranked[:4]
+    return sorted(ranked[:2] + [own], key=lambda link: -link[1])
 
 
 def _own_label(group: Attribute, why: str, measure: Attribute | None) -> bool:
@@ -367,17 +407,23 @@ def _body_queries(
 
 
 def _combine(
-    catalog: Catalog, body: CountQuery, kind: AggregateKind, groups: list[Attribute], measure: Attribute | None
+    catalog: Catalog,
+    body: CountQuery,
+    kind: AggregateKind,
+    groups: list[Attribute],
+    measure: Attribute | None,
+    bonus: dict[JoinEdge, float] | None = None,
 ) -> tuple[AggregateQuery, int] | None:
     """The AggregateQuery over ``body`` extended to the group and measure tables; and how many
-    relations were added (None when no join path reaches them)."""
+    relations were added (None when no join path reaches them). ``bonus``: the question's
+    :func:`~pimento.nl.count_assembly.edge_bonus` (a path through a key the question names wins)."""
     needed = [a.alias for a in groups] + ([measure.alias] if measure is not None else [])
     extended = body
     added = 0
     for table in dict.fromkeys(needed):
         if any(r.table == table for r in extended.relations):
             continue
-        grown = _extend(catalog, extended, table)
+        grown = _extend(catalog, extended, table, bonus)
         if grown is None:
             return None
         added += len(grown.relations) - len(extended.relations)
@@ -395,11 +441,13 @@ def _combine(
         return None
 
 
-def _extend(catalog: Catalog, body: CountQuery, table: str) -> CountQuery | None:
-    """``body`` with ``table`` joined along the cheapest foreign-key path to one of its relations."""
+def _extend(catalog: Catalog, body: CountQuery, table: str, bonus: dict[JoinEdge, float] | None = None) -> CountQuery | None:
+    """``body`` with ``table`` joined along the cheapest foreign-key path to one of its relations
+    (cheapest as the count parser's: an edge whose key the question names costs less, so "each
+    target user" joins through ``target_u_id``, not ``source_u_id``)."""
     best = None
     for r in body.relations:
-        for tree in join_trees(catalog, table, (r.table,), limit=1):
+        for tree in join_trees(catalog, table, (r.table,), edge_bonus=bonus, limit=1):
             if best is None or tree.cost < best.cost:
                 best = tree
     if best is None:

@@ -26,9 +26,16 @@ _OWN_TABLE_BONUS = 0.1
 
 
 def _edge_bonus(ctx: _Context) -> dict[JoinEdge, float]:
+    return edge_bonus(ctx.catalog, ctx.tokens)
+
+
+def edge_bonus(catalog: Catalog, tokens: list[Token]) -> dict[JoinEdge, float]:
+    """Per foreign-key edge, how well the question's words name its columns beyond the referenced
+    table's name ("departing" for ``source_airport``, "target" for ``target_u_id``): a cost cut
+    for :func:`~pimento.nl.joins.join_trees` (also used by the grouped readings' join paths)."""
     bonus: dict[JoinEdge, float] = {}
-    words = [t for t in ctx.tokens if t.kind == "word"]
-    for edge in join_edges(ctx.catalog):
+    words = [t for t in tokens if t.kind == "word"]
+    for edge in join_edges(catalog):
         parent_words = set(name_words(edge.parent))
         col_words = [w for c in edge.columns for w in name_words(c) if w not in parent_words and w not in _GENERIC]
         if not col_words:
