@@ -292,6 +292,15 @@ class Ledger(AnswerCache, Halts, PendingCharges, IntegrityChecks):
             time.sleep(wait)
             wait = min(wait * 1.5, 0.5)
 
+    def stored_answer(self, key: str, request_key: str) -> dict[str, Any] | None:
+        """The answer stored for ``request_key`` when it is what :meth:`charge_release` would return for it on the
+        database whose ledger key is ``key`` (``database_keys(location)[0]``): halts first recorded, then, in one
+        snapshot, the fast integrity check, no halt, the answer there; None otherwise (:meth:`_stored_if_clean`:
+        the write path then decides and refuses in its own words). Reads only: nothing is charged, waited for or
+        audited."""
+        self._write_unrecorded_halts()  # as charge_release does first
+        return self._stored_if_clean(key, request_key)
+
     def _stored_if_clean(self, key: str, request_key: str) -> dict[str, Any] | None:
         """The answer stored for ``request_key`` if, in one snapshot of the ledger, the fast integrity
         check passes, the releases on ``key`` are not halted and the answer is there; None otherwise

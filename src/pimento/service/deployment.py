@@ -16,6 +16,7 @@ that the service exposes to the custodian token only.
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -43,8 +44,9 @@ from pimento.release.request import context_value
 from pimento.release.synthetic import synthetic_guarantee
 from pimento.schema.merge import privacy_marks
 from pimento.search import SearchConfig
+from pimento.release.answer_memo import AnswerMemo, Identities, identities
 from pimento.service.keys import ApiKey, KeyStore, keys_path
-from pimento.service.open_databases import DatabasePool
+from pimento.service.open_databases import DatabasePool, settings_file
 from pimento.service.synth_jobs import SynthJobs
 
 if TYPE_CHECKING:
@@ -147,6 +149,12 @@ class Deployment:
         self._answer_keys: KeptValues[str] = KeptValues()
         #: The answer cache's keys this process found answered (:meth:`answered`).
         self._answered: KeptValues[bool] = KeptValues()
+        #: The stored SQL answers this process returned, answered again with one ledger read (:meth:`sql`).
+        self.memo = AnswerMemo()
+        self._settings_file = settings_file(self.db, self.location)
+        #: per thread: the ledger the memo reads (:meth:`_memo_ledger`); -1 once :meth:`close` ran (none kept)
+        self._memo_ledgers = threading.local()
+        self._memo_generation = 0
         self.synth_jobs = SynthJobs(self.db, self._synthetic_path, self._reopen_copy)
 
     def hold_open(self) -> None:
@@ -220,16 +228,96 @@ class Deployment:
             return True
         try:
             with self.ledger() as ledger:
-                if cache_key is None:
-                    cache_key = plain_count_key(request, catalog=self.catalog, settings=self.settings, ledger=ledger,
-                                                location=self.location, analyst=key.analyst, dialect=self.dialect) or ""
-                    self._answer_keys.put(seen, cache_key)
+                cache_key = self._cache_key(key, request, ledger)
                 found = bool(cache_key) and ledger.cached_answer(cache_key) is not None
         except UserError:
             return False
         if found:
             self._answered.put(cache_key, True)
         return found
+
+    def _cache_key(self, key: ApiKey, request: Request, ledger: Ledger) -> str:
+        """The answer cache's key of ``request`` (:func:`~pimento.release.noise_check_cache.plain_count_key`; "": none), kept
+        per request text; raises what admission raises."""
+        seen = (key.analyst, repr(request))
+        cache_key = self._answer_keys.get(seen)
+        if cache_key is None:
+            cache_key = plain_count_key(request, catalog=self.catalog, settings=self.settings, ledger=ledger,
+                                        location=self.location, analyst=key.analyst, dialect=self.dialect) or ""
+            self._answer_keys.put(seen, cache_key)
+        return cache_key
+
+    def files(self) -> Identities:
+        """The identities of the files a memoized answer depends on (:func:`~pimento.release.answer_memo.identities`)."""
+        try:
+            copy: Path | None = self._synthetic_path()
+        except UserError:
+            copy = None
+        return identities(self.location, self._settings_file, self.ledger_file if not self.settings.ledger.url else None, copy)
+
+    def memo_answer(self, key: ApiKey, request: Request, files: Identities) -> dict[str, Any] | None:
+        """The answer to a repeat of a SQL request whose stored answer this process returned before, under the same
+        ``files`` (:class:`~pimento.release.answer_memo.AnswerMemo`: one ledger read, the budget left read now); None
+        otherwise (the release path answers, and decides any refusal in its own words)."""
+        entry = self.memo.find(key.analyst, request, files)
+        if entry is None:
+            return None
+        try:
+            with self._memo_ledger(files) as ledger:
+                return self.memo.answer(entry, key.analyst, ledger, location=self.location)
+        except (UserError, sqlite3.Error):
+            self._drop_memo_ledger()  # opened anew by the next hit (its checks at open included)
+            return None
+
+    def _drop_memo_ledger(self) -> None:
+        """Close this thread's kept memo ledger, if any."""
+        kept = getattr(self._memo_ledgers, "kept", None)
+        self._memo_ledgers.kept = None
+        if kept is not None:
+            kept[2].close()
+
+    @contextmanager
+    def _memo_ledger(self, files: Identities) -> Iterator[Ledger]:
+        """The ledger the memo reads in this thread: one kept per thread (the service's event loop reads them) while
+        ``files`` are those it was opened under; opened anew (its checks at open included) when any changed, and
+        closed after the read once :meth:`close` ran."""
+        kept: tuple[int, Identities, Ledger] | None = getattr(self._memo_ledgers, "kept", None)
+        if kept is not None and kept[0] == self._memo_generation and kept[1] == files:
+            yield kept[2]
+            return
+        if kept is not None:
+            self._memo_ledgers.kept = None
+            kept[2].close()
+        ledger = self.ledger()
+        if self._memo_generation < 0:  # closed: nothing is kept any more
+            with ledger:
+                yield ledger
+            return
+        self._memo_ledgers.kept = (self._memo_generation, files, ledger)
+        yield ledger
+
+    def sql_memoized(self, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = Mode.DP,
+                     sender: str | None = None, purpose: str | None = None, bounds: object = None) -> dict[str, Any] | None:
+        """What :meth:`sql` answers from the memo (:meth:`memo_answer`) for these fields, or None: then :meth:`sql` decides,
+        refusals included (a request :meth:`request` refuses is None here). Cheap enough for the service's event loop:
+        a memo look-up, five ``stat`` s and, on a hit, one ledger read."""
+        try:
+            request = self.request(key, sql=sql, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose, bounds=bounds)
+        except UserError:
+            return None
+        return self.memo_answer(key, request, self.files())
+
+    def _remember(self, key: ApiKey, request: Request, response: dict[str, Any], files: Identities) -> None:
+        """Keep a stored answer the release path returned (``cached``) for the memo (:meth:`memo_answer`)."""
+        if response.get("cached") is not True or not AnswerMemo.applies(request):
+            return
+        try:
+            with self.ledger() as ledger:
+                cache_key = self._cache_key(key, request, ledger)
+        except UserError:
+            return
+        if cache_key:
+            self.memo.remember(key.analyst, request, response, request_key=cache_key, location=self.location, files=files)
 
     def _reopen_copy(self) -> None:
         """After a new copy replaced the file: the connection held on the old one moves to the new one."""
@@ -249,6 +337,8 @@ class Deployment:
         databases, self.databases = self.databases, None
         if databases is not None:
             databases.close()
+        self._memo_generation = -1  # the memo's kept ledgers: this thread's closed now, any other's on its next use (or dropped)
+        self._drop_memo_ledger()
         held_ledger, self._held_ledger = self._held_ledger, None
         if held_ledger is not None and self._held_ledger_thread == threading.get_ident():
             held_ledger.close()  # elsewhere (a test client's lifespan thread) dropped: Python's sqlite3 closes only in its own thread
@@ -319,11 +409,18 @@ class Deployment:
 
     def sql(self, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = Mode.DP,
             sender: str | None = None, purpose: str | None = None, bounds: object = None) -> dict[str, Any]:
-        """``POST /v1/sql``: the key's :meth:`request` for ``sql``, answered by :meth:`Session.answer` (charged first)."""
+        """``POST /v1/sql``: the key's :meth:`request` for ``sql``, answered by :meth:`Session.answer` (charged first), or
+        a repeat of a stored answer this process returned, by :meth:`memo_answer` (one ledger read)."""
         request = self.request(key, sql=sql, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose, bounds=bounds)
+        files = self.files()  # before the release: a file changed meanwhile makes the entry miss
+        memoized = self.memo_answer(key, request, files)
+        if memoized is not None:
+            return memoized
         with self.synth_jobs.swap.shared(), self.session(key.analyst) as session:
             answer = session.answer(request)
-        return _finish(answer.to_dict())
+        response = _finish(answer.to_dict())
+        self._remember(key, request, response, files)
+        return response
 
     def ask(self, key: ApiKey, question: str, epsilon: str, delta: str | None, *, mode: str = Mode.DP,
             sender: str | None = None, purpose: str | None = None, expect_sql: str | None = None,
