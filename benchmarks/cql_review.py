@@ -17,6 +17,9 @@ document whose norm ids are the text's clause ids) grounds that clause:
   named condition that the held norm's own conditions do not already match (same tables, outputs and
   tested columns), the answer is an ``edit`` to that condition's SQL; otherwise ``drop`` (the whole
   permit is dropped: a permit never loses a condition).
+* a **purpose** question (a permit that states no purpose): ``confirm`` (any purpose) when the gold
+  norm holds for any purpose, else an ``edit`` to the context purposes the gold's purpose covers (its
+  values and its sub-purposes').
 * a clause the gold has no permit for: every question ``drop``.
 
 It simulates a custodian who reads the gold's intent correctly and writes SQL when one condition is
@@ -78,6 +81,26 @@ def _answer_data(proposal: list[dict[str, str]] | None, want: dict[tuple[str, st
     return {"edit": sorted(want[k] for k in take)}, take
 
 
+def _purpose_values(gold: dict[str, Any], name: str) -> list[str]:
+    """The context purposes a gold purpose covers: its values and those of its sub-purposes, in order."""
+    purposes = gold["grounding"].get("purposes", {})
+    out, todo, seen = [], [name], set()
+    while todo:
+        p = todo.pop(0)
+        if p in seen or p not in purposes:
+            continue
+        seen.add(p)
+        out += [v for v in purposes[p].get("values", [p]) if v not in out]
+        todo += purposes[p].get("includes", [])
+    return out
+
+
+def _answer_purpose(gold: dict[str, Any], gnorm: dict[str, Any]) -> Any:
+    """``confirm`` (any purpose) when the gold norm holds for any purpose, else an edit to the gold's purposes."""
+    purpose = gnorm.get("purpose", "any")
+    return "confirm" if purpose == "any" else {"edit": _purpose_values(gold, purpose) or [purpose]}
+
+
 def careful_answers(draft: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
     """Answers to every open question of ``draft`` as the custodian whose intent is ``gold`` would give them."""
     gold_norms = {n["id"]: n for n in gold.get("norms", [])}
@@ -92,11 +115,15 @@ def careful_answers(draft: dict[str, Any], gold: dict[str, Any]) -> dict[str, An
         want = {k: v for k, v in _gold_columns(gold, gnorm).items() if k not in held_columns}
         data_ids = [q["id"] for q in questions if q["kind"] == "data"]
         missing = _missing_conditions(draft, gold, norm, gnorm)
+        conditions_asked = sum(1 for x in questions if x["kind"] == "condition")
         for q in questions:
-            if q["kind"] == "data":
-                answers[q["id"]], took = _answer_data(q.get("proposal"), want, q["id"] == data_ids[-1])
+            if q["kind"] == "purpose":
+                answers[q["id"]] = _answer_purpose(gold, gnorm)
+            elif q["kind"] == "data":
+                last = q["id"] == data_ids[-1] and not q.get("extends")  # an extension asks only its proposal
+                answers[q["id"]], took = _answer_data(q.get("proposal"), want, last)
                 want = {k: v for k, v in want.items() if k not in took}
-            elif len(missing) == 1 and sum(1 for x in questions if x["kind"] != "data") == 1:
+            elif q["kind"] == "condition" and len(missing) == 1 and conditions_asked == 1:
                 answers[q["id"]] = {"edit": missing[0]}
             else:
                 answers[q["id"]] = "drop"

@@ -341,6 +341,13 @@ def _questions(draft: dict) -> list[dict]:
     return open_questions(draft)
 
 
+def _proposal_text(q: dict) -> str:
+    """A question's proposal as the prompt shows it: columns, or "any purpose"."""
+    if q["kind"] == "purpose":
+        return "any purpose" if q["proposal"] == "any" else str(q["proposal"])
+    return ", ".join(f"{x['relation']}.{x['attribute']}" for x in q["proposal"])
+
+
 def _review(draft: dict, review_file: str | None) -> dict:
     """The reviewed policy: answers from ``review_file`` (JSON), else asked one by one."""
     from pimento.policy.review import apply_review, open_questions
@@ -359,17 +366,19 @@ def _review(draft: dict, review_file: str | None) -> dict:
         console.print(f"\n[bold]{q['id']}[/] (clause {q['clause']}): {escape(q['source'])}", highlight=False)
         console.print(f"  {q['kind']} {q['phrase']!r}: {escape(q['reason'])}", highlight=False)
         if q.get("proposal"):
-            shown = ", ".join(f"{x['relation']}.{x['attribute']}" for x in q["proposal"])
-            console.print(f"  proposal: {escape(shown)}", highlight=False)
+            console.print(f"  proposal: {escape(_proposal_text(q))}", highlight=False)
+        if q["kind"] == "purpose" and q.get("options"):
+            console.print(f"  purposes the text names: {escape(', '.join(q['options']))}", highlight=False)
         choices = ["confirm", "edit", "drop"] if q.get("proposal") else ["edit", "drop"]
         action = typer.prompt(f"  {'/'.join(choices)}", default="drop")
         while action not in choices:
             action = typer.prompt(f"  one of {'/'.join(choices)}", default="drop")
         if action == "edit":
-            what = "columns (Table.column, comma-separated)" if q["kind"] == "data" else "SQL SELECT"
+            what = {"data": "columns (Table.column, comma-separated)", "condition": "SQL SELECT",
+                    "purpose": "purposes the permit holds for (comma-separated)"}[q["kind"]]
             value = typer.prompt(f"  {what}")
-            answers[q["id"]] = {"edit": [v.strip() for v in value.split(",") if v.strip()]
-                                if q["kind"] == "data" else value}
+            answers[q["id"]] = {"edit": value if q["kind"] == "condition"
+                                else [v.strip() for v in value.split(",") if v.strip()]}
         else:
             answers[q["id"]] = action
     return apply_review(draft, answers)

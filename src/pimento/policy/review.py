@@ -24,9 +24,17 @@ Until every question is answered, the draft is not a policy: the policy file for
   whole permit (a permit never loses a condition: it would hold more often than the text says);
 * ``{"edit": ...}``: a data phrase gets the given columns (``["Table.column", ...]``); a
   condition gets the given SQL (one SELECT whose output columns are among sender, recipient,
-  subject, as in ``docs/policy.md``).
+  subject, as in ``docs/policy.md``); a purpose gets the given purposes (``["education", ...]``:
+  the permit holds for exactly these context purposes).
 
-A held norm (permit or prohibition) left with no data is dropped. The result is an ordinary policy
+A **purpose** question (``kind: purpose``) is asked of a permit that states no purpose while the
+text's other sentences name purposes; its proposal is ``any`` (the literal reading), its
+``options`` the purposes the text names. ``confirm`` keeps any purpose, ``edit`` narrows it,
+``drop`` drops the permit.
+
+A held norm (permit or prohibition) left with no data is dropped. A held entry whose norm id is already
+enforced (a prohibition's extension question: free-text columns that may mention what it prohibits)
+adds its answered columns to that norm. The result is an ordinary policy
 document, compiled and
 checked as any other. The answers come from ``pimento policy extract --review`` / ``--review-file``
 or from the custodian's web page (:mod:`pimento.service.policy_review`); both call :func:`apply_review`.
@@ -95,6 +103,35 @@ def _locations(value: Any, qid: str) -> list[dict[str, str]]:
     return out
 
 
+_PURPOSE_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_ -]*")
+
+
+def _purpose_values(value: Any, qid: str) -> list[str]:
+    """An edited purpose: the context purposes the permit holds for (a list, or one comma-separated string)."""
+    raw: list[Any] = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [None]
+    items = [v for v in raw if isinstance(v, str)]
+    if len(items) != len(raw) or not [v for v in items if v.strip()]:
+        raise PolicyError(f"review answer for {qid}: an edited purpose is a non-empty list of purpose names",
+                          hint="e.g. {'edit': ['education', 'counseling']}: the purposes the permit holds for")
+    out = [v.strip() for v in items if v.strip()]
+    bad = [v for v in out if not _PURPOSE_VALUE.fullmatch(v) or v.lower() == ANY]
+    if bad:
+        raise PolicyError(f"review answer for {qid}: {bad[0]!r} is not a purpose name",
+                          hint="letters, digits, '_', '-' and spaces; confirm the proposal for any purpose")
+    return list(dict.fromkeys(out))
+
+
+def _purpose_answer(grounding: dict[str, Any], values: list[str]) -> str:
+    """A purpose of exactly ``values`` (no sub-purposes: the custodian names every purpose the permit holds for)."""
+    purposes = grounding.setdefault("purposes", {})
+    for name, spec in purposes.items():
+        if spec.get("values") == values and not spec.get("includes"):
+            return str(name)
+    name = _unique(purposes, f"{_slug(values[0])}_reviewed")
+    purposes[name] = {"values": values}
+    return name
+
+
 def _unique(table: dict[str, Any], base: str) -> str:
     name, k = base, 2
     while name in table:
@@ -158,6 +195,12 @@ def apply_review(draft: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
             if action == "confirm" and not q.get("proposal"):
                 raise PolicyError(f"review question {q['id']} ({q['phrase']!r}) has no proposal to confirm",
                                   hint="edit it (columns or a SQL condition) or drop it")
+            if q["kind"] == "purpose":
+                if action == "drop":  # the permit under no purpose at all: dropped
+                    keep = False
+                elif action == "edit":
+                    norm["purpose"] = _purpose_answer(g, _purpose_values(value, q["id"]))
+                continue  # confirm: the proposal (any purpose) stands
             if q["kind"] == "data":
                 if action == "drop":
                     continue
@@ -173,6 +216,12 @@ def apply_review(draft: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
                 g["conditions"][name] = spec
                 conditions.append(name)
         if not keep or not data:
+            continue
+        enforced = next((n for n in doc["norms"] if n["id"] == norm["id"]), None)
+        if enforced is not None:  # an extension of a norm enforced as grounded (free text it may be written in)
+            if enforced["sign"] != norm["sign"]:
+                raise PolicyError(f"review of {norm['id']}: the draft holds a norm of another sign under the same id")
+            enforced["data"] = list(dict.fromkeys([*enforced["data"], *data]))
             continue
         norm["data"] = data
         if conditions:

@@ -4,7 +4,8 @@
 under ``review`` the permits held out with their open questions
 (:mod:`pimento.policy.review`). ``/custodian/policy/review`` lists each question (the sentence, the
 phrase, why it was held, the proposal) and lets the custodian confirm the proposal, edit it (pick
-columns for a data phrase, write the SQL of a condition) or drop it. The answers go through the one
+columns for a data phrase, write the SQL of a condition, name the purposes of a permit that states
+none) or drop it. The answers go through the one
 :func:`~pimento.policy.review.apply_review`; the reviewed policy (no ``review`` key) is written
 beside the draft as ``<stem>.reviewed.yaml`` and the use is recorded in the audit log. The draft
 itself is never enforced: ``pimento policy compile`` refuses it, and the service enforces only
@@ -95,8 +96,10 @@ def question_views(draft: Draft, catalog: Catalog) -> list[dict[str, Any]]:
     views = []
     for q in draft.questions:
         proposal = q.get("proposal") or []
+        shown = (["any purpose"] if proposal == "any" else [str(proposal)]) if q["kind"] == "purpose" and proposal \
+            else [f"{p['relation']}.{p['attribute']}" for p in proposal]
         views.append({
-            **q, "proposal_text": [f"{p['relation']}.{p['attribute']}" for p in proposal],
+            **q, "proposal_text": shown,
             "choices": _column_choices(catalog, proposal) if q["kind"] == "data" else [],
         })
     return views
@@ -104,7 +107,8 @@ def question_views(draft: Draft, catalog: Catalog) -> list[dict[str, Any]]:
 
 def answers_from_form(draft: Draft, fields: dict[str, list[str]]) -> dict[str, Any]:
     """The review answers posted by the page: ``action-QID`` (confirm, edit, drop), and for an edit the
-    ``columns-QID`` picked (a data phrase) or the ``sql-QID`` text (a condition).
+    ``columns-QID`` picked (a data phrase), the ``sql-QID`` text (a condition) or the ``purposes-QID``
+    text (a purpose: comma-separated purpose names).
 
     Raises PolicyError naming a question left without an action or an edit left empty."""
     answers: dict[str, Any] = {}
@@ -122,6 +126,12 @@ def answers_from_form(draft: Draft, fields: dict[str, list[str]]) -> dict[str, A
                 raise PolicyError(f"review question {qid} ({q['phrase']!r}): edit picks at least one column",
                                   hint="tick the columns the phrase means, or drop it")
             answers[qid] = {"edit": picked}
+        elif q["kind"] == "purpose":
+            named = [p.strip() for p in (fields.get(f"purposes-{qid}") or [""])[0].split(",") if p.strip()]
+            if not named:
+                raise PolicyError(f"review question {qid}: edit names at least one purpose",
+                                  hint="write the purposes the permit holds for, confirm any purpose, or drop it")
+            answers[qid] = {"edit": named}
         else:
             answers[qid] = {"edit": (fields.get(f"sql-{qid}") or [""])[0]}
     return answers

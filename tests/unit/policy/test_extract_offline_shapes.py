@@ -3,6 +3,8 @@ that are not the shipped examples (an HR database built in the test)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import duckdb
 import pytest
 
@@ -11,6 +13,7 @@ from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.extract_offline.ground import ground_role
 from pimento.policy.extract_offline.schema import Schema, categorical_values
 from pimento.policy.extract_offline.shapes import Sentence, parse_sentence, split_sentences
+from pimento.policy.review import apply_review, open_questions
 
 
 def _frame(text: str):
@@ -143,7 +146,10 @@ def test_roles_ground_in_tables_and_categorical_values(hr) -> None:
 
 def _norms(hr, text: str):
     result = extract_policy_offline(text, hr.catalog, engine=hr.engine, year=2024)
-    return result, {n["id"]: n for n in result.policy["norms"]}
+    draft = result.draft()  # purpose questions confirmed (any purpose): these pins are about roles, data, conditions
+    policy = apply_review(draft, {q["id"]: "confirm" for q in open_questions(draft) if q["kind"] == "purpose"}) \
+        if all(q["kind"] == "purpose" for q in open_questions(draft)) else result.policy
+    return SimpleNamespace(policy=policy, failures=result.failures), {n["id"]: n for n in policy["norms"]}
 
 
 def test_grounded_norms_on_a_schema_the_rules_never_saw(hr) -> None:

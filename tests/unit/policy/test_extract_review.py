@@ -39,7 +39,7 @@ _SCHOOL = [
 _TEXT = (
     "K1. A nurse may access a learner's email for treatment.\n"
     "K2. A counselor may access a learner's records for counseling.\n"
-    "K3. A coach may view a learner's score if the coach mentors the learner.\n"
+    "K3. A coach may view a learner's score for coaching if the coach mentors the learner.\n"
 )
 
 

@@ -49,7 +49,7 @@ from pimento.policy.extract_offline.ground import (
     slug,
     workforce,
 )
-from pimento.policy.extract_offline.schema import Schema, categorical_values
+from pimento.policy.extract_offline.schema import Schema, categorical_values, free_text_columns
 from pimento.policy.extract_offline.shapes import Frame, Sentence, parse_sentence, split_list, split_sentences
 from pimento.policy.extraction import Extraction
 from pimento.policy.model import ANY, policy_from_dict
@@ -167,7 +167,10 @@ def extract_policy_offline(
     about the subject or whole tables of a category, or not at all) or whose condition no table
     grounds is held out of the policy with its open questions (:attr:`Extraction.questions`) for
     the custodian's review (:mod:`pimento.policy.review`); so is a prohibition none of whose data
-    phrases grounds (left out, it would permit what the text forbids). A prohibited column of a
+    phrases grounds (left out, it would permit what the text forbids). A permit that states no
+    purpose while other sentences name purposes is held with a purpose question (proposal: any); a
+    prohibition enforced as grounded gets an extension question about the subject's free-text columns
+    it does not cover (:func:`_free_text_question`). A prohibited column of a
     code list takes the code list's key with it (:func:`~.ground.lookup_keys`). Raises PolicyError
     when no sentence yields a norm and none is held.
     """
@@ -217,6 +220,7 @@ def extract_policy_offline(
     personal = [t for t in personal_all if t is subject or not (
         schema.is_relationship(t, principal_tables)
         or (t.name.lower() in condition_tables and len(t.primary_key) != 1))]
+    free_text = free_text_columns(engine, catalog, personal) if engine is not None else []
     norms: list[dict[str, Any]] = []
     held: list[dict[str, Any]] = []
     for frame, norm, data_phrases, missed in staged:
@@ -243,6 +247,8 @@ def extract_policy_offline(
                 names.append(doc.data(phrase, locs))
         if frame.sign == "permit":
             questions += [_condition_question(frame.id, len(questions) + 1, m) for m in missed]
+            if _purpose_unstated(frame, norm, frames):
+                questions.append(_purpose_question(frame.id, len(questions) + 1, _text_purposes(frames, known_purposes)))
         elif not names:  # a prohibition no phrase grounds: a question, never silently lost (it would permit)
             questions = [_data_question(frame.id, k + 1, phrase, [], "prohibited_none")
                          for k, phrase in enumerate(data_phrases)]
@@ -259,6 +265,8 @@ def extract_policy_offline(
         norm["data"] = list(dict.fromkeys(names))
         norm = {k: v for k, v in norm.items() if v is not None}
         norms.append(norm)
+        if frame.sign != "permit" and not frame.public:
+            _free_text_question(held, frame, norm, data_phrases, free_text, doc)
         notes.append({"clause": frame.id, "text": frame.text, "norm": {k: v for k, v in norm.items()
                                                                          if k not in ("source", "citation")}})
     if not norms and not held:
@@ -269,7 +277,8 @@ def extract_policy_offline(
                           hint="pass the subject principal (a table name) explicitly")
     document = _document(doc, name, norms, subject)
     used = {loc["relation"] for d in doc.data_types.values() for loc in d["locations"]}
-    used |= {loc["relation"] for h in held for q in h["questions"] for loc in q.get("proposal") or []}
+    used |= {loc["relation"] for h in held for q in h["questions"] if q["kind"] == "data"
+             for loc in q.get("proposal") or []}
     paths = {t: p for t in sorted(used) if (p := schema.subject_path(catalog.table(t), subject))}
     if paths:
         document["grounding"]["subjects"] = paths
@@ -334,10 +343,50 @@ def _data_question(clause: str, k: int, phrase: str, locs: list[tuple[str, str]]
             "proposal": [{"relation": t, "attribute": c} for t, c in locs] or None}
 
 
+def _free_text_question(held: list[dict[str, Any]], frame: Frame, norm: dict[str, Any], phrases: list[str],
+                        free_text: list[tuple[str, str]], doc: _Doc) -> None:
+    """A prohibition enforced as grounded, extended by a question: the subject's free-text columns it does not
+    cover may mention what it prohibits (a note that names the status); no dependency sees inside them.
+    ``confirm`` prohibits them too, where the prohibition applies; ``drop`` leaves the prohibition as it is."""
+    covered = {(loc["relation"], loc["attribute"]) for d in norm["data"] for loc in doc.data_types[d]["locations"]}
+    extra = [loc for loc in free_text if loc not in covered]
+    if not extra:
+        return
+    question = {"id": f"{frame.id}.1", "kind": "data", "phrase": f"free text that may mention {' and '.join(phrases)}",
+                "reason": "free text about the subject may mention what the sentence prohibits (no dependency sees "
+                          "inside it): the prohibition is enforced as grounded; confirm prohibits these columns too, "
+                          "drop does not",
+                "proposal": [{"relation": t, "attribute": c} for t, c in extra], "extends": True}
+    held.append({"clause": frame.id, "source": frame.text, "norm": {**copy.deepcopy(norm), "data": []},
+                 "questions": [question]})
+
+
 def _condition_question(clause: str, k: int, text: str) -> dict[str, Any]:
     return {"id": f"{clause}.{k}", "kind": "condition", "phrase": text,
             "reason": "no table or column grounds this condition (the permit would hold without it)",
             "proposal": None}
+
+
+def _purpose_unstated(frame: Frame, norm: dict[str, Any], frames: list[Frame]) -> bool:
+    """A permit about the subject's data that states no purpose, in a text whose other norms name
+    purposes: its author thinks in purposes, so "no purpose" may mean "the purpose the text implies"
+    rather than "any purpose". Not asked for public data ("not about any individual") nor for the
+    subject's own access ("about them", "their child"), which the texts grant whatever the purpose."""
+    if norm.get("purpose", ANY) != ANY or frame.public or frame.subject_of_agent or norm.get("subject", ANY) == ANY:
+        return False
+    return any(f.purpose for f in frames if f is not frame and f.is_norm)
+
+
+def _text_purposes(frames: list[Frame], known: tuple[str, ...]) -> list[str]:
+    """The purposes the text's norms name (their names as the extractor grounds them), in text order."""
+    names = (purpose_name(f.purpose, known) for f in frames if f.is_norm and f.purpose)
+    return list(dict.fromkeys(n for n in names if n != "purpose"))  # "for that purpose" names none
+
+
+def _purpose_question(clause: str, k: int, options: list[str]) -> dict[str, Any]:
+    return {"id": f"{clause}.{k}", "kind": "purpose", "phrase": "(no purpose stated)",
+            "reason": "the permit states no purpose while other sentences name purposes: any purpose, or only some?",
+            "proposal": ANY, "options": options}
 
 
 def _prune(document: dict[str, Any], held: list[dict[str, Any]] | None = None) -> None:

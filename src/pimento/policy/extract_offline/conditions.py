@@ -50,6 +50,10 @@ _NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n't\b", re.IGNORECASE)
 _TRANSITIVE = re.compile(r"\bindirectly\b|\btransitive|\bat any level\b|\bchain of\b", re.IGNORECASE)
 _SAME = re.compile(r"\b(?:same|shared?|common)\b", re.IGNORECASE)
 _BOUND = re.compile(r"\bAS\s+(sender|recipient|subject)\b", re.IGNORECASE)
+#: "supervises *that* teacher": a demonstrative points back to a party the sentence tied to another one
+#: (the student's teacher); a view that binds one party only relates it to *any* such party (broader)
+_ANAPHOR = re.compile(r"\b(?:that|this|those|these|such)\s+(?!(?:is|are|was|were|has|have|the|a|an|purposes?)\b)[a-z]{3,}",
+                      re.IGNORECASE)
 _VAR_WORDS = {"sender": ("sender", "discloser"), "recipient": ("recipient", "receiver")}
 _NOISE = frozenset("""has have had also directly indirectly is are be been does do run runs that this
     those who whom which whose under over one another other verifiable written explicit prior""".split())
@@ -142,8 +146,8 @@ def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor:
         if actor and actor not in mentioned and actor in vars_:  # the role a relative clause modifies
             mentioned.append(actor)
         atom = _ground_part(part, content, ws, schema, vars_, mentioned, current, explicit, purposes)
-        if atom is not None and _SAME.search(part) and len(set(_BOUND.findall(atom.sql))) < 2:
-            atom = None  # "a member of the same team" relates two parties: a view of one is broader
+        if atom is not None and (_SAME.search(part) or _ANAPHOR.search(part)) and len(set(_BOUND.findall(atom.sql))) < 2:
+            atom = None  # "a member of the same team", "supervises that teacher": two parties; a view of one is broader
         if atom is not None:
             atom.negated = bool(_NEGATION.search(part))
             if alternative and groups:

@@ -16,7 +16,7 @@ from pimento.policy.extract_offline.lexicon import keys, words
 from pimento.schema import Catalog, Table
 from pimento.sql.quote import quote_identifier
 
-__all__ = ["Schema", "categorical_values", "matches_name"]
+__all__ = ["Schema", "categorical_values", "free_text_columns", "matches_name"]
 
 
 def _compact(name: str) -> str:
@@ -59,6 +59,25 @@ def categorical_values(engine, catalog: Catalog, *, max_distinct: int = 20, max_
             vals = sorted(str(r[0]) for r in rows)
             if 0 < len(vals) <= max_distinct and all(len(v) <= max_chars for v in vals):
                 out[(table.name, column.name)] = tuple(vals)
+    return out
+
+
+def free_text_columns(engine, catalog: Catalog, tables: Iterable[Table], *, min_words: int = 5) -> list[tuple[str, str]]:
+    """The free-text columns of ``tables`` (notes, descriptions): text columns, no key, at least one value of
+    ``min_words`` words or more. Free text may mention anything the policy names (an HIV status in a visit
+    note); no dependency or foreign key sees inside it."""
+    out: list[tuple[str, str]] = []
+    for table in tables:
+        keys = {k.lower() for k in table.primary_key} | {c.lower() for fk in catalog.foreign_keys_of(table.name)
+                                                          for c in fk.columns}
+        tab = quote_identifier(table.name, engine.dialect)
+        for column in table.columns:
+            if column.type != "text" or column.name.lower() in keys:
+                continue
+            col = quote_identifier(column.name, engine.dialect)
+            rows = engine.execute(f"SELECT max(length({col}) - length(replace({col}, ' ', ''))) FROM {tab}").rows
+            if rows and rows[0][0] is not None and int(rows[0][0]) + 1 >= min_words:
+                out.append((table.name, column.name))
     return out
 
 
