@@ -171,7 +171,8 @@ def score_domain(text: str, gold: dict[str, Any], db_path: Path, *, year: int = 
 
     ``reading``: ``confirmed`` (the extractor's proposals, every open review question confirmed
     where it has a proposal: the figures measured before issue 27 held such permits back),
-    ``draft`` (the held permits left out, as compile enforces a draft with --drop-open-questions) or
+    ``draft`` (the held permits left out, the advisory ones kept as read, as compile enforces a draft with
+    --drop-open-questions) or
     ``careful`` (every question answered as ``gold`` grounds its clause: :mod:`benchmarks.cql_review`)."""
     database = load_database(db_path)
     try:

@@ -13,8 +13,9 @@ per-norm detail, no list of misses), so that reading the output does not suggest
 Each domain is scored as :mod:`benchmarks.cql_extract` scores one (norms paired by id; role,
 data and condition items by what they ground to), for two readings of the extractor's output:
 
-* ``draft``: the extracted policy as written, open review questions left out (what compile would
-  enforce if the custodian dropped every question: the fail-closed reading);
+* ``draft``: the extracted policy as written, open review questions left out (what compile
+  ``--drop-open-questions`` enforces: the norms the questions hold are not, a permit with only an
+  advisory purpose question is, as read: the fail-closed reading);
 * ``confirmed``: every review question answered "confirm" with the extractor's own proposal
   (:func:`pimento.policy.review.apply_review`), questions without a proposal dropped;
 * ``careful``: every review question answered as the gold grounds its clause

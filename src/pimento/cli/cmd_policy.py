@@ -194,13 +194,16 @@ def extract_cmd(
         for f in result.failures:
             err_console.print(f"[yellow]not extracted[/] {f['clause']}: {escape(f['error'])}", highlight=False)
         for q in questions:
-            err_console.print(f"[yellow]open question[/] {q['id']} ({q['kind']} {q['phrase']!r}): "
+            err_console.print(f"[yellow]open question[/] {q['id']} ({'advisory ' if q.get('advisory') else ''}"
+                              f"{q['kind']} {q['phrase']!r}): "
                               f"{escape(q['reason'])}", highlight=False)
     requests = f"{usage.requests} LLM requests, {usage.repairs} repairs" if method == "llm" else "offline rules"
     if questions:
-        console.print(f"draft with {len(questions)} open question(s) written to {out}; their clauses are not "
-                      f"enforced: answer them with `pimento policy extract {text_path} --db {db} --out P.yaml "
-                      "--review`", highlight=False, markup=False)
+        advisory = sum(1 for q in questions if q.get("advisory"))
+        label = f" ({advisory} advisory: their permits are in the draft as read)" if advisory else ""
+        console.print(f"draft with {len(questions)} open question(s){label} written to {out}; the clauses they hold "
+                      f"are not enforced: answer them with `pimento policy extract {text_path} --db {db} --out "
+                      "P.yaml --review`", highlight=False, markup=False)
     console.print(f"{len((reviewed or result.policy)['norms'])} norms written to {out} "
                   f"({requests}): review it, then "
                   f"`pimento policy compile {out} --db {db}`", highlight=False, markup=False)
@@ -350,7 +353,7 @@ def _proposal_text(q: dict) -> str:
 
 def _review(draft: dict, review_file: str | None) -> dict:
     """The reviewed policy: answers from ``review_file`` (JSON), else asked one by one."""
-    from pimento.policy.review import apply_review, open_questions
+    from pimento.policy.review import apply_review, holds_norm, open_questions
 
     if review_file is not None:
         require_path(review_file, "--review-file", "review answers", PolicyError)
@@ -369,10 +372,14 @@ def _review(draft: dict, review_file: str | None) -> dict:
             console.print(f"  proposal: {escape(_proposal_text(q))}", highlight=False)
         if q["kind"] == "purpose" and q.get("options"):
             console.print(f"  purposes the text names: {escape(', '.join(q['options']))}", highlight=False)
+        if not holds_norm(q):
+            console.print(f"  advisory: enforced as {escape(_proposal_text(q))} unless you narrow it (edit) "
+                          "or drop it", highlight=False)
         choices = ["confirm", "edit", "drop"] if q.get("proposal") else ["edit", "drop"]
-        action = typer.prompt(f"  {'/'.join(choices)}", default="drop")
+        default = "drop" if holds_norm(q) else "confirm"  # an advisory question's default is what the draft enforces
+        action = typer.prompt(f"  {'/'.join(choices)}", default=default)
         while action not in choices:
-            action = typer.prompt(f"  one of {'/'.join(choices)}", default="drop")
+            action = typer.prompt(f"  one of {'/'.join(choices)}", default=default)
         if action == "edit":
             what = {"data": "columns (Table.column, comma-separated)", "condition": "SQL SELECT",
                     "purpose": "purposes the permit holds for (comma-separated)"}[q["kind"]]

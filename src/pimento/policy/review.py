@@ -29,8 +29,13 @@ Until every question is answered, the draft is not a policy: the policy file for
 
 A **purpose** question (``kind: purpose``) is asked of a permit that states no purpose while the
 text's other sentences name purposes; its proposal is ``any`` (the literal reading), its
-``options`` the purposes the text names. ``confirm`` keeps any purpose, ``edit`` narrows it,
-``drop`` drops the permit.
+``options`` the purposes the text names. It is **advisory** (``advisory: true``, :func:`holds_norm`
+is false): it does not hold its permit, which the draft enforces as the text reads (any purpose,
+under ``norms``; the entry under ``review`` repeats it). ``confirm`` keeps any purpose (so a
+confirm-all review equals the draft), ``edit`` narrows it, ``drop`` drops the permit. Every other
+question holds its norm out of ``norms`` until answered. A draft with only advisory questions is
+still a draft: compile refuses it until they are answered (the enforced policy is only ever the
+reviewed one); ``--drop-open-questions`` compiles its ``norms``, the advisory permits included.
 
 A held norm (permit or prohibition) left with no data is dropped. A held entry whose norm id is already
 enforced (a prohibition's extension question: free-text columns that may mention what it prohibits)
@@ -52,7 +57,7 @@ from sqlglot.errors import SqlglotError
 from pimento.errors import PolicyError
 from pimento.policy.model import ANY, policy_from_dict
 
-__all__ = ["ACTIONS", "apply_review", "confirm_all", "open_questions", "require_reviewed"]
+__all__ = ["ACTIONS", "apply_review", "confirm_all", "holds_norm", "open_questions", "require_reviewed"]
 
 ACTIONS = ("confirm", "drop", "edit")
 
@@ -63,16 +68,25 @@ def open_questions(draft: dict[str, Any]) -> list[dict[str, Any]]:
             for h in draft.get("review") or [] for q in h["questions"]]
 
 
+def holds_norm(question: dict[str, Any]) -> bool:
+    """Whether ``question`` holds its norm out of the draft's enforced norms until answered: every question
+    but an advisory one (a purpose question: the permit is enforced as read, any purpose)."""
+    return not question.get("advisory", False)
+
+
 def require_reviewed(document: Any, *, source: str = "policy") -> None:
-    """Raise when ``document`` is a draft with open questions (refused by compile)."""
+    """Raise when ``document`` is a draft with open questions, advisory ones included (refused by compile:
+    the custodian must have seen every question)."""
     if isinstance(document, dict) and document.get("review"):
-        n = len(open_questions(document))
+        questions = open_questions(document)
+        advisory = sum(1 for q in questions if not holds_norm(q))
+        note = f" ({advisory} advisory: their permits enforced as read unless narrowed)" if advisory else ""
         raise PolicyError(
-            f"{source} is an extracted draft with {n} open question(s) under 'review': its held clauses are "
-            "not a policy yet",
+            f"{source} is an extracted draft with {len(questions)} open question(s) under 'review'{note}: it is "
+            "not a policy until they are answered",
             hint="answer them: `pimento policy extract TEXT --db DB --out P.yaml --review` (interactive) or "
-                 "`--review-file answers.json`; or pass --drop-open-questions to compile only the clauses "
-                 "extracted without doubt (the held ones are then not enforced)")
+                 "`--review-file answers.json`; or pass --drop-open-questions to compile the draft's norms only "
+                 "(the held clauses are then not enforced; the advisory ones are, as read)")
 
 
 def confirm_all(draft: dict[str, Any]) -> dict[str, Any]:
@@ -215,13 +229,11 @@ def apply_review(draft: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
                 name = _unique(g["conditions"], f"{_slug(q['phrase'])[:32]}_reviewed")
                 g["conditions"][name] = spec
                 conditions.append(name)
-        if not keep or not data:
-            continue
         enforced = next((n for n in doc["norms"] if n["id"] == norm["id"]), None)
-        if enforced is not None:  # an extension of a norm enforced as grounded (free text it may be written in)
-            if enforced["sign"] != norm["sign"]:
-                raise PolicyError(f"review of {norm['id']}: the draft holds a norm of another sign under the same id")
-            enforced["data"] = list(dict.fromkeys([*enforced["data"], *data]))
+        if enforced is not None:  # a norm the draft enforces already: advisory questions, or an extension
+            _amend(doc, enforced, norm, data if keep else None)
+            continue
+        if not keep or not data:
             continue
         norm["data"] = data
         if conditions:
@@ -235,6 +247,20 @@ def apply_review(draft: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
     doc["description"] = (doc.get("description", "") + "; reviewed by the custodian").lstrip("; ")
     policy_from_dict(doc, source="reviewed policy")
     return doc
+
+
+def _amend(doc: dict[str, Any], enforced: dict[str, Any], reviewed: dict[str, Any], data: list[str] | None) -> None:
+    """Apply a review entry to a norm the draft already enforces: ``data`` None drops it (an advisory purpose
+    dropped); else its reviewed purpose (an advisory purpose narrowed) and its answered columns (a prohibition's
+    free-text extension: columns it may be written in) are taken."""
+    if enforced["sign"] != reviewed["sign"]:
+        raise PolicyError(f"review of {reviewed['id']}: the draft holds a norm of another sign under the same id")
+    if data is None:
+        doc["norms"].remove(enforced)
+        return
+    if "purpose" in reviewed:
+        enforced["purpose"] = reviewed["purpose"]
+    enforced["data"] = list(dict.fromkeys([*enforced["data"], *data]))
 
 
 def _clause_order(clause: str, held: dict[str, int]) -> tuple[int, str]:

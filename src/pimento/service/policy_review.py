@@ -5,7 +5,8 @@ under ``review`` the permits held out with their open questions
 (:mod:`pimento.policy.review`). ``/custodian/policy/review`` lists each question (the sentence, the
 phrase, why it was held, the proposal) and lets the custodian confirm the proposal, edit it (pick
 columns for a data phrase, write the SQL of a condition, name the purposes of a permit that states
-none) or drop it. The answers go through the one
+none) or drop it. A purpose question is labelled advisory (its permit is in the draft as read, any
+purpose) and its confirm is pre-selected. The answers go through the one
 :func:`~pimento.policy.review.apply_review`; the reviewed policy (no ``review`` key) is written
 beside the draft as ``<stem>.reviewed.yaml`` and the use is recorded in the audit log. The draft
 itself is never enforced: ``pimento policy compile`` refuses it, and the service enforces only

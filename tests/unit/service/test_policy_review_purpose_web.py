@@ -1,7 +1,8 @@
 """Issue 27: the custodian's review page answers a *purpose* question (a permit that states no purpose
 while the text's other sentences name purposes), on the scratch gym schema of
 tests/purpose_review_support.py: the page shows the proposal (any purpose) and the
-purposes the text names, and an edit names the purposes the permit holds for."""
+purposes the text names, labels the question advisory (the permit is in the draft as read, any purpose;
+confirm pre-selected), and an edit names the purposes the permit holds for."""
 
 from __future__ import annotations
 
@@ -75,6 +76,10 @@ def test_the_page_shows_and_answers_a_purpose_question(gym) -> None:
     assert 'id="q-G1.1"' in page and "purpose)" in page
     assert "Proposal: <code>any purpose</code>" in page and 'id="confirm-G1.1"' in page
     assert 'id="purposes-G1.1"' in page and "<code>nutrition</code>" in page
+    # advisory: labelled so, its confirm (the draft's reading, any purpose) pre-selected
+    assert "advisory purpose)" in page and 'id="advisory-G1.1"' in page
+    assert "enforced as <code>any purpose</code> unless you narrow it" in page
+    assert 'id="confirm-G1.1" checked' in page and 'id="drop-G1.1" checked' not in page
     empty = client.post("/custodian/policy/review", data=_form(page, **{"action-G1.1": "edit", "purposes-G1.1": " "}))
     assert empty.status_code == 422 and not (folder / REVIEWED).exists()
     saved = client.post("/custodian/policy/review",

@@ -53,6 +53,7 @@ from pimento.policy.extract_offline.schema import Schema, categorical_values, fr
 from pimento.policy.extract_offline.shapes import Frame, Sentence, parse_sentence, split_list, split_sentences
 from pimento.policy.extraction import Extraction
 from pimento.policy.model import ANY, policy_from_dict
+from pimento.policy.review import holds_norm
 from pimento.policy.vocabulary import check_vocabulary, phrase_key
 from pimento.schema import Catalog, Table
 
@@ -74,7 +75,8 @@ class OfflineExtraction(Extraction):
         if self.questions:
             n = sum(len(q["questions"]) for q in self.questions)
             header += (f"# DRAFT: {n} open question(s) on {len(self.questions)} clause(s) under `review`;\n"
-                       "# those clauses are not enforced, and compile refuses this file until it is reviewed:\n"
+                       "# the clauses they hold are not enforced (an advisory question's clause is, as read),\n"
+                       "# and compile refuses this file until it is reviewed:\n"
                        "#   pimento policy extract TEXT --db DB --review [--review-file answers.json]\n")
         return header + yaml.safe_dump(self.draft(), sort_keys=False, allow_unicode=True, width=100)
 
@@ -168,7 +170,8 @@ def extract_policy_offline(
     grounds is held out of the policy with its open questions (:attr:`Extraction.questions`) for
     the custodian's review (:mod:`pimento.policy.review`); so is a prohibition none of whose data
     phrases grounds (left out, it would permit what the text forbids). A permit that states no
-    purpose while other sentences name purposes is held with a purpose question (proposal: any); a
+    purpose while other sentences name purposes is enforced as read (any purpose) and listed with an
+    advisory purpose question (proposal: any; it holds nothing, :func:`~pimento.policy.review.holds_norm`); a
     prohibition enforced as grounded gets an extension question about the subject's free-text columns
     it does not cover (:func:`_free_text_question`). A prohibited column of a
     code list takes the code list's key with it (:func:`~.ground.lookup_keys`). Raises PolicyError
@@ -252,7 +255,7 @@ def extract_policy_offline(
         elif not names:  # a prohibition no phrase grounds: a question, never silently lost (it would permit)
             questions = [_data_question(frame.id, k + 1, phrase, [], "prohibited_none")
                          for k, phrase in enumerate(data_phrases)]
-        if questions:  # fail closed: the whole permit (or an ungrounded prohibition) waits for the custodian
+        if any(holds_norm(q) for q in questions):  # fail closed: the permit (or prohibition) waits for the custodian
             norm["data"] = list(dict.fromkeys(names))
             held.append({"clause": frame.id, "source": frame.text,
                          "norm": {k: v for k, v in norm.items() if v is not None},
@@ -265,6 +268,9 @@ def extract_policy_offline(
         norm["data"] = list(dict.fromkeys(names))
         norm = {k: v for k, v in norm.items() if v is not None}
         norms.append(norm)
+        if questions:  # advisory only (a purpose question): enforced as read, listed for the custodian
+            held.append({"clause": frame.id, "source": frame.text, "norm": copy.deepcopy(norm),
+                         "questions": questions})
         if frame.sign != "permit" and not frame.public:
             _free_text_question(held, frame, norm, data_phrases, free_text, doc)
         notes.append({"clause": frame.id, "text": frame.text, "norm": {k: v for k, v in norm.items()
@@ -284,6 +290,8 @@ def extract_policy_offline(
         document["grounding"]["subjects"] = paths
     if engine is not None and norms:
         document, failures = _compile_each(document, catalog, engine, failures)
+        enforced = {n["id"] for n in document["norms"]}  # an advisory entry's norm that does not compile goes too
+        held = [h for h in held if h["norm"]["id"] in enforced or any(holds_norm(q) for q in h["questions"])]
     _prune(document, [h["norm"] for h in held])
     if document["norms"]:
         policy_from_dict(document, source="extracted policy")
@@ -384,9 +392,11 @@ def _text_purposes(frames: list[Frame], known: tuple[str, ...]) -> list[str]:
 
 
 def _purpose_question(clause: str, k: int, options: list[str]) -> dict[str, Any]:
+    """Advisory: the permit is enforced as the text reads (any purpose) until the custodian narrows it."""
     return {"id": f"{clause}.{k}", "kind": "purpose", "phrase": "(no purpose stated)",
-            "reason": "the permit states no purpose while other sentences name purposes: any purpose, or only some?",
-            "proposal": ANY, "options": options}
+            "reason": "the permit states no purpose while other sentences name purposes: enforced as any purpose "
+                      "unless you narrow it (edit) or drop it",
+            "proposal": ANY, "options": options, "advisory": True}
 
 
 def _prune(document: dict[str, Any], held: list[dict[str, Any]] | None = None) -> None:
