@@ -368,8 +368,9 @@ def policy_from_dict(data: Any, *, source: str = "policy") -> Policy:
     if not isinstance(data, dict):
         raise PolicyError(f"{source}: a policy file is a mapping with 'name', 'grounding' and 'norms'")
     if data.get("review"):  # an extracted draft (pimento.policy.review): never enforced before the custodian answers it
-        raise PolicyError(f"{source}: an extracted draft with {len(data['review'])} open question(s) on its groundings; answer them "
-                          "with `pimento policy extract ... --review` (or --review-file), or compile with --drop-open-questions")
+        raise PolicyError(f"{source}: an extracted draft with {len(data['review'])} open question(s) (groundings, conditions "
+                          "or advisory purposes); answer them with `pimento policy extract ... --review` (or --review-file), or "
+                          "compile with --drop-open-questions (held norms left out, advisory ones kept as read)")
     try:
         spec = PolicyFile.model_validate(data)
     except ValidationError as exc:
