@@ -33,7 +33,7 @@ from pimento.schema import Catalog, ForeignKey, FunctionalDependency
 from pimento.schema.merge import declared_constraints, merge_catalog
 from pimento.sql.quote import quote_identifier
 
-__all__ = ["Database", "FileIdentity", "Violation", "file_identity", "load_database", "validate_constraints"]
+__all__ = ["Database", "FileIdentity", "FileStat", "Violation", "file_identity", "file_stat", "load_database", "validate_constraints"]
 
 #: How many offending values a violation reports.
 MAX_EXAMPLES = 3
@@ -203,15 +203,28 @@ class FileIdentity:
             )
 
 
+#: A file's device, inode, size and mtime in nanoseconds (:func:`file_stat`).
+FileStat = tuple[int, int, int, int]
+
+
+def file_stat(path: str | Path | None) -> FileStat | None:
+    """A file's device, inode, size and mtime (ns): what the caches keyed on a file compare (a replaced or rewritten
+    file is another); None when there is no path or the file cannot be read."""
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def file_identity(location: str) -> FileIdentity | None:
     """The :class:`FileIdentity` of a database file; None for a server database, ``:memory:``, or a file that does not exist."""
     if _is_dsn(location) or location in ("", ":memory:"):
         return None
-    try:
-        st = os.stat(location)
-    except OSError:
-        return None
-    return FileIdentity(location, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    found = file_stat(location)
+    return None if found is None else FileIdentity(location, *found)
 
 
 def validate_constraints(db: Database) -> list[Violation]:

@@ -32,13 +32,13 @@ The memo is per process (each ``pimento serve`` worker has its own) and bounded 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pimento.errors import UserError
+from pimento.engines.database import FileStat, file_stat
 from pimento.mechanisms.budget import format_number
 from pimento.mechanisms.ledger_identity import database_keys, deployment_file
 from pimento.release.noise_check_cache import KeptValues
@@ -53,27 +53,16 @@ __all__ = ["AnswerMemo", "MEMO_SIZE", "Identities", "identities"]
 #: The most requests a process remembers (each entry is one answer's JSON, a few hundred bytes).
 MEMO_SIZE = 4096
 
-_Stat = tuple[int, int, int, int] | None
+_Stat = FileStat | None
 #: The identities of the files an entry depends on: database, pimento.toml, deployment file, ledger file, synthetic copy.
 Identities = tuple[_Stat, _Stat, _Stat, _Stat, _Stat]
-
-
-def _stat(path: str | Path | None) -> _Stat:
-    """(device, inode, size, mtime) of ``path``; None when there is no such file (or no path)."""
-    if path is None:
-        return None
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def identities(location: str, settings_file: Path | None, ledger_file: str | Path | None, copy: str | Path | None) -> Identities:
     """The identities of the database at ``location``, its ``settings_file``, its deployment file, ``ledger_file`` and the
     synthetic ``copy`` (None: no such file)."""
-    return (_stat(None if "://" in location else location), _stat(settings_file), _stat(deployment_file(location)),
-            _stat(ledger_file), _stat(copy))
+    return (file_stat(None if "://" in location else location), file_stat(settings_file), file_stat(deployment_file(location)),
+            file_stat(ledger_file), file_stat(copy))
 
 
 @dataclass(frozen=True)

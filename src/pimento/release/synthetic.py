@@ -18,13 +18,13 @@ a spend call it (:func:`pimento.release.sql_preview.preview_sql`), the releases 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pimento.engines import Engine, open_engine
+from pimento.engines.database import file_stat
 from pimento.errors import PimentoError, SyntheticCopyError
 from pimento.mechanisms.budget import Budget
 from pimento.mechanisms.ledger import Ledger, database_key, database_keys, deployment_file
@@ -124,27 +124,18 @@ _VERIFIED: dict[Hashable, tuple[Budget, tuple[str, ...]]] = {}
 _VERIFIED_LOCK = threading.Lock()
 
 
-def _file_identity(path: str | Path) -> tuple[int, int, int, int] | None:
-    """A file's device, inode, size and mtime (ns); None when it cannot be read."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 def _guarantee_key(ledger: Ledger, database: str, synthetic: Path) -> Hashable | None:
     """Everything :func:`synthetic_guarantee` reads, by identity: the database, the ledger file, the copy and the
     deployment file (which names the database's keys). None where a file's identity cannot stand for its contents
     (a PostgreSQL or in-memory ledger, a missing file): then nothing is kept."""
     if ledger.postgres:
         return None
-    ledger_file, copy = _file_identity(ledger.path), _file_identity(synthetic)
+    ledger_file, copy = file_stat(ledger.path), file_stat(synthetic)
     if ledger_file is None or copy is None:
         return None
     deployment = deployment_file(database)
     return (database, str(ledger.path), ledger_file, str(synthetic), copy, str(deployment),
-            None if deployment is None else _file_identity(deployment))
+            None if deployment is None else file_stat(deployment))
 
 
 def kept_guarantee(ledger: Ledger, database: str, synthetic: Path) -> tuple[Budget, list[str]]:
@@ -173,13 +164,13 @@ def open_checked_copy(ledger: Ledger, database: str, synthetic: Path) -> tuple[B
     """The copy's budget (:func:`kept_guarantee`) and the copy opened read-only, the file opened being the one
     whose charge was verified: when the copy's file changed meanwhile, checked again from the start
     (:func:`synthetic_guarantee` on the file then open). Raises :class:`SyntheticCopyError` as the check does."""
-    before = _file_identity(synthetic)
+    before = file_stat(synthetic)
     budget, _inputs = kept_guarantee(ledger, database, synthetic)
     try:
         engine = open_engine(str(synthetic), read_only=True)
     except PimentoError:
         raise SyntheticCopyError(f"{synthetic} cannot be opened as a synthetic database", hint=_REMAKE) from None
-    if before is not None and _file_identity(synthetic) == before:
+    if before is not None and file_stat(synthetic) == before:
         return budget, engine  # the file verified is the file opened (its meta table was read by the check)
     try:
         budget, _inputs = synthetic_guarantee(ledger, database, engine)

@@ -15,7 +15,6 @@ that the service exposes to the custodian token only.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pimento.engines.base import Engine
-from pimento.engines.database import file_identity, load_database
+from pimento.engines.database import file_identity, file_stat, load_database
 from pimento.errors import ModeError, PolicyError, UserError
 from pimento.mechanisms import Ledger, ledger_path
 from pimento.mechanisms.audit import released_part
@@ -190,10 +189,9 @@ class Deployment:
     def _copy_file(self) -> tuple[int, int, int, int] | None:
         """The identity of the synthetic copy's file (device, inode, size, mtime), None when there is none."""
         try:
-            st = os.stat(self._synthetic_path())
-        except (OSError, UserError):
+            return file_stat(self._synthetic_path())
+        except UserError:
             return None
-        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
     def refresh_copy(self) -> None:
         """Move to a new synthetic copy put in place by another process (another worker's ``POST /v1/synth``,

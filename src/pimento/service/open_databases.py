@@ -20,14 +20,13 @@ requests open the database anew under the new settings (as when every request op
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from pimento.config import CONFIG_FILE_NAME
-from pimento.engines.database import Database, load_database
+from pimento.engines.database import Database, FileStat, file_stat, load_database
 
 __all__ = ["MAX_IDLE", "DatabasePool", "settings_file"]
 
@@ -35,7 +34,7 @@ __all__ = ["MAX_IDLE", "DatabasePool", "settings_file"]
 #: threads); a request on a thread beyond them opens its own and closes it when it ends.
 MAX_IDLE = 40
 
-_Stat = tuple[int, int, int, int] | None
+_Stat = FileStat | None
 
 
 def settings_file(db: str, location: str) -> Path | None:
@@ -50,17 +49,6 @@ def settings_file(db: str, location: str) -> Path | None:
     return Path(location).parent / CONFIG_FILE_NAME
 
 
-def _stat(path: Path | None) -> _Stat:
-    """(device, inode, size, mtime) of ``path``; None when there is no such file."""
-    if path is None:
-        return None
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 class DatabasePool:
     """Open read-only :class:`~pimento.engines.database.Database` s of ``db``, one per request thread, lent to its requests."""
 
@@ -68,7 +56,7 @@ class DatabasePool:
         self.db = db
         self.max_idle = max_idle
         self._settings_file = settings_file(db, location)
-        self._settings_seen = _stat(self._settings_file)
+        self._settings_seen = file_stat(self._settings_file)
         #: per thread (its ident): the thread and the database it opened, idle between its requests
         self._idle: dict[int, tuple[threading.Thread, Database]] = {}
         self._lock = threading.Lock()
@@ -101,7 +89,7 @@ class DatabasePool:
     def _take(self) -> tuple[Database, int]:
         me = threading.current_thread()
         with self._lock:
-            seen = _stat(self._settings_file)
+            seen = file_stat(self._settings_file)
             if seen != self._settings_seen:  # pimento.toml changed: open anew under the settings as they are now
                 self._settings_seen = seen
                 self._generation += 1
