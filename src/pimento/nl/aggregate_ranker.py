@@ -27,9 +27,8 @@ from importlib import resources
 from typing import Any, Protocol, TypeVar
 
 from pimento.nl.aggregate_question import read_question
-from pimento.nl.count_ranker import _candidate_words, _el_match, _predicates, score
-from pimento.nl.schema_linking import _column_phrases, _is_key_column, _lexicon, _match
-from pimento.nl.text import tokenize
+from pimento.nl.count_ranker import _candidate_words, _el_match, _predicates, question_links, score
+from pimento.nl.schema_linking import _column_phrases, _is_key_column
 from pimento.schema import Catalog
 from pimento.sql.ir import AggregateKind, AggregateQuery, Attribute
 
@@ -202,16 +201,12 @@ def candidate_features(
     question: str, catalog: Catalog, candidates: Sequence[Ranked], copies: Sequence[Answer] | None = None
 ) -> list[list[float]]:
     """One feature vector (:data:`FEATURES`) per rule-ordered reading; ``copies``: their answers on the copy."""
-    tokens = [t for t in tokenize(question) if t.kind == "word"]
-    content = [t for t in tokens if not t.is_stop]
-    tables, columns = _lexicon(catalog)
-    table_el = {e.table.lower(): e for e in tables}
-    column_el = {(e.table.lower(), (e.column or "").lower()): e for e in columns}
-    table_match = {name: _match(e, content)[0] for name, e in table_el.items()}
+    links = question_links(question, catalog)
+    content, table_el, column_el, table_match = links.content, links.table_el, links.column_el, links.table_match
     cues = _question_cues(question)
     readings = read_question(question, _column_phrases(catalog))
     phrases = len(readings[0].groups) if readings else 0
-    schema_words = {w for e in tables + columns for w in e.words} | {e.compact for e in tables + columns}
+    schema_words = {w for e in links.elements for w in e.words} | {e.compact for e in links.elements}
     top = candidates[0].score if candidates else 0.0
     lowered = question.lower()
     rows = []

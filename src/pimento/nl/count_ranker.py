@@ -18,6 +18,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any, TypeVar
@@ -132,14 +133,33 @@ def score(model: dict[str, Any], row: Sequence[float]) -> float:
     raise ValueError(f"unknown ranker kind {model['kind']!r}")
 
 
-def candidate_features(question: str, catalog: Catalog, candidates: Sequence[Ranked]) -> list[list[float]]:
-    """One feature vector (:data:`FEATURES`) per rule-ranked candidate ``(query, (score, explanation))``."""
+@dataclass(frozen=True)
+class QuestionLinks:
+    """A question's words and the schema's elements by name, with each table's match to the words (both rankers')."""
+
+    tokens: list[Token]
+    content: list[Token]
+    table_el: dict[str, _Element]
+    column_el: dict[tuple[str, str], _Element]
+    table_match: dict[str, float]
+    elements: list[_Element]  # the schema's tables, then its columns
+
+
+def question_links(question: str, catalog: Catalog) -> QuestionLinks:
+    """:class:`QuestionLinks` of ``question`` on ``catalog``."""
     tokens = [t for t in tokenize(question) if t.kind == "word"]
     content = [t for t in tokens if not t.is_stop]
     tables, columns = _lexicon(catalog)
     table_el = {e.table.lower(): e for e in tables}
     column_el = {(e.table.lower(), (e.column or "").lower()): e for e in columns}
-    table_match = {name: _match(e, content)[0] for name, e in table_el.items()}
+    return QuestionLinks(tokens, content, table_el, column_el, {name: _match(e, content)[0] for name, e in table_el.items()},
+                         [*tables, *columns])
+
+
+def candidate_features(question: str, catalog: Catalog, candidates: Sequence[Ranked]) -> list[list[float]]:
+    """One feature vector (:data:`FEATURES`) per rule-ranked candidate ``(query, (score, explanation))``."""
+    links = question_links(question, catalog)
+    tokens, content, table_el, column_el, table_match = links.tokens, links.content, links.table_el, links.column_el, links.table_match
     top = candidates[0][1][0] if candidates else 0.0
     distinct_cue = 1.0 if _DISTINCT_CUE.search(question) else 0.0
     numbers = float(sum(1 for t in tokenize(question) if t.kind == "number"))
