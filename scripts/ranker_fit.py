@@ -8,15 +8,17 @@ scorer reproduces scikit-learn's decision function on the training rows before r
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 
-__all__ = ["commit", "fit_model"]
+__all__ = ["commit", "fit_model", "write_artefact"]
 
 
 def fit_model(setting: dict[str, Any], x: np.ndarray, y: np.ndarray, w: np.ndarray, *, features: Sequence[str],
@@ -74,3 +76,11 @@ def commit() -> str:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def write_artefact(model: dict[str, Any], provenance: dict[str, Any], out: Path | None, provenance_path: Path | None) -> None:
+    """Write the model (compact JSON) to ``out`` and its provenance (indented) to ``provenance_path``, each when given."""
+    if out:
+        out.write_text(json.dumps(model, separators=(",", ":")) + "\n")
+    if provenance_path:
+        provenance_path.write_text(json.dumps(provenance, indent=2) + "\n")

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ranker_fit import commit, fit_model
+from ranker_fit import commit, fit_model, write_artefact
 from sklearn.model_selection import GroupKFold
 
 from pimento.nl import count_ranker
@@ -155,11 +155,7 @@ def main() -> None:
         "date": dt.date.today().isoformat(),
         "commit": commit(),
     }
-    if args.out:
-        args.out.write_text(json.dumps(model, separators=(",", ":")) + "\n")
-    if args.provenance:
-        args.provenance.write_text(json.dumps(provenance, indent=2) + "\n")
-
+    write_artefact(model, provenance, args.out, args.provenance)
 
 
 if __name__ == "__main__":
