@@ -32,14 +32,21 @@ def _counting(monkeypatch) -> list[tuple[str, ...] | None]:
     return calls
 
 
+def _refused_then_paid(client, headers, path, body):
+    """``body`` at ``path`` is refused 409 (mostly noise, not accepted), then paid with ``accept_noise``: the fresh answer."""
+    refused = client.post(path, headers=headers, json=body)
+    assert refused.status_code == 409, refused.text
+    spent = client.post(path, headers=headers, json={**body, "accept_noise": True})
+    assert spent.status_code == 200 and spent.json()["cached"] is False, spent.text
+    return spent
+
+
 def test_a_cached_answer_is_never_refused_and_not_checked(tight, monkeypatch):  # noqa: F811
     deployment, client = tight
     entry, key = deployment.add_key("cache-never-refused")
     headers = {"Authorization": f"Bearer {key}"}
     body = {"sql": COUNT, "epsilon": "0.001"}
-    assert client.post("/v1/sql", headers=headers, json=body).status_code == 409  # mostly noise, not accepted
-    spent = client.post("/v1/sql", headers=headers, json={**body, "accept_noise": True})
-    assert spent.status_code == 200 and spent.json()["cached"] is False, spent.text
+    spent = _refused_then_paid(client, headers, "/v1/sql", body)
     calls = _counting(monkeypatch)
     again = client.post("/v1/sql", headers=headers, json=body)  # identical, without accept_noise: the stored answer, free
     assert again.status_code == 200, again.text
@@ -91,9 +98,7 @@ def test_a_cached_answer_to_a_question_is_never_refused(tight):  # noqa: F811
     entry, key = deployment.add_key("cache-ask-never-refused")
     headers = {"Authorization": f"Bearer {key}"}
     body = {"question": "How many patients are there?", "epsilon": "0.002"}
-    assert client.post("/v1/ask", headers=headers, json=body).status_code == 409
-    spent = client.post("/v1/ask", headers=headers, json={**body, "accept_noise": True})
-    assert spent.status_code == 200 and spent.json()["cached"] is False, spent.text
+    spent = _refused_then_paid(client, headers, "/v1/ask", body)
     again = client.post("/v1/ask", headers=headers, json=body)
     assert again.status_code == 200 and again.json()["cached"] is True, again.text
     assert len(_charges(deployment, entry.analyst)) == 1
@@ -140,9 +145,7 @@ def test_a_cached_grouped_answer_is_never_refused(tight):  # noqa: F811
     entry, key = deployment.add_key("cache-grouped-never-refused")
     headers = {"Authorization": f"Bearer {key}"}
     body = {"sql": PER_SEX, "epsilon": "0.001"}
-    assert client.post("/v1/sql", headers=headers, json=body).status_code == 409  # mostly noise, not accepted
-    spent = client.post("/v1/sql", headers=headers, json={**body, "accept_noise": True})
-    assert spent.status_code == 200 and spent.json()["cached"] is False, spent.text
+    spent = _refused_then_paid(client, headers, "/v1/sql", body)
     again = client.post("/v1/sql", headers=headers, json=body)
     assert again.status_code == 200, again.text
     assert again.json()["cached"] is True and again.json()["groups"] == spent.json()["groups"]
@@ -156,10 +159,8 @@ def test_a_cached_answer_to_a_grouped_question_is_never_refused(tight):  # noqa:
     entry, key = deployment.add_key("cache-grouped-ask")
     headers = {"Authorization": f"Bearer {key}"}
     body = {"question": "How many patients are there per sex?", "epsilon": "0.002"}
-    refused = client.post("/v1/ask", headers=headers, json=body)
-    assert refused.status_code == 409, refused.text
-    spent = client.post("/v1/ask", headers=headers, json={**body, "accept_noise": True})
-    assert spent.status_code == 200 and spent.json()["cached"] is False and spent.json()["chosen_sql"] == PER_SEX, spent.text
+    spent = _refused_then_paid(client, headers, "/v1/ask", body)
+    assert spent.json()["chosen_sql"] == PER_SEX, spent.text
     again = client.post("/v1/ask", headers=headers, json=body)
     assert again.status_code == 200 and again.json()["cached"] is True, again.text
     assert len(_charges(deployment, entry.analyst)) == 1
