@@ -8,6 +8,7 @@ scorer reproduces scikit-learn's decision function on the training rows before r
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 from collections.abc import Callable, Sequence
@@ -18,7 +19,7 @@ import numpy as np
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 
-__all__ = ["commit", "fit_model", "write_artefact"]
+__all__ = ["commit", "fit_model", "training_arguments", "write_artefact"]
 
 
 def fit_model(setting: dict[str, Any], x: np.ndarray, y: np.ndarray, w: np.ndarray, *, features: Sequence[str],
@@ -84,3 +85,13 @@ def write_artefact(model: dict[str, Any], provenance: dict[str, Any], out: Path 
         out.write_text(json.dumps(model, separators=(",", ":")) + "\n")
     if provenance_path:
         provenance_path.write_text(json.dumps(provenance, indent=2) + "\n")
+
+
+def training_arguments(description: str) -> argparse.ArgumentParser:
+    """The options both training scripts take: the records, where the model and its provenance go, a quick mode."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--records", type=Path, action="append", required=True)
+    parser.add_argument("--out", type=Path, default=None, help="write the chosen model here (JSON)")
+    parser.add_argument("--provenance", type=Path, default=None, help="write its provenance here (JSON)")
+    parser.add_argument("--quick", action="store_true", help="two settings, 2 folds (for tests)")
+    return parser

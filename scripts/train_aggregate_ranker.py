@@ -26,7 +26,6 @@ function on every fitted row before the artefact is written.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import sys
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ranker_fit import commit, fit_model, write_artefact
+from ranker_fit import commit, fit_model, training_arguments, write_artefact
 from sklearn.model_selection import GroupKFold
 
 from pimento.nl import aggregate_ranker
@@ -158,14 +157,10 @@ SETTINGS: list[dict[str, Any]] = [
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=Path, action="append", required=True)
-    parser.add_argument("--out", type=Path, default=None, help="write the chosen model here (JSON)")
-    parser.add_argument("--provenance", type=Path, default=None, help="write its provenance here (JSON)")
+    parser = training_arguments(__doc__.splitlines()[0])
     parser.add_argument("--score-heldout", action="store_true", help="score the chosen model on heldout-open and sealed (once, at the end)")
     parser.add_argument("--features", choices=(*FEATURE_SETS, "all"), default="all", help="which feature sets to try")
     parser.add_argument("--select-copy", action="store_true", help="let a setting that reads the answer on the copy be chosen")
-    parser.add_argument("--quick", action="store_true", help="two settings, 2 folds (for tests)")
     args = parser.parse_args()
     records = load(args.records)
     fitting = [r for r in records if r["part"] in FIT_PARTS]

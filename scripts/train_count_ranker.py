@@ -22,7 +22,6 @@ scikit-learn's own decision function on every fitted row before the artefact is 
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import sys
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ranker_fit import commit, fit_model, write_artefact
+from ranker_fit import commit, fit_model, training_arguments, write_artefact
 from sklearn.model_selection import GroupKFold
 
 from pimento.nl import count_ranker
@@ -103,12 +102,8 @@ SETTINGS: list[dict[str, Any]] = (
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=Path, action="append", required=True)
-    parser.add_argument("--out", type=Path, default=None, help="write the chosen model here (JSON)")
-    parser.add_argument("--provenance", type=Path, default=None, help="write its provenance here (JSON)")
+    parser = training_arguments(__doc__.splitlines()[0])
     parser.add_argument("--score-sealed", action="store_true", help="score the chosen model on sealed (once, at the end of the work)")
-    parser.add_argument("--quick", action="store_true", help="two settings, 2 folds (for tests)")
     args = parser.parse_args()
     records = load(args.records, count_ranker.POOL)
     by_part = {p: [r for r in records if r["part"] == p] for p in PARTS}
