@@ -1,6 +1,7 @@
 """Neighbour invariance of what the HTTP service sends an analyst (issue 18's harness, tests/neighbours.py).
 
-The same requests -- the SQL preview (issue 28), a release, the same release again (cached), a refused query, the budget and
+The same requests -- the SQL preview (issue 28), a release, the same release again (cached) and a third time (from the
+process's answer memo), a refused query, the budget and
 the history -- on a database and on a neighbour (one private tuple added or removed), with the
 noise fixed and a fresh ledger each: every field must be equal except the noisy value, what is
 derived from it (interval, the clamp and its flag) and the DP bound of RS. The interval, clamped,
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.te
 ATTACK = "SELECT COUNT(*) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id WHERE v.pat_id = 1 AND v.diagnosis = 'hiv'"
 REFUSED = "SELECT pat_id, COUNT(*) FROM Visit GROUP BY pat_id HAVING COUNT(*) > 1"  # (a GROUP BY alone is answered since issue 25)
 PER_ANSWER = VALUE_FIELDS + ("noise_scale_upper", "noise_scale_upper_exact", "value_unclamped", "clamped")
-ALLOW = tuple(f"{p}.{f}" for p in ("sql", "cached") for f in PER_ANSWER) + tuple(
+ALLOW = tuple(f"{p}.{f}" for p in ("sql", "cached", "memoized") for f in PER_ANSWER) + tuple(
     f"history.answers.*.{f}" for f in ("value", "value_exact", "interval", "interval.*", "value_unclamped", "clamped", "time")
 )
 
@@ -40,15 +41,25 @@ def _service(sql: str):
         client = TestClient(create_app(deployment, ServiceOptions(rate=1000, burst=1000)), raise_server_exceptions=False)
         headers = {"Authorization": f"Bearer {key}"}
         body = {"sql": sql, "epsilon": "1", "delta": "1e-6"}
+        memo_answer, hits = deployment.memo_answer, []
+
+        def counted(*args, **kwargs):
+            found = memo_answer(*args, **kwargs)
+            hits.append(found is not None)
+            return found
+
+        deployment.memo_answer = counted  # type: ignore[method-assign]
         with fixed_noise(rng.getrandbits(32)):
             out = {
                 "sql_preview": client.post("/v1/sql/preview", headers=headers, json=body).json(),  # before the release: nothing spent yet
                 "sql": client.post("/v1/sql", headers=headers, json=body).json(),
                 "cached": client.post("/v1/sql", headers=headers, json=body).json(),
+                "memoized": client.post("/v1/sql", headers=headers, json=body).json(),  # the process's memo (release/answer_memo.py)
                 "refused": client.post("/v1/sql", headers=headers, json={**body, "sql": REFUSED}).json(),
                 "budget": client.get("/v1/budget", headers=headers).json(),
                 "history": client.get("/v1/history", headers=headers).json(),
             }
+        out["memo_hits"] = sum(hits)  # not sent to the analyst: how many answers came from the process's memo
         return out
 
     return run
@@ -89,6 +100,7 @@ def test_the_finding_1_attack_through_the_service(tmp_path, change):
         _service(ATTACK), d, d2, tmp_path, allow=ALLOW, derived=clamped_interval_from_public_fields, what=f"service, {change:+d} HIV visit"
     )
     assert a["cached"]["cached"] is True and a["refused"]["error"]["type"] == "UnsupportedQuery"
+    assert a["memo_hits"] == 1 and a["memoized"] == a["cached"]  # the memo's answer is the release path's, budget included
     assert "error" not in a["sql_preview"] and a["sql_preview"]["cost"]["epsilon"] == "1", a["sql_preview"]
     assert len(a["history"]["answers"]) == 1
 
@@ -108,7 +120,7 @@ def test_random_neighbours_through_the_service(tmp_path_factory, data):
 GROUPED = "SELECT v.diagnosis, AVG(p.birth_year) FROM Patient p JOIN Visit v ON p.pat_id = v.pat_id GROUP BY v.diagnosis"
 GROUPED_CONFIG = '[domains]\n"Visit.diagnosis" = ["flu", "hiv", "asthma"]\n\n[bounds]\n"Patient.birth_year" = [1900, 2020]\n'
 GROUPED_ALLOW = ALLOW + tuple(
-    f"{p}.{f}" for p in ("sql", "cached") for f in ("groups.*.value", "groups.*.value_exact", "groups.*.interval*", "groups.*.sum",
+    f"{p}.{f}" for p in ("sql", "cached", "memoized") for f in ("groups.*.value", "groups.*.value_exact", "groups.*.interval*", "groups.*.sum",
                                                     "groups.*.count", "releases.*.noise_scale_upper", "releases.*.noise_scale_upper_exact")
 )
 
@@ -119,5 +131,5 @@ def test_a_grouped_release_through_the_service(tmp_path):
     a, _b = assert_neighbour_invariant(_service(GROUPED), d, d2, tmp_path, allow=GROUPED_ALLOW, config=GROUPED_CONFIG,
                                        what="service, grouped AVG, +1 HIV visit")
     assert a["sql"]["aggregate"] == "avg" and [g["key"] for g in a["sql"]["groups"]] == [["flu"], ["hiv"], ["asthma"]]
-    assert a["cached"]["cached"] is True and a["cached"]["groups"] == a["sql"]["groups"]
+    assert a["cached"]["cached"] is True and a["cached"]["groups"] == a["sql"]["groups"] and a["memoized"] == a["cached"]
     assert len(a["history"]["answers"]) == 1
