@@ -50,7 +50,14 @@ from pimento.policy.extract_offline.ground import (
     workforce,
 )
 from pimento.policy.extract_offline.schema import Schema, categorical_values, free_text_columns
-from pimento.policy.extract_offline.shapes import Frame, Sentence, parse_sentence, split_list, split_sentences
+from pimento.policy.extract_offline.shapes import (
+    Frame,
+    Sentence,
+    data_phrase,
+    parse_sentence,
+    split_list,
+    split_sentences,
+)
 from pimento.policy.extraction import Extraction
 from pimento.policy.model import ANY, policy_from_dict
 from pimento.policy.review import holds_norm
@@ -300,8 +307,11 @@ def extract_policy_offline(
     return OfflineExtraction(document, notes, _no_usage(), failures, held)
 
 
-_DEFINITION = re.compile(r"[\"\u201c](?P<term>[^\"\u201d]{2,60})[\"\u201d]\s+(?:means|includes|refers to)\s+"
-                         r"(?P<body>[^;]+?)(?=;|\.\s|\.?$)", re.IGNORECASE | re.MULTILINE)
+_DEFINES = r"[\"\u201c](?P<term>[^\"\u201d]{2,60})[\"\u201d]\s+(?:means|includes|refers to)\s+"
+#: a definition's body ends at a semicolon, a full stop, or the next definition in the same sentence
+#: (``"academic record" means ..., and "sensitive information" means ...``)
+_DEFINITION = re.compile(_DEFINES + r"(?P<body>[^;]+?)(?=;|\.\s|\.?$|,?\s+(?:and\s+)?"
+                         + _DEFINES.replace("?P<term>", "?:") + ")", re.IGNORECASE | re.MULTILINE)
 
 
 def definitions(text: str) -> dict[str, list[str]]:
@@ -310,7 +320,8 @@ def definitions(text: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for m in _DEFINITION.finditer(" ".join(text.split())):
         body = re.sub(r"^(?:an?|the)\s+[\w-]+(?:'s|s')\s+", "", m.group("body").strip())
-        items = split_list(body)
+        items = [data_phrase(i) for i in split_list(body)]  # "location records of a subscriber's lines"
+        items = [i for i in items if i]
         if items:
             out.setdefault(phrase_key(m.group("term")), items)
     return out

@@ -146,6 +146,11 @@ def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor:
         if actor and actor not in mentioned and actor in vars_:  # the role a relative clause modifies
             mentioned.append(actor)
         atom = _ground_part(part, content, ws, schema, vars_, mentioned, current, explicit, purposes)
+        if atom is None and not content:  # "the tutor is the student's tutor": only the parties are named
+            atom = _direct_reference(part, ws, schema, vars_, explicit)
+            if atom is None and len(set(explicit)) >= 2 and missed is not None:
+                missed.append(part)  # a relation of two parties that grounds nothing: held, never dropped
+                continue
         if atom is not None and (_SAME.search(part) or _ANAPHOR.search(part)) and len(set(_BOUND.findall(atom.sql))) < 2:
             atom = None  # "a member of the same team", "supervises that teacher": two parties; a view of one is broader
         if atom is not None:
@@ -157,6 +162,25 @@ def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor:
         elif content and missed is not None and not (age and not _AGE.sub(" ", part).strip()):
             missed.append(part)
     return groups
+
+
+def _direct_reference(part: str, ws: list[str], schema: Schema, vars_: dict[str, Var],
+                      explicit: tuple[str, ...]) -> Atom | None:
+    """A conjunct that names only two parties, one the other's by a foreign key named like a word of it ("the
+    tutor is the student's tutor": Student.tutor_id references Staff) -> that reference; else None."""
+    named = [m for m in dict.fromkeys(explicit) if m in vars_]
+    plain = [w for w in ws if w not in STOPWORDS]
+    for a in named:
+        for b in named:
+            ta, tb = vars_[a].table, vars_[b].table
+            if a == b or ta is tb:
+                continue
+            cols = [c for c in schema.fk_columns(ta, tb) if any(matches_name(w, c) for w in plain)]
+            if len(cols) == 1:
+                sql = f"SELECT {schema.key(ta)} AS {a}, {cols[0]} AS {b} FROM {ta.name}"
+                return Atom(slug("_".join(lemma(w) for w in plain[:4]), "condition"), sql,
+                            {v: vars_[v].table.name for v in (a, b) if v != "subject"}, part)
+    return None
 
 
 _DERIVED = tuple(re.compile(p) for p in (r"(?:ship|ments?|ations?|ions?)$", r"(?:ions?)$"))

@@ -215,6 +215,37 @@ def _cols_matching(tables: list[Table], ws: list[str], *, full: bool) -> list[tu
     return [(t, c) for s, t, c in scored if s == top]
 
 
+def _literal_word(w: str, x: str) -> bool:
+    """The same word by lemma or stem (no synonym, no substring)."""
+    return lemma(w) == lemma(x) or stem(w) == stem(x)
+
+
+def _literal_name(content: list[str], table: Table) -> bool:
+    """Do the content words name ``table`` word for word (each word of either matched by one of the other)?"""
+    tw = _table_words(table)
+    return bool(content) and all(any(_literal_word(w, x) for x in tw) for w in content) and all(
+        any(_literal_word(w, x) for w in content) for x in tw)
+
+
+def _table_then_columns(content: list[str], pool: list[Table]) -> list[tuple[str, str]]:
+    """The columns of one table named word for word by some of the phrase's words, named by the others
+    (``interview notes`` -> Interview.notes, ``application decision`` -> Application.decision); empty unless
+    exactly one table reads so and every other word names one of its columns."""
+    hits = []
+    for t in pool:
+        tw = _table_words(t)
+        lead = [w for w in content if any(_literal_word(w, x) for x in tw)]
+        rest = [w for w in content if w not in lead]
+        if not lead or not rest or not all(any(_literal_word(w, x) for w in lead) for x in tw):
+            continue
+        cols = [(t.name, c.name) for c in t.columns if any(matches_name(w, c.name) for w in rest)]
+        if {c.lower() for _t, c in cols} <= {k.lower() for k in t.primary_key}:
+            continue  # its key names its rows ("questionnaire responses": the table, :func:`_rows_named`)
+        if all(any(matches_name(w, c) for _t, c in cols) for w in rest):
+            hits.append(cols)
+    return hits[0] if len(hits) == 1 else []
+
+
 def _spelled(column: str, phrase_words: list[str]) -> bool:
     """Every word of the column's name is a word of the phrase (``card number`` spells ``card_number``)."""
     return all(any(same_word(x, w) or same_word(w, x) for w in phrase_words) for x in name_words(column))
@@ -297,7 +328,8 @@ def ground_data(phrase: str, schema: Schema, *, personal: list[Table], public: l
 def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], public: list[Table],
                     subject: Table | None, is_public: bool) -> tuple[list[tuple[str, str]], str]:
     """The columns a phrase names and how they were found: ``table`` (a table whose name carries
-    every content word), ``columns`` (columns named by the phrase's words), ``category_columns``
+    every content word), ``table_columns`` (columns of a table named word for word, named by the phrase's
+    other words: ``interview notes``), ``columns`` (columns named by the phrase's words), ``category_columns``
     (the lexicon's columns of a regulatory category), or one of the :data:`BROAD` ways that name
     no column: ``all_personal`` (every column about the subject: "personal information", "the
     records of students") and ``category_tables`` (whole tables of a category); ``none``."""
@@ -306,19 +338,28 @@ def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], publi
     ws = [w for w in ws if w not in PERSONAL]
     content = [w for w in ws if w not in DATA_HEADS] or ([] if has_personal else ws)
     pool = public if is_public else personal
+    # tables named word for word ("applications" -> Application): they beat a name that only shares a stem or
+    # a substring with the phrase (Applicant: "applic")
+    literal = [t for t in pool if _literal_name(content, t)]
     if not is_public:
         if not content or all(w in DATA_HEADS for w in content):  # "the records of patients"
             return _all_cols(personal), "all_personal"
-        if subject is not None and all(matches_name(w, subject.name) for w in content):
+        if subject is not None and all(matches_name(w, subject.name) for w in content) and (
+                not literal or subject in literal):
             return _all_cols(personal), "all_personal"
     found: list[tuple[str, str]] = []
     how = "none"
     # 1. tables whose name carries every content word
-    for t in pool:
+    for t in literal or pool:
         tw = _table_words(t)
         if all(any(same_word(w, x) or same_word(x, w) for x in tw) or matches_name(w, t.name) for w in content):
             found += [(t.name, c.name) for c in t.columns]
             how = "table"
+    # 1b. a table named word for word, then its columns ("interview notes" -> Interview.notes, not the table's
+    # keys nor every column named like "interview")
+    if not found:
+        found = _table_then_columns(content, pool)
+        how = "table_columns" if found else how
     # 2. columns
     if not found:
         found += _narrowest(_cols_matching(pool, content, full=False), words(phrase), content)
@@ -334,8 +375,15 @@ def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], publi
     # information"): not the category's columns scattered in other records (a Claim's drug_code, a
     # PriorAuthorization's drug_name), which the text does not name
     table_named = {t for t, _c in found} if how == "table" else set()
+    # a word that is part of the several-word name of a table the phrase names in full ("payment card details"
+    # -> PaymentCard) is that name, not its own category (every payment table); "medications" names part of
+    # MedicationOrders and keeps its category
+    compound = [x for t in pool if t.name in table_named and len(_table_words(t)) > 1 and _literal_name(content, t)
+                for x in _table_words(t)]
     # 3. the lexicon's regulatory categories
-    for w in content if not named else ():
+    for w in content if not named and how != "table_columns" else ():
+        if any(_literal_word(w, x) for x in compound):
+            continue
         for cat, spec in DATA_CATEGORIES.items():
             if not (same_word(w, cat) or stem(w) == stem(cat)):
                 continue

@@ -148,6 +148,9 @@ _PUBLIC = re.compile(r"\bnot (?:personal|about any|about an|about a|private|conf
 _TAIL = re.compile(r",?\s*\b(?P<m>only if|if|provided that|on condition that|unless|except|other than|without|"
                    r"but only when|only when|when|where|only while|while|as long as|so long as)\b\s*", re.IGNORECASE)
 _CORE = re.compile(r"\s*\b(?P<m>to|with|for|from)\b\s+", re.IGNORECASE)
+#: a data phrase that is only a head noun ("information", "records"): what it is about names the data
+_HEAD_ONLY = re.compile(r"^(?:information|info|data|records?|details|files?)$", re.IGNORECASE)
+_RELATIVE = re.compile(r"\b(?:who|whom|whose)\b", re.IGNORECASE)
 _MOD = re.compile(r"\s*,?\s*\b(?:who|whom|that|which|whose|under|over|enrolled|aged|older|younger|below|above|"
                   r"processing|providing|acting|performing|they|he|she|we)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^(?P<m>if|unless|except|when|where|provided that|only if)\b\s+(?P<c>[^,]+),\s*(?P<rest>.+)$",
@@ -211,7 +214,7 @@ def split_mod(np: str) -> tuple[str, str]:
 def _subject_of(segment: str) -> tuple[str, str | None, str]:
     """Data segment -> (data phrase, subject phrase or None, subject modifier)."""
     seg = _det(segment)
-    m = _SUBJ.search(seg)
+    m = _subject_marker(seg)
     subject = None
     lead = _POSS.match(seg)
     if lead and m and m.start() > lead.end("owner") and m.group("m").lower() != "revealing":
@@ -224,6 +227,12 @@ def _subject_of(segment: str) -> tuple[str, str | None, str]:
             if poss:
                 return _det(poss.group("rest")), split_mod(poss.group("owner"))[0], ""
             return _det(subj), None, ""
+        inner = _POSS.match(_det(subj))
+        if _HEAD_ONLY.match(_det(data)) and inner and m.group("m").lower() != "of":
+            # "information about a student's disability": the head says nothing; the possessive's noun is the data
+            # ("the records of a patient's child" keep their subject: "of" names whose records)
+            owner, mod = split_mod(inner.group("owner"))
+            return _det(inner.group("rest")), owner, mod
         subject, mod = split_mod(subj)
         seg = data
         poss = _POSS.match(_det(seg))
@@ -235,6 +244,26 @@ def _subject_of(segment: str) -> tuple[str, str | None, str]:
         return _det(poss.group("rest")), split_mod(poss.group("owner"))[0], ""
     # "personal information a business has collected about them": a trailing "about X"
     return seg, None, ""
+
+
+def _subject_marker(seg: str) -> re.Match[str] | None:
+    """The ``of``/``about`` that introduces the subject: the first one followed by a determiner when some is
+    ("the date of birth and home address *of an* applicant": ``of birth`` is the data's own), else the first."""
+    led = _determined_markers(seg)
+    return led[0] if led else _SUBJ.search(seg)
+
+
+def _determined_markers(seg: str) -> list[re.Match[str]]:
+    """The subject markers (``of``, ``about``, ...) of ``seg`` that a determiner follows (``of an applicant``)."""
+    return [m for m in _SUBJ.finditer(seg) if _DETS.match(seg[m.end():])]
+
+
+def data_phrase(segment: str) -> str:
+    """The data phrase of a listed item less a subject that a determiner introduces (``location records of a
+    subscriber's lines`` -> ``location records``; ``date of birth`` stays): how a defined term's items are read."""
+    seg = _det(segment)
+    marks = _determined_markers(seg)
+    return _det(seg[: marks[0].start()]) if marks else seg
 
 
 def _segments(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
@@ -415,6 +444,12 @@ def parse_sentence(sentence: Sentence) -> Frame:
     last = "data"
     for marker, seg in _segments(core, _CORE):
         slot = {"": "data", "to": "recipient", "with": "recipient", "for": "purpose", "from": "source"}[marker]
+        if (slot == "recipient" and last == "data" and frame.verb == "receive"
+                and _RELATIVE.search(slots.get("data", ""))):
+            # the agent receives: a "to" inside the subject's relative clause is that clause's ("the email of a
+            # subscriber who has consented to marketing by email"), not a recipient
+            slots["data"] += f" {marker} {seg}"
+            continue
         if slot in slots or (marker == "" and "data" in slots):
             slots[last] += f" {marker} {seg}"
             continue
