@@ -157,7 +157,6 @@ _ABBREVIATIONS = {
     "prod": "product",
     "cnt": "count",
     "yr": "year",
-    "indep": "independence",
     "stu": "student",
     "stuid": "student",
     "fname": "first",
@@ -207,7 +206,6 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("author", "writer", "write", "written"),
     ("singer", "artist", "sing"),
     ("maker", "manufacturer", "make", "produce", "producer"),
-    ("professional", "vet", "veterinarian"),
     ("treatment", "treat", "treated"),
     ("language", "speak", "spoken", "tongue"),
     ("type", "kind", "sort", "category", "form"),
@@ -255,8 +253,8 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 def name_words(name: str) -> tuple[str, ...]:
     """Split a schema name on snake_case, camelCase, digits; expand abbreviations; lemmatize.
 
-    >>> name_words("Degree_Programs"), name_words("IndepYear"), name_words("dest_airport")
-    (('degree', 'program'), ('independence', 'year'), ('destination', 'airport'))
+    >>> name_words("Degree_Programs"), name_words("StuID"), name_words("dest_airport")
+    (('degree', 'program'), ('student', 'id'), ('destination', 'airport'))
     """
     out = []
     for part in re.split(r"[^A-Za-z0-9]+", name):
