@@ -2,6 +2,7 @@
 
     python -m benchmarks.cql_frozen                  # both frozen domains, aggregate table on stdout
     python -m benchmarks.cql_frozen --out results.json
+    python -m benchmarks.cql_frozen --round 2        # the two texts of round 2 (written after commit 3b05013)
 
 The two domains under ``tests/data/policies/`` (a city human-services case-record rule and a
 clinical-trial data-sharing schedule) were written, with their schema and hand-made gold norms,
@@ -9,6 +10,11 @@ before any change to the offline extractor for issue 27, and are never used to w
 rule. Their SHA-256 digests are pinned below (and in ``docs/benchmarks.md``): the benchmark
 refuses to score a text, schema or gold that changed. Only aggregate figures are printed (no
 per-norm detail, no list of misses), so that reading the output does not suggest rules.
+
+``--round 2`` scores two more frozen texts (``frozen2_ride_hailing``: a ride-hailing company's rider
+data; ``frozen2_smart_meter``: an energy supplier's customer and smart-meter data), written with their
+schema and gold by someone who had not read the extractor's rules, after its rules of commit 3b05013,
+and pinned before the extractor first ran on them. Round 1 (the default) is unchanged.
 
 Each domain is scored as :mod:`benchmarks.cql_extract` scores one (norms paired by id; role,
 data and condition items by what they ground to), for two readings of the extractor's output:
@@ -45,10 +51,15 @@ from pimento.errors import PolicyError
 from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.review import apply_review, confirm_all, open_questions
 
-__all__ = ["DOMAINS", "FROZEN", "check_frozen", "main", "run", "score_extraction", "score_texts", "scored_cli"]
+__all__ = ["DOMAINS", "DOMAINS_ROUND2", "FROZEN", "ROUNDS", "check_frozen", "main", "run", "score_extraction",
+           "score_texts", "scored_cli"]
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "data" / "policies"
 DOMAINS = ("social_services", "clinical_trial")
+#: round 2 (issue 27, POLICY8): written after the extractor's rules of commit 3b05013, pinned before it ran on them
+DOMAINS_ROUND2 = ("frozen2_ride_hailing", "frozen2_smart_meter")
+#: ``--round N`` -> the frozen texts it scores
+ROUNDS: dict[int, tuple[str, ...]] = {1: DOMAINS, 2: DOMAINS_ROUND2}
 #: SHA-256 of every frozen file, pinned before the first extractor change (2026-11-27 23:50 UTC)
 FROZEN: dict[str, str] = {
     "social_services/policy.txt": "ec1ac298f92d37a88b2a9b168efe6628bb0bb1e234884e176521fc5e90af0e88",
@@ -57,12 +68,26 @@ FROZEN: dict[str, str] = {
     "clinical_trial/policy.txt": "3b8c4ff2b914e1d7d0ec312348b51d68e57138c6375e218497b75e1b7e874fa9",
     "clinical_trial/schema.sql": "908dc18768fa3ed4db89190b7584c61efcefed426380083869b3bdad5765ecfb",
     "clinical_trial/gold.yaml": "cc44d97951ed7e863161dfb3be1132fafc15c56d14e19b2c5592bff2b4e71bd5",
+    # round 2, pinned 2026-11-28 09:12 UTC, before the extractor first ran on them
+    "frozen2_ride_hailing/policy.txt": "46f44cae8cee952f02ccb139104aec047227016890c88a9786543fe3c1abf99b",
+    "frozen2_ride_hailing/schema.sql": "6f5c9f28fcdc21bb5020fe1c4fe8d5ba415ca35d8f131e6ddad4662655b1529b",
+    "frozen2_ride_hailing/gold.yaml": "230fa7f06a6ce4bf55d856fd34f94f7513b9121b7a7747a375e81a767d1cf390",
+    "frozen2_smart_meter/policy.txt": "070e486982ee8f0ff0bc2d506fa7955e0ea0ef29afd3ff7c3cedcc89fc844fcb",
+    "frozen2_smart_meter/schema.sql": "63cdf4b08686951cbf231642294bb03571b9431e470c70d385bf683d65ca118b",
+    "frozen2_smart_meter/gold.yaml": "cb273455cc6d9751c7135f039dfc1ec024b33dba13a52a4244c85507e3566616",
 }
+_PINNED_FILES = ("policy.txt", "schema.sql", "gold.yaml")
 
 
-def check_frozen(root: Path = ROOT) -> None:
-    """Raise if a frozen file is missing or differs from its pinned digest."""
+def check_frozen(root: Path = ROOT, domains: tuple[str, ...] | None = None) -> None:
+    """Raise if a frozen file (of ``domains``; default: all) is missing, unpinned or differs from its pinned digest."""
+    for name in domains or ():
+        missing = [f for f in _PINNED_FILES if f"{name}/{f}" not in FROZEN]
+        if missing:
+            raise SystemExit(f"{name} is not a frozen text (no pin for {', '.join(missing)})")
     for rel, digest in FROZEN.items():
+        if domains is not None and rel.split("/")[0] not in domains:
+            continue
         actual = hashlib.sha256((root / rel).read_bytes()).hexdigest()
         if actual != digest:
             raise SystemExit(f"frozen file {rel} changed (sha256 {actual}): the sealed figures no longer apply")
@@ -102,7 +127,7 @@ def _readings(text: str, gold: dict[str, Any], db_path: Path) -> dict[str, Any]:
 
 
 def run(workdir: Path, domains: tuple[str, ...] = DOMAINS) -> dict[str, Any]:
-    check_frozen()
+    check_frozen(domains=domains)
     return score_texts(workdir, domains)
 
 
@@ -136,17 +161,22 @@ def _table(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    scored_cli(run, __doc__, argv)
+    scored_cli(run, __doc__, argv, rounds=ROUNDS)
 
 
-def scored_cli(run_in: Any, doc: str | None, argv: list[str] | None) -> None:
+def scored_cli(run_in: Any, doc: str | None, argv: list[str] | None,
+               rounds: dict[int, tuple[str, ...]] | None = None) -> None:
     """The command line of a policy-extraction benchmark: ``run_in(folder)`` in a temporary folder, its aggregate table
-    printed, and with ``--out`` its results written as JSON (this module and :mod:`benchmarks.cql_dev`)."""
+    printed, and with ``--out`` its results written as JSON (this module and :mod:`benchmarks.cql_dev`). With
+    ``rounds``, a ``--round N`` option (default: the first) and ``run_in(folder, rounds[N])``."""
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--out", help="write the aggregate results (JSON) here")
+    if rounds:
+        parser.add_argument("--round", type=int, choices=sorted(rounds), default=min(rounds),
+                            help="which frozen texts to score (default: %(default)s)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        results = run_in(Path(tmp))
+        results = run_in(Path(tmp), rounds[args.round]) if rounds else run_in(Path(tmp))
     print(_table(results))
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
