@@ -43,6 +43,7 @@ The concerns live in modules of their own, :class:`Ledger` composes them:
 - :mod:`.ledger_integrity`: the fast check before every charge and ``audit verify``;
 - :mod:`.ledger_pending` and :mod:`.ledger_owner`: pending charges and their payers' liveness;
 - :mod:`.ledger_answers`: storing answers and failures, the answer cache (:func:`request_key`);
+- :mod:`.ledger_clean`: reading a stored answer clean, and the mark that lets a repeat skip the read;
 - :mod:`.ledger_halts`: halting and resuming a deployment's releases;
 - :mod:`.ledger_migrate`, :mod:`.ledger_schema`, :mod:`.ledger_postgres`: formats, tables, PostgreSQL.
 """
@@ -50,18 +51,18 @@ The concerns live in modules of their own, :class:`Ledger` composes them:
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 from pimento.config import Settings
-from pimento.errors import BudgetError, InternalError, UserError
+from pimento.errors import BudgetError, InternalError
 from pimento.mechanisms import audit as _audit
 from pimento.mechanisms.budget import Budget
 from pimento.mechanisms.ledger_answers import AnswerCache, request_key
 from pimento.mechanisms.ledger_chain import DATABASE_SCOPE, SYNTHETIC_ANALYST, ChainState, Charge, charge_text
+from pimento.mechanisms.ledger_clean import CleanReads
 from pimento.mechanisms.ledger_files import now
 from pimento.mechanisms.ledger_halts import _UNRECORDED_HALTS, Halts  # noqa: F401 - tests reset _UNRECORDED_HALTS through this module
 from pimento.mechanisms.ledger_identity import KEY_PREFIX, database_key, database_keys, deployment_file, deployment_id, ledger_path
@@ -86,7 +87,7 @@ __all__ = [
 ]
 
 
-class Ledger(AnswerCache, Halts, PendingCharges, IntegrityChecks):
+class Ledger(CleanReads, AnswerCache, Halts, PendingCharges, IntegrityChecks):
     """A budget ledger stored in one SQLite file (or a PostgreSQL database); safe to share between processes.
 
     Open one per process (or thread); connections are not shared.
@@ -126,10 +127,7 @@ class Ledger(AnswerCache, Halts, PendingCharges, IntegrityChecks):
     def remaining(self, database: str, analyst: str) -> Budget:
         """What ``analyst`` may still spend on ``database``: the smaller of the two caps' remainders, per part."""
         keys = database_keys(database)
-        sums = self._sums(keys[0])
-        db_left = self._db_cap.minus(self._total(sums, keys, DATABASE_SCOPE))
-        an_left = self.analyst_cap(analyst).minus(self._total(sums, keys, analyst))
-        return Budget(min(db_left.epsilon, an_left.epsilon), min(db_left.delta, an_left.delta))
+        return self._left(self._scan(), keys, analyst, self.analyst_cap(analyst))
 
     # ------------------------------------------------------------------ charging
 
@@ -292,35 +290,12 @@ class Ledger(AnswerCache, Halts, PendingCharges, IntegrityChecks):
             time.sleep(wait)
             wait = min(wait * 1.5, 0.5)
 
-    def stored_answer(self, key: str, request_key: str) -> dict[str, Any] | None:
-        """The answer stored for ``request_key`` when it is what :meth:`charge_release` would return for it on the
-        database whose ledger key is ``key`` (``database_keys(location)[0]``): halts first recorded, then, in one
-        snapshot, the fast integrity check, no halt, the answer there; None otherwise (:meth:`_stored_if_clean`:
-        the write path then decides and refuses in its own words). Reads only: nothing is charged, waited for or
-        audited."""
-        self._write_unrecorded_halts()  # as charge_release does first
-        return self._stored_if_clean(key, request_key)
-
     def _stored_if_clean(self, key: str, request_key: str) -> dict[str, Any] | None:
         """The answer stored for ``request_key`` if, in one snapshot of the ledger, the fast integrity
         check passes, the releases on ``key`` are not halted and the answer is there; None otherwise
-        (any problem included: the write path then checks again under the lock and refuses, so this
-        read can only answer what that path would answer, never refuse what it would answer)."""
-        if not self.answer_cache:
-            return None
-
-        def body() -> dict[str, Any] | None:
-            stored = self._stored_answer(request_key)
-            if stored is None:
-                return None  # a fresh request: the locked transaction checks and charges
-            self._fast_check()
-            self._refuse_if_halted(key)
-            return stored
-
-        try:
-            return self._read(body)
-        except (UserError, sqlite3.Error):
-            return None
+        (:meth:`~.ledger_clean.CleanReads._clean_read`: the write path then checks again under the lock and refuses)."""
+        read = self._clean_read(key, request_key)
+        return None if read is None else read[0]
 
     # ------------------------------------------------------------------ reading and the custodian
 

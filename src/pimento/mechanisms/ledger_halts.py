@@ -121,10 +121,14 @@ class Halts(LedgerStore):
 
     def _refuse_if_halted(self, key: str) -> None:
         """Raise :class:`DeploymentHaltedError` when the releases on ``key`` are halted (in the ledger or in this process)."""
-        if (self._ledger_id, key) in _UNRECORDED_HALTS or (self._ledger_id, "*") in _UNRECORDED_HALTS:
+        if self._halted_in_process(key):
             raise DeploymentHaltedError()
         if self._conn.execute("SELECT 1 FROM meta WHERE key IN (?, ?)", (_HALT_KEY + key, _HALT_KEY + "*")).fetchone() is not None:
             raise DeploymentHaltedError()
+
+    def _halted_in_process(self, key: str) -> bool:
+        """Whether this process holds a halt of the releases on ``key`` it could not write yet (:data:`_UNRECORDED_HALTS`)."""
+        return (self._ledger_id, key) in _UNRECORDED_HALTS or (self._ledger_id, "*") in _UNRECORDED_HALTS
 
     def _halt_marks(self) -> dict[str, int]:
         """The halted database keys in the ledger, each with the audit row of its halt (0 if unreadable)."""

@@ -251,12 +251,14 @@ class LedgerStore:
         added since, after checking that the last verified charge still has its hash and that no
         earlier id is missing; a new object on the same ledger starts from what another object of this
         process verified (:data:`_VERIFIED`). So the budget is always the sum of charges this process
-        verified; ``full=True`` (verify) re-reads everything."""
+        verified; ``full=True`` (verify) re-reads everything, and so does a scan whose prefix was last read
+        in full more than :data:`FULL_RESCAN_S` ago, whether this object or another verified it (an object
+        kept open for the process's life, as the service's memo keeps one per thread, included)."""
         start, full_at = self._verified, self._full_at
         if start is None and not full and self._id is not None:
             start, full_at = _VERIFIED.get(self._id, (None, 0.0))
-            if start is not None and time.monotonic() - full_at > FULL_RESCAN_S:
-                start = None
+        if start is not None and time.monotonic() - full_at > FULL_RESCAN_S:
+            start = None
         state = scan_charges(self._conn, None if full else start)
         if state is not start and state.full:
             full_at = time.monotonic()

@@ -35,7 +35,7 @@ from pimento.service.limits import BodySizeLimit, RateLimiter
 from pimento.service import schemas  # the response models, documentation only (kept out of this namespace of request bodies)
 from pimento.service.noise_check import check_question, check_sql
 from pimento.service.sql_preview import sql_preview
-from pimento.service.shared_limits import SharedRateLimiter, StateStore, state_store_for
+from pimento.service.shared_limits import SharedRateLimiter, SqliteState, StateStore, state_store_for
 from pimento.service.shared_sessions import SharedSessions
 from pimento.service.web import install_web, web_of
 
@@ -258,6 +258,9 @@ class Guard:
         else:
             self.limiter = RateLimiter(options.rate, options.burst)
             self.failed = RateLimiter(options.auth_rate, options.auth_burst)
+        #: whether a key check may run on the event loop (:func:`analyst_key`): buckets in memory or in a SQLite file
+        #: (one statement), not on a PostgreSQL server
+        self.inline = self.shared is None or isinstance(self.shared, SqliteState)
 
     def _client(self, request: Request) -> str:
         return request.client.host if request.client else "?"
@@ -318,10 +321,16 @@ async def deployment_of(request: Request) -> Deployment:
     return deployment
 
 
-def analyst_key(request: Request, _scheme: Any = Security(ANALYST_KEY)) -> ApiKey:
-    """The analyst's key, verified and rate-limited (:meth:`Guard.analyst`): the dependency of every analyst route."""
+async def analyst_key(request: Request, _scheme: Any = Security(ANALYST_KEY)) -> ApiKey:
+    """The analyst's key, verified and rate-limited (:meth:`Guard.analyst`): the dependency of every analyst route.
+
+    A coroutine (issue 28, PERF7): where the check is local (:attr:`Guard.inline`: the key file's ``stat``, a SHA-256
+    and one SQLite statement or the process's memory) it runs on the event loop, so that a request answered there
+    (a memoized ``POST /v1/sql``) never waits for a worker thread; a PostgreSQL state's round trip goes to one."""
     guard: Guard = request.app.state.guard
-    return guard.analyst(bearer(request), request)
+    if guard.inline:
+        return guard.analyst(bearer(request), request)
+    return await run_in_threadpool(guard.analyst, bearer(request), request)
 
 
 def custodian_token(request: Request, _scheme: Any = Security(CUSTODIAN_TOKEN)) -> None:
@@ -382,7 +391,7 @@ def _check_sql_length(deployment: Deployment, sql: str | None) -> None:
 
 
 @router.post("/v1/sql", tags=["analyst"], response_model=None, responses=_documented(schemas.AnswerResponse, spends=True))
-async def sql(body: SqlRequest, deployment: Served, key: Analyst) -> dict[str, Any]:
+async def sql(body: SqlRequest, deployment: Served, key: Analyst) -> dict[str, Any] | Response:
     """Release a counting SQL query with DP; the ledger is charged first (an identical request is free). Refused
     with 409 MostlyNoiseError, before anything is spent, when the answer is predicted to be mostly noise, unless
     ``accept_noise``."""
@@ -392,8 +401,8 @@ async def sql(body: SqlRequest, deployment: Served, key: Analyst) -> dict[str, A
     # fresh releases. Everything else (and any doubt) goes to the release path in a worker thread.
     memoized = deployment.sql_memoized(key, body.sql, _text(body.epsilon), _text(body.delta), mode=body.mode, sender=body.sender,
                                        purpose=body.purpose, **_narrowing(body.bounds))
-    if memoized is not None:
-        return memoized
+    if memoized is not None:  # rendered by the memo as a JSON response renders the release path's answer
+        return Response(memoized, media_type="application/json")
     return await run_in_threadpool(_release_sql, body, deployment, key)
 
 

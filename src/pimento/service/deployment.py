@@ -15,6 +15,7 @@ that the service exposes to the custodian token only.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -43,7 +44,7 @@ from pimento.release.request import context_value
 from pimento.release.synthetic import synthetic_guarantee
 from pimento.schema.merge import privacy_marks
 from pimento.search import SearchConfig
-from pimento.release.answer_memo import AnswerMemo, Identities, identities
+from pimento.release.answer_memo import AnswerMemo, Identities, identities, memo_paths
 from pimento.service.keys import ApiKey, KeyStore, keys_path
 from pimento.service.open_databases import DatabasePool, settings_file
 from pimento.service.synth_jobs import SynthJobs
@@ -151,6 +152,9 @@ class Deployment:
         #: The stored SQL answers this process returned, answered again with one ledger read (:meth:`sql`).
         self.memo = AnswerMemo()
         self._settings_file = settings_file(self.db, self.location)
+        #: the database file and its deployment file, as the memo's identities stat them (found once)
+        self._memo_database, self._memo_deployment = memo_paths(self.location)
+        self._memo_copy: Path | None = None  # the synthetic copy's path, once found (:meth:`files`)
         #: per thread: the ledger the memo reads (:meth:`_memo_ledger`); -1 once :meth:`close` ran (none kept)
         self._memo_ledgers = threading.local()
         self._memo_generation = 0
@@ -246,23 +250,31 @@ class Deployment:
         return cache_key
 
     def files(self) -> Identities:
-        """The identities of the files a memoized answer depends on (:func:`~pimento.release.answer_memo.identities`)."""
-        try:
-            copy: Path | None = self._synthetic_path()
-        except UserError:
-            copy = None
-        return identities(self.location, self._settings_file, self.ledger_file if not self.settings.ledger.url else None, copy)
+        """The identities of the files a memoized answer depends on (:func:`~pimento.release.answer_memo.identities`).
 
-    def memo_answer(self, key: ApiKey, request: Request, files: Identities) -> dict[str, Any] | None:
+        The synthetic copy's path, once found, is kept: it is fixed by the options and the settings this process
+        started with (``--synthetic``, ``[synth] path``, else beside the database), and a copy gone from it since
+        has no identity (None), as when it was never found."""
+        copy = self._memo_copy
+        if copy is None:
+            try:
+                copy = self._memo_copy = self._synthetic_path()
+            except UserError:
+                copy = None
+        return identities(self._memo_database, self._settings_file, self._memo_deployment,
+                          self.ledger_file if not self.settings.ledger.url else None, copy)
+
+    def memo_answer(self, key: ApiKey, request: Request, files: Identities) -> bytes | None:
         """The answer to a repeat of a SQL request whose stored answer this process returned before, under the same
-        ``files`` (:class:`~pimento.release.answer_memo.AnswerMemo`: one ledger read, the budget left read now); None
-        otherwise (the release path answers, and decides any refusal in its own words)."""
+        ``files``, rendered as the service's JSON response (:class:`~pimento.release.answer_memo.AnswerMemo`: one ledger
+        read, or its clean mark, the budget left read now); None otherwise (the release path answers, and decides any
+        refusal in its own words)."""
         entry = self.memo.find(key.analyst, request, files)
         if entry is None:
             return None
         try:
             with self._memo_ledger(files) as ledger:
-                return self.memo.answer(entry, key.analyst, ledger, location=self.location)
+                return self.memo.answer_json(entry, key.analyst, ledger)
         except (UserError, sqlite3.Error):
             self._drop_memo_ledger()  # opened anew by the next hit (its checks at open included)
             return None
@@ -295,10 +307,11 @@ class Deployment:
         yield ledger
 
     def sql_memoized(self, key: ApiKey, sql: str, epsilon: str | None, delta: str | None, *, mode: str = Mode.DP,
-                     sender: str | None = None, purpose: str | None = None, bounds: object = None) -> dict[str, Any] | None:
-        """What :meth:`sql` answers from the memo (:meth:`memo_answer`) for these fields, or None: then :meth:`sql` decides,
-        refusals included (a request :meth:`request` refuses is None here). Cheap enough for the service's event loop:
-        a memo look-up, five ``stat`` s and, on a hit, one ledger read."""
+                     sender: str | None = None, purpose: str | None = None, bounds: object = None) -> bytes | None:
+        """What :meth:`sql` answers from the memo (:meth:`memo_answer`) for these fields, rendered, or None: then
+        :meth:`sql` decides, refusals included (a request :meth:`request` refuses is None here). Cheap enough for the
+        service's event loop: a memo look-up, five ``stat`` s and, on a hit, one ledger read or, when nothing was
+        committed to a SQLite ledger since the last, one ``stat`` and one statement (:mod:`pimento.mechanisms.ledger_clean`)."""
         try:
             request = self.request(key, sql=sql, epsilon=epsilon, delta=delta, mode=mode, sender=sender, purpose=purpose, bounds=bounds)
         except UserError:
@@ -312,10 +325,11 @@ class Deployment:
         try:
             with self.ledger() as ledger:
                 cache_key = self._cache_key(key, request, ledger)
-        except UserError:
+                stored = ledger.cached_answer(cache_key) if cache_key else None
+        except (UserError, sqlite3.Error):
             return
         if cache_key:
-            self.memo.remember(key.analyst, request, response, request_key=cache_key, location=self.location, files=files)
+            self.memo.remember(key.analyst, request, response, request_key=cache_key, location=self.location, files=files, stored=stored)
 
     def _reopen_copy(self) -> None:
         """After a new copy replaced the file: the connection held on the old one moves to the new one."""
@@ -413,7 +427,7 @@ class Deployment:
         files = self.files()  # before the release: a file changed meanwhile makes the entry miss
         memoized = self.memo_answer(key, request, files)
         if memoized is not None:
-            return memoized
+            return dict(json.loads(memoized))
         with self.synth_jobs.swap.shared(), self.session(key.analyst) as session:
             answer = session.answer(request)
         response = _finish(answer.to_dict())

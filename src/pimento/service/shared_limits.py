@@ -4,9 +4,10 @@ N``, several machines on one PostgreSQL ledger): token buckets here, web sign-in
 
 The in-process :class:`pimento.service.limits.RateLimiter` keeps its buckets in memory: N workers
 would give a key N times its rate. :class:`SharedRateLimiter` keeps each bucket as one row
-(``scope``, ``name``, ``tokens``, ``stamp``) and takes a token in one transaction that reads and
-rewrites the row while no other process can (:meth:`StateStore.run`), so two processes never both
-spend the last token. The arithmetic is :func:`refill_and_take`, the same as
+(``scope``, ``name``, ``tokens``, ``stamp``) and takes a token atomically, so two processes never both
+spend the last token: on SQLite in one statement that SQLite runs under its write lock
+(:meth:`SqliteState.take`, issue 28, PERF7), on PostgreSQL in one transaction that reads and rewrites the
+row while no other process can (:meth:`StateStore.run`, :func:`take_in`). The arithmetic is :func:`refill_and_take`, the same as
 :class:`~pimento.service.limits.TokenBucket`'s: ``rate`` tokens per second banked up to ``burst``;
 only the clock differs (wall time, shared by the processes, instead of each process's monotonic
 clock; a clock that steps back refills nothing).
@@ -36,7 +37,7 @@ from typing import Any, Protocol, TypeVar
 from pimento.errors import DataSourceError
 
 __all__ = ["BUCKETS_TABLE", "SESSIONS_TABLE", "STATE_SUFFIX", "PgState", "Query", "SharedRateLimiter", "SqliteState", "StateStore",
-           "refill_and_take", "state_store_for", "take"]
+           "refill_and_take", "state_store_for", "take", "take_in"]
 
 #: the table of buckets (both backends)
 BUCKETS_TABLE = "pimento_rate_buckets"
@@ -46,10 +47,11 @@ SESSIONS_TABLE = "pimento_web_sessions"
 STATE_SUFFIX = ".service-state.sqlite"
 
 #: the tables of the shared state (both dialects): the buckets, and the web page's sign-in sessions
-#: (:mod:`pimento.service.shared_sessions`; a session is stored under the SHA-256 of its id)
+#: (:mod:`pimento.service.shared_sessions`; a session is stored under the SHA-256 of its id). ``took``: whether the
+#: bucket's last take was granted (:data:`_TAKE_SQL` returns it; added to older SQLite files, :meth:`SqliteState._conn`)
 _SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {BUCKETS_TABLE} (scope TEXT NOT NULL, name TEXT NOT NULL, "
-    "tokens DOUBLE PRECISION NOT NULL, stamp DOUBLE PRECISION NOT NULL, PRIMARY KEY (scope, name))",
+    "tokens DOUBLE PRECISION NOT NULL, stamp DOUBLE PRECISION NOT NULL, took INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (scope, name))",
     f"CREATE TABLE IF NOT EXISTS {SESSIONS_TABLE} (sid_sha256 TEXT PRIMARY KEY, role TEXT NOT NULL, key_id TEXT, "
     "csrf TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
 )
@@ -76,15 +78,33 @@ def refill_and_take(tokens: float, stamp: float, now: float, *, rate: float, bur
     return tokens, stamp, (1 - tokens) / rate if rate > 0 else float("inf")
 
 
+#: The refill of a bucket row (its ``tokens`` at ``stamp``) at ``:now``: :func:`refill_and_take`'s first line, in the
+#: same floating-point operations in the same order (so the same result to the bit).
+_REFILLED = "min(:burst, tokens + max(0.0, :now - stamp) * :rate)"
+#: One take from a SQLite bucket in one statement (:meth:`SqliteState.take`): :func:`refill_and_take` on the row as
+#: it is (a new bucket starts full: its row is :func:`refill_and_take` of ``burst`` at ``now``, computed by the
+#: caller), the write lock held only while SQLite runs it, in C. ``RETURNING`` gives the tokens after and whether
+#: this take was granted (``UPDATE``'s ``SET`` reads the row as it was).
+_TAKE_SQL = (
+    f"INSERT INTO {BUCKETS_TABLE} (scope, name, tokens, stamp, took) VALUES (:scope, :name, :tokens, :now, :took) "
+    f"ON CONFLICT (scope, name) DO UPDATE SET tokens = CASE WHEN {_REFILLED} >= 1 THEN {_REFILLED} - 1 ELSE {_REFILLED} END, "
+    f"took = ({_REFILLED} >= 1), stamp = max(stamp, :now) RETURNING tokens, took"
+)
+#: ``RETURNING`` came with SQLite 3.35: before it, a take is the transaction of :func:`take`.
+_ONE_STATEMENT = sqlite3.sqlite_version_info >= (3, 35, 0)
+
 Query = Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]]
 _T = TypeVar("_T")
 
 
 class StateStore(Protocol):
     """The service's state shared by its processes: :meth:`run` runs ``body`` in one transaction that
-    excludes every other :meth:`run` on the same store (any process, any machine)."""
+    excludes every other :meth:`run` on the same store (any process, any machine); :meth:`take` takes a
+    token from a bucket (:func:`take`, or its equal in one statement)."""
 
     def run(self, body: Callable[[Query], _T]) -> _T: ...
+
+    def take(self, scope: str, name: str, *, rate: float, burst: float) -> float: ...
 
 
 #: One lock per state file in this process (:meth:`SqliteState.run`), by resolved path.
@@ -124,11 +144,27 @@ class SqliteState:
                 conn.execute("PRAGMA synchronous = OFF")
                 for statement in _SCHEMA:
                     conn.execute(statement)
+                _add_took(conn)
             except (sqlite3.Error, OSError) as exc:
                 raise DataSourceError(f"cannot open the service's state file {self.path}: {exc}",
                                       hint="it lives beside the ledger; the service needs to write there") from None
             self._local.conn = conn
         return conn
+
+    def take(self, scope: str, name: str, *, rate: float, burst: float) -> float:
+        """:func:`take` in one statement (:data:`_TAKE_SQL`; the transaction of :func:`take` before SQLite 3.35): 0.0, or
+        the seconds until a token is available."""
+        if not _ONE_STATEMENT:
+            return take_in(self, scope, name, rate=rate, burst=burst)
+        now = time.time()
+        tokens, _stamp, wait = refill_and_take(float(burst), now, now, rate=rate, burst=burst)  # a new bucket's row
+        params = {"scope": scope, "name": name, "tokens": tokens, "now": now, "took": int(wait == 0.0), "rate": float(rate), "burst": float(burst)}
+        conn = self._conn()
+        with self._lock:
+            (left, took), = conn.execute(_TAKE_SQL, params).fetchall()
+        if took:
+            return 0.0
+        return (1 - float(left)) / rate if rate > 0 else float("inf")
 
     def run(self, body: Callable[[Query], _T]) -> _T:
         conn = self._conn()
@@ -180,6 +216,21 @@ class PgState:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (STATE_LOCK_KEY,))
             return body(query)
 
+    def take(self, scope: str, name: str, *, rate: float, burst: float) -> float:
+        """:func:`take`, in one transaction under the state's advisory lock."""
+        return take_in(self, scope, name, rate=rate, burst=burst)
+
+
+def _add_took(conn: sqlite3.Connection) -> None:
+    """Give a buckets table made before ``took`` the column (another process may add it at the same time)."""
+    columns = {str(row[1]) for row in conn.execute(f"PRAGMA table_info({BUCKETS_TABLE})").fetchall()}
+    if "took" not in columns:
+        try:
+            conn.execute(f"ALTER TABLE {BUCKETS_TABLE} ADD COLUMN took INTEGER NOT NULL DEFAULT 0")
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" not in str(exc):
+                raise
+
 
 def state_store_for(ledger_url: str | None, ledger_file: str | Path | None) -> StateStore:
     """The store shared by every process of a deployment: the PostgreSQL ledger's database, else
@@ -193,6 +244,11 @@ def state_store_for(ledger_url: str | None, ledger_file: str | Path | None) -> S
 
 def take(store: StateStore, scope: str, name: str, *, rate: float, burst: float) -> float:
     """Take a token from the bucket ``(scope, name)`` in ``store``: 0.0, or the seconds until one is available."""
+    return store.take(scope, name, rate=rate, burst=burst)
+
+
+def take_in(store: StateStore, scope: str, name: str, *, rate: float, burst: float) -> float:
+    """:func:`take` as one transaction of ``store`` (:meth:`StateStore.run`): read the row, :func:`refill_and_take`, write it."""
 
     def body(query: Query) -> float:
         rows = query(f"SELECT tokens, stamp FROM {BUCKETS_TABLE} WHERE scope = ? AND name = ?", (scope, name))
