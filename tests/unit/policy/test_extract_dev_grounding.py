@@ -43,6 +43,7 @@ import pytest
 import yaml
 
 from benchmarks.cql_extract import score
+from dev_policy_support import extract_text
 from pimento.engines.database import load_database
 from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.extract_offline.conditions import _relation_word
@@ -53,17 +54,7 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "policies"
 
 
 def _extract(tmp_path_factory, name):
-    path = tmp_path_factory.mktemp(name) / f"{name}.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute((DATA / name / "schema.sql").read_text(encoding="utf-8"))
-    con.close()
-    db = load_database(path)
-    try:
-        result = extract_policy_offline((DATA / name / "policy.txt").read_text(encoding="utf-8"), db.catalog,
-                                        engine=db.engine, year=2024)
-    finally:
-        db.close()
-    return _purposes_confirmed(result)
+    return _purposes_confirmed(extract_text(tmp_path_factory.mktemp(name), name))
 
 
 def _purposes_confirmed(result):

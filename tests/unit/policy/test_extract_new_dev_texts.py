@@ -32,6 +32,7 @@ import pytest
 import yaml
 
 from benchmarks.cql_extract import score
+from dev_policy_support import extract_text
 from pimento.engines.database import load_database
 from pimento.policy.extract_offline import definitions, extract_policy_offline
 from pimento.policy.extract_offline.shapes import Sentence, parse_sentence
@@ -166,16 +167,7 @@ def test_information_about_a_possessive_is_its_noun(extracted):
 
 @pytest.mark.parametrize("name", ["dev_telecom", "dev_admissions"])
 def test_new_dev_figures(tmp_path, name):
-    path = tmp_path / f"{name}.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute((DATA / name / "schema.sql").read_text(encoding="utf-8"))
-    con.close()
-    db = load_database(path)
-    try:
-        result = extract_policy_offline((DATA / name / "policy.txt").read_text(encoding="utf-8"), db.catalog,
-                                        engine=db.engine, year=2024)
-    finally:
-        db.close()
+    result = extract_text(tmp_path, name)
     gold = yaml.safe_load((DATA / name / "gold.yaml").read_text(encoding="utf-8"))
     s = score(result.policy, gold)  # the draft reading
     assert s["data"]["precision"] >= 0.95
