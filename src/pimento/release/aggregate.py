@@ -83,6 +83,11 @@ def looks_aggregate(sql: str) -> bool:
     upper = sql.upper()
     if not any(word in upper for word in AGGREGATE_WORDS):
         return False
+    return _parsed_aggregate(sql)
+
+
+def _parsed_aggregate(sql: str) -> bool:
+    """:func:`looks_aggregate`'s verdict from the parse alone (GROUP BY, or SUM/AVG in the select list)."""
     try:
         tree = sqlglot.parse_one(sql)
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, RecursionError, ValueError):

@@ -18,15 +18,7 @@ from pimento.release.aggregate import AGGREGATE_WORDS, looks_aggregate
 
 def _parsed_verdict(sql: str) -> bool:
     """``looks_aggregate`` as it was before PERF8: the parse alone."""
-    try:
-        tree = sqlglot.parse_one(sql)
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, RecursionError, ValueError):
-        return False
-    if not isinstance(tree, exp.Select):
-        return False
-    if tree.args.get("group") is not None:
-        return True
-    return any(e.find(exp.Sum, exp.Avg) is not None for e in tree.expressions)
+    return aggregate._parsed_aggregate(sql)
 
 
 def _builds_sum_or_avg(name: str) -> bool:
