@@ -1,5 +1,6 @@
-"""The extraction of a policy text of ``tests/data/policies/<name>/`` (its ``policy.txt`` on a DuckDB database built
-from its ``schema.sql``), shared by the development texts' tests."""
+"""The offline extraction of a policy text on a DuckDB database built from DDL: a text of
+``tests/data/policies/<name>/`` (its ``policy.txt`` on its ``schema.sql``) or one a test writes; shared by the
+development texts' tests."""
 
 from __future__ import annotations
 
@@ -15,13 +16,17 @@ DATA = Path(__file__).resolve().parent / "data" / "policies"
 
 def extract_text(folder: Path, name: str) -> OfflineExtraction:
     """The offline extraction (year 2024) of text ``name``, its database written in ``folder``."""
-    path = folder / f"{name}.duckdb"
+    return extract_on(folder / f"{name}.duckdb", (DATA / name / "schema.sql").read_text(encoding="utf-8"),
+                      (DATA / name / "policy.txt").read_text(encoding="utf-8"))
+
+
+def extract_on(path: Path, ddl: str, text: str) -> OfflineExtraction:
+    """The offline extraction (year 2024) of policy ``text`` on a DuckDB database made at ``path`` by ``ddl``."""
     con = duckdb.connect(str(path))
-    con.execute((DATA / name / "schema.sql").read_text(encoding="utf-8"))
+    con.execute(ddl)
     con.close()
     db = load_database(path)
     try:
-        return extract_policy_offline((DATA / name / "policy.txt").read_text(encoding="utf-8"), db.catalog,
-                                      engine=db.engine, year=2024)
+        return extract_policy_offline(text, db.catalog, engine=db.engine, year=2024)
     finally:
         db.close()

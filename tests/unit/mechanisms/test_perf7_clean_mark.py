@@ -58,10 +58,15 @@ class Statements:
         return result, list(self.seen)
 
 
+def read(ledger: Ledger, db: str, i: int):
+    """``ledger``'s read of the answer stored for request ``i`` on ``db``, and analyst ann's budget left."""
+    return ledger.stored_and_left(database_keys(db), key(db, i), "ann")
+
+
 def fresh_read(db: str, i: int):
     """What a ledger opened afresh reads: the stored answer clean, and the budget left."""
     with make(db) as ledger:
-        return ledger.stored_and_left(database_keys(db), key(db, i), "ann")
+        return read(ledger, db, i)
 
 
 def test_a_repeat_with_nothing_committed_is_one_statement_and_the_same_answer(db):
@@ -69,9 +74,9 @@ def test_a_repeat_with_nothing_committed_is_one_statement_and_the_same_answer(db
         charge_id = release(writer, db, 1)
     with make(db) as kept:
         trace = Statements(kept)
-        first, statements = trace.during(lambda: kept.stored_and_left(database_keys(db), key(db, 1), "ann"))
+        first, statements = trace.during(lambda: read(kept, db, 1))
         assert first[0]["charge_id"] == charge_id and first[1].epsilon == 99 and len(statements) > 5  # the full read: answer, integrity, halts
-        again, statements = trace.during(lambda: kept.stored_and_left(database_keys(db), key(db, 1), "ann"))
+        again, statements = trace.during(lambda: read(kept, db, 1))
         assert again == first == fresh_read(db, 1)
         assert statements == ["PRAGMA data_version"]
 
@@ -80,10 +85,10 @@ def test_another_connections_commit_is_seen_and_the_budget_read_again(db):
     with make(db) as writer:
         charge_id = release(writer, db, 1)
     with make(db) as kept, make(db) as other:
-        assert kept.stored_and_left(database_keys(db), key(db, 1), "ann")[1].epsilon == 99
+        assert read(kept, db, 1)[1].epsilon == 99
         release(other, db, 2)  # another connection commits a charge (and its answer)
         trace = Statements(kept)
-        after, statements = trace.during(lambda: kept.stored_and_left(database_keys(db), key(db, 1), "ann"))
+        after, statements = trace.during(lambda: read(kept, db, 1))
         assert after == fresh_read(db, 1) and after[0]["charge_id"] == charge_id
         assert after[1].epsilon == 98  # a mark never invalidated would say 99
         assert len(statements) > 1
@@ -95,17 +100,17 @@ def test_a_commit_that_leaves_the_witness_as_it_was_is_seen(db):
     with make(db) as writer:
         release(writer, db, 1)
     with make(db) as kept:
-        assert kept.stored_and_left(database_keys(db), key(db, 1), "ann") is not None
+        assert read(kept, db, 1) is not None
         with sqlite3.connect(ledger_path(db)) as raw:
             raw.execute("INSERT INTO meta (key, value) VALUES ('halted:*', '{}')")
-        assert kept.stored_and_left(database_keys(db), key(db, 1), "ann") is None
+        assert read(kept, db, 1) is None
 
 
 def test_another_processs_halt_refuses_the_marked_answer(db):
     with make(db) as writer:
         release(writer, db, 1)
     with make(db) as kept:
-        assert kept.stored_and_left(database_keys(db), key(db, 1), "ann") is not None
+        assert read(kept, db, 1) is not None
         code = textwrap.dedent(f"""
             from pimento.config import LedgerSettings
             from pimento.mechanisms import Ledger, ledger_path
@@ -113,7 +118,7 @@ def test_another_processs_halt_refuses_the_marked_answer(db):
                 assert ledger.halt({db!r}, {{"error": "another process halts"}})
         """)
         subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
-        assert kept.stored_and_left(database_keys(db), key(db, 1), "ann") is None  # the release path refuses
+        assert read(kept, db, 1) is None  # the release path refuses
 
 
 def test_this_connections_own_commit_is_seen(db, monkeypatch):
@@ -123,9 +128,9 @@ def test_this_connections_own_commit_is_seen(db, monkeypatch):
         release(writer, db, 1)
     monkeypatch.setattr(ledger_store, "write_witness", lambda *args: None)
     with make(db) as kept:
-        assert kept.stored_and_left(database_keys(db), key(db, 1), "ann") is not None
+        assert read(kept, db, 1) is not None
         assert kept.halt(db, {"error": "this connection halts"})
-        assert kept.stored_and_left(database_keys(db), key(db, 1), "ann") is None
+        assert read(kept, db, 1) is None
 
 
 def test_a_witness_changed_without_a_commit_is_read_again(db):
@@ -133,10 +138,10 @@ def test_a_witness_changed_without_a_commit_is_read_again(db):
         release(writer, db, 1)
     witness = witness_path(ledger_path(db))
     with make(db) as kept:
-        assert kept.stored_and_left(database_keys(db), key(db, 1), "ann") is not None
+        assert read(kept, db, 1) is not None
         recorded = json.loads(witness.read_text())
         witness.write_text(json.dumps({**recorded, "charge_hash": "0" * 64}))  # names a charge the ledger does not hold
-        assert kept.stored_and_left(database_keys(db), key(db, 1), "ann") is None  # the fast check fails
+        assert read(kept, db, 1) is None  # the fast check fails
 
 
 def test_a_kept_object_reads_the_whole_chain_again_after_the_rescan_period(db, monkeypatch):
@@ -146,20 +151,20 @@ def test_a_kept_object_reads_the_whole_chain_again_after_the_rescan_period(db, m
         release(writer, db, 1)
         release(writer, db, 2)
     with make(db) as kept:
-        assert kept.stored_and_left(database_keys(db), key(db, 2), "ann") is not None
+        assert read(kept, db, 2) is not None
         with sqlite3.connect(ledger_path(db)) as raw:
             raw.execute("DROP TRIGGER charges_no_update")
             raw.execute("UPDATE charges SET epsilon = '0.5' WHERE id = 1")
         real = time.monotonic
         monkeypatch.setattr(ledger_store.time, "monotonic", lambda: real() + ledger_store.FULL_RESCAN_S + 1)
-        assert kept.stored_and_left(database_keys(db), key(db, 2), "ann") is None
+        assert read(kept, db, 2) is None
 
 
 def test_the_mark_is_per_request_key_and_an_unknown_analyst_is_refused(db):
     with make(db) as writer:
         release(writer, db, 1)
     with make(db) as kept:
-        assert kept.stored_and_left(database_keys(db), key(db, 1), "ann") is not None
-        assert kept.stored_and_left(database_keys(db), key(db, 7), "ann") is None  # never stored
+        assert read(kept, db, 1) is not None
+        assert read(kept, db, 7) is None  # never stored
         with pytest.raises(Exception, match="invalid analyst"):
             kept.stored_and_left(database_keys(db), key(db, 1), "*")

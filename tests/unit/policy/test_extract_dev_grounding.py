@@ -38,14 +38,11 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-import duckdb
 import pytest
 import yaml
 
 from benchmarks.cql_extract import score
-from dev_policy_support import extract_text
-from pimento.engines.database import load_database
-from pimento.policy.extract_offline import extract_policy_offline
+from dev_policy_support import extract_on, extract_text
 from pimento.policy.extract_offline.conditions import _relation_word
 from pimento.policy.extract_offline.shapes import Sentence, parse_sentence
 from pimento.policy.review import apply_review, confirm_all, open_questions
@@ -155,16 +152,9 @@ def test_consent_to_a_named_purpose_filters_it(biobank, tmp_path):
     # C4: "for research if the donor has consented to research" -> the context's purpose (as before)
     assert _condition_sql(biobank, "C4") == "SELECT donor_id AS subject, purpose FROM Consent WHERE granted"
     # a prohibition's exception binds the context's purpose (lifted in fewer contexts)
-    path = tmp_path / "x.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute((DATA / "dev_biobank" / "schema.sql").read_text(encoding="utf-8"))
-    con.close()
-    db = load_database(path)
-    try:
-        result = extract_policy_offline("1. The Biobank shall not disclose a donor's samples to a courier unless the "
-                                        "donor has consented to research.", db.catalog, engine=db.engine, year=2024)
-    finally:
-        db.close()
+    result = extract_on(tmp_path / "x.duckdb", (DATA / "dev_biobank" / "schema.sql").read_text(encoding="utf-8"),
+                        "1. The Biobank shall not disclose a donor's samples to a courier unless the donor has consented "
+                        "to research.")
     cond = _norm(result, "C1")["condition"]
     name = cond["not"] if isinstance(cond, dict) else cond
     assert "purpose =" not in result.policy["grounding"]["conditions"][name]["sql"]
@@ -182,9 +172,7 @@ def test_relation_word_less_ion():
 
 def test_subject_named_but_unbound_is_held(tmp_path):
     # no table links the project to the donor: the condition cannot bind the donor it names
-    path = tmp_path / "x.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("""
+    result = extract_on(tmp_path / "x.duckdb", """
         CREATE TABLE Donor (donor_id INTEGER PRIMARY KEY, full_name VARCHAR);
         CREATE TABLE Researcher (researcher_id INTEGER PRIMARY KEY, name VARCHAR);
         CREATE TABLE Project (project_id INTEGER PRIMARY KEY, title VARCHAR);
@@ -192,15 +180,8 @@ def test_subject_named_but_unbound_is_held(tmp_path):
             researcher_id INTEGER REFERENCES Researcher(researcher_id));
         CREATE TABLE Diagnosis (diagnosis_id INTEGER PRIMARY KEY, donor_id INTEGER REFERENCES Donor(donor_id),
             icd_code VARCHAR);
-    """)
-    con.close()
-    db = load_database(path)
-    try:
-        result = extract_policy_offline(
-            "1. A researcher may view the diagnoses of a donor only if the researcher is a member of a project "
-            "that studies the donor.", db.catalog, engine=db.engine, year=2024)
-    finally:
-        db.close()
+    """, "1. A researcher may view the diagnoses of a donor only if the researcher is a member of a project "
+                        "that studies the donor.")
     assert _norm(result, "C1") is None  # held for review, not enforced with a view of any project member
     (held,) = result.questions
     assert held["clause"] == "C1" and held["questions"][0]["kind"] == "condition"

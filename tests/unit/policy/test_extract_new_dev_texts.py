@@ -27,14 +27,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
 import yaml
 
 from benchmarks.cql_extract import score
-from dev_policy_support import extract_text
-from pimento.engines.database import load_database
-from pimento.policy.extract_offline import definitions, extract_policy_offline
+from dev_policy_support import extract_on, extract_text
+from pimento.policy.extract_offline import definitions
 from pimento.policy.extract_offline.shapes import Sentence, parse_sentence
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "policies"
@@ -79,15 +77,7 @@ means a registrant's nationality and street address.
 
 @pytest.fixture(scope="module")
 def extracted(tmp_path_factory):
-    path = tmp_path_factory.mktemp("permits") / "permits.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute(SCHEMA)
-    con.close()
-    db = load_database(path)
-    try:
-        return extract_policy_offline(TEXT, db.catalog, engine=db.engine, year=2024)
-    finally:
-        db.close()
+    return extract_on(tmp_path_factory.mktemp("permits") / "permits.duckdb", SCHEMA, TEXT)
 
 
 def _columns(result, nid):
@@ -142,17 +132,10 @@ def test_condition_naming_only_the_parties_is_their_reference(extracted):
 
 
 def test_party_relation_without_a_reference_is_held(tmp_path):
-    path = tmp_path / "x.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute(SCHEMA.replace(", caseworker_id INTEGER REFERENCES Staff(staff_id)", "").replace(", 3)", ")"))
-    con.close()
-    db = load_database(path)
-    try:
-        result = extract_policy_offline(
-            "1. A caseworker may view the registrations of a registrant if the caseworker is the registrant's "
-            "caseworker.", db.catalog, engine=db.engine, year=2024)
-    finally:
-        db.close()
+    result = extract_on(tmp_path / "x.duckdb",
+                        SCHEMA.replace(", caseworker_id INTEGER REFERENCES Staff(staff_id)", "").replace(", 3)", ")"),
+                        "1. A caseworker may view the registrations of a registrant if the caseworker is the registrant's "
+                        "caseworker.")
     assert not any(n["id"] == "C1" for n in result.policy["norms"])  # not enforced for every registrant
     (held,) = result.questions
     assert [q["kind"] for q in held["questions"]] == ["condition"]
