@@ -3,6 +3,7 @@
     python -m benchmarks.cql_frozen                  # both frozen domains, aggregate table on stdout
     python -m benchmarks.cql_frozen --out results.json
     python -m benchmarks.cql_frozen --round 2        # the two texts of round 2 (written after commit 3b05013)
+    python -m benchmarks.cql_frozen --round 3        # the two texts of round 3 (written after commit 4681ec7)
 
 The two domains under ``tests/data/policies/`` (a city human-services case-record rule and a
 clinical-trial data-sharing schedule) were written, with their schema and hand-made gold norms,
@@ -15,6 +16,10 @@ per-norm detail, no list of misses), so that reading the output does not suggest
 data; ``frozen2_smart_meter``: an energy supplier's customer and smart-meter data), written with their
 schema and gold by someone who had not read the extractor's rules, after its rules of commit 3b05013,
 and pinned before the extractor first ran on them. Round 1 (the default) is unchanged.
+
+``--round 3`` scores two more (``frozen3_probation``: an adult probation department's case-file records manual,
+in the style of a government manual; ``frozen3_wearable``: a fitness-band company's plain-English privacy notice),
+written the same way after the extractor's rules of commit 4681ec7 and pinned before the changes made after it.
 
 Each domain is scored as :mod:`benchmarks.cql_extract` scores one (norms paired by id; role,
 data and condition items by what they ground to), for two readings of the extractor's output:
@@ -29,7 +34,8 @@ data and condition items by what they ground to), for two readings of the extrac
   (it reads the gold, so it says how much the questions cover, not how well the extractor grounds).
 
 ``data_permit_precision`` is the data precision over permit norms only (what a permit covers
-that the text does not name). An extraction that raises (no norm at all) scores zero.
+that the text does not name). An extraction that raises (no norm at all) scores zero, and so does a
+review that leaves no valid policy (every norm held, nothing to confirm).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import argparse
 import hashlib
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,15 +58,17 @@ from pimento.errors import PolicyError
 from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.review import apply_review, confirm_all, open_questions
 
-__all__ = ["DOMAINS", "DOMAINS_ROUND2", "FROZEN", "ROUNDS", "check_frozen", "main", "run", "score_extraction",
-           "score_texts", "scored_cli"]
+__all__ = ["DOMAINS", "DOMAINS_ROUND2", "DOMAINS_ROUND3", "FROZEN", "ROUNDS", "check_frozen", "main", "run",
+           "score_extraction", "score_texts", "scored_cli"]
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "data" / "policies"
 DOMAINS = ("social_services", "clinical_trial")
 #: round 2 (issue 27, POLICY8): written after the extractor's rules of commit 3b05013, pinned before it ran on them
 DOMAINS_ROUND2 = ("frozen2_ride_hailing", "frozen2_smart_meter")
+#: round 3 (issue 27, FROZEN3): written after the extractor's rules of commit 4681ec7, pinned before the next changes
+DOMAINS_ROUND3 = ("frozen3_probation", "frozen3_wearable")
 #: ``--round N`` -> the frozen texts it scores
-ROUNDS: dict[int, tuple[str, ...]] = {1: DOMAINS, 2: DOMAINS_ROUND2}
+ROUNDS: dict[int, tuple[str, ...]] = {1: DOMAINS, 2: DOMAINS_ROUND2, 3: DOMAINS_ROUND3}
 #: SHA-256 of every frozen file, pinned before the first extractor change (2026-11-27 23:50 UTC)
 FROZEN: dict[str, str] = {
     "social_services/policy.txt": "ec1ac298f92d37a88b2a9b168efe6628bb0bb1e234884e176521fc5e90af0e88",
@@ -75,6 +84,13 @@ FROZEN: dict[str, str] = {
     "frozen2_smart_meter/policy.txt": "070e486982ee8f0ff0bc2d506fa7955e0ea0ef29afd3ff7c3cedcc89fc844fcb",
     "frozen2_smart_meter/schema.sql": "63cdf4b08686951cbf231642294bb03571b9431e470c70d385bf683d65ca118b",
     "frozen2_smart_meter/gold.yaml": "cb273455cc6d9751c7135f039dfc1ec024b33dba13a52a4244c85507e3566616",
+    # round 3, pinned 2026-11-28 11:26 UTC, before the extractor changes that follow commit 4681ec7
+    "frozen3_probation/policy.txt": "a01a5a5d8e55ff2cd311d63ffdde2f0e6460098f1fa6ca6397ecda888b1d64fa",
+    "frozen3_probation/schema.sql": "c72d90bd2c75c5c2934124f2858c9d5b2e3a222e88eea986947c22b7657f7944",
+    "frozen3_probation/gold.yaml": "75c913ae2b087e071610994f3aa468e0889e409d80e8f9972b098d1c9464fa6b",
+    "frozen3_wearable/policy.txt": "34b91362b282ac3763d0755519915de35fe2f706acd317b29059102a28682e12",
+    "frozen3_wearable/schema.sql": "bfa578ca9798081326c153a438b31454dc67a35dfe3d68d33eaaa232f9741014",
+    "frozen3_wearable/gold.yaml": "e8b4ba7d637dfde68f9f1bf0615c3bbd8d95a229a40e144ec25a864bc2e87e4f",
 }
 _PINNED_FILES = ("policy.txt", "schema.sql", "gold.yaml")
 
@@ -109,19 +125,33 @@ def score_extraction(document: dict[str, Any], gold: dict[str, Any]) -> dict[str
     return out
 
 
+def _empty() -> dict[str, Any]:
+    """The document of an extraction or review that yields no policy: it scores zero."""
+    return {"norms": [], "grounding": {}}
+
+
+def _reviewed(review: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The reviewed document, or an empty one where the review leaves no valid policy (e.g. every norm held and no
+    proposal to confirm: ``apply_review`` refuses a policy without norms); it then scores zero instead of stopping
+    the benchmark."""
+    try:
+        return review()
+    except PolicyError:
+        return _empty()
+
+
 def _readings(text: str, gold: dict[str, Any], db_path: Path) -> dict[str, Any]:
     database = load_database(db_path)
     try:
         result = extract_policy_offline(text, database.catalog, engine=database.engine, name="frozen", year=2024)
     except PolicyError:
-        empty: dict[str, Any] = {"norms": [], "grounding": {}}
-        return {r: score_extraction(empty, gold) for r in ("draft", "confirmed", "careful")}
+        return {r: score_extraction(_empty(), gold) for r in ("draft", "confirmed", "careful")}
     finally:
         database.close()
     draft = result.draft()
     readings = {"draft": score_extraction(result.policy, gold),
-                "confirmed": score_extraction(apply_review(draft, confirm_all(draft)), gold),
-                "careful": score_extraction(careful_review(draft, gold), gold)}
+                "confirmed": score_extraction(_reviewed(lambda: apply_review(draft, confirm_all(draft))), gold),
+                "careful": score_extraction(_reviewed(lambda: careful_review(draft, gold)), gold)}
     readings["draft"]["open_questions"] = len(open_questions(draft))
     return readings
 
