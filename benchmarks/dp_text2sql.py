@@ -5,6 +5,7 @@ Run::
     python -m benchmarks.dp_text2sql [--data ../shared/data] [--cache ~/.cache/pimento/dp_text2sql]
         [--sources dev,train,ambiqt] [--train-dbs 12] [--methods gold-full,full,zero-shot,...]
         [--limit N] [--rollouts 10] [--llm URL] [--llm-k 5] [--json OUT]
+        [--partition tune|heldout-open|sealed] [--failures]
 
 **Ground truth** (built on the REAL databases; it is the benchmark's answer key, never seen by the
 system). Questions: Spider dev (``dev.json``), a fixed sample of Spider-train databases
@@ -32,6 +33,13 @@ RS at fixed eps, delta).
 else reported as "not run: no --llm"): see :func:`_run_llm_method`. Each question records LLM
 calls and tokens, repair rounds and unusable outputs by reason; results are cached per endpoint
 and ``--llm-k``.
+
+**Held-out parts** (``--partition``): instead of the default sources, the Spider-train questions
+whose database is in one part of ``nl_spider``'s fixed hash split (:func:`benchmarks.nl_spider.in_partition`:
+``tune``, ``heldout-open``, ``sealed``); same ground truth, synthesis and metrics, in their own
+cache files. ``sealed`` is measured in aggregate only, as ``nl_spider`` does: no per-question
+progress line, no per-question results written to the cache (nor the real RS of the queries the
+methods chose), and ``--failures`` (the misses of each method, question by question) refused.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ import sqlglot
 
 import pimento
 from benchmarks._spider import DEFAULT_DATA
+from benchmarks.nl_spider import in_partition
 from pimento.engines import Engine, open_engine
 from pimento.errors import PimentoError
 from pimento.llm import SyntheticValues, generate_zero_shot, open_backend
@@ -76,6 +85,7 @@ from pimento.synth import synthesize
 __all__ = [
     "Item",
     "METHODS",
+    "PARTITIONS",
     "build_ground_truth",
     "enumerate_formulations",
     "load_items",
@@ -87,6 +97,10 @@ __all__ = [
 _COUNT = re.compile(r"\bcount\s*\(", re.IGNORECASE)
 GT_VERSION = 3
 RS_TOL = 1e-9
+#: ``--partition`` values: parts of ``nl_spider``'s hash split of Spider train (``dp`` is the default run's 12 databases).
+PARTITIONS = ("tune", "heldout-open", "sealed")
+#: The part measured in aggregate only (never read question by question).
+SEALED = "sealed"
 
 
 # --------------------------------------------------------------------------- items
@@ -108,8 +122,16 @@ def _spaced(names: list[str], n: int) -> list[str]:
     return [names[int(i * step)] for i in range(n)]
 
 
-def load_items(data: Path, sources: tuple[str, ...] = ("dev", "train", "ambiqt"), train_dbs: int = 12) -> list[Item]:
-    """Counting questions of the chosen sources (gold SQL contains ``COUNT(``); the DP-class check comes later."""
+def load_items(
+    data: Path, sources: tuple[str, ...] = ("dev", "train", "ambiqt"), train_dbs: int = 12, partition: str | None = None
+) -> list[Item]:
+    """Counting questions of the chosen sources (gold SQL contains ``COUNT(``); the DP-class check comes later.
+
+    Spider-train databases: ``train_dbs`` evenly spaced by name, or with ``partition`` (one of
+    :data:`PARTITIONS`) every database of that part of the hash split (``train_dbs`` ignored).
+    """
+    if partition is not None and partition not in PARTITIONS:
+        raise ValueError(f"unknown partition {partition!r}; expected one of {', '.join(PARTITIONS)}")
     items: list[Item] = []
     spider = data / "spider"
     if "dev" in sources:
@@ -120,7 +142,7 @@ def load_items(data: Path, sources: tuple[str, ...] = ("dev", "train", "ambiqt")
                 items.append(Item(f"dev-{i}", "spider-dev", db, str(path), row["question"], (row["query"],), "sqlite"))
     if "train" in sources:
         names = sorted(p.name for p in (spider / "train" / "database").iterdir() if p.is_dir())
-        keep = set(_spaced(names, train_dbs))
+        keep = set(_spaced(names, train_dbs)) if partition is None else {n for n in names if in_partition(n, partition)}
         with open(spider / "train" / "train_queries.csv", newline="") as fh:
             for i, row in enumerate(csv.DictReader(fh)):
                 db = row["database"]
@@ -649,16 +671,22 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
     cache: Path = args.cache.expanduser()
     cache.mkdir(parents=True, exist_ok=True)
     beta = mechanism_for(args.epsilon, args.delta).beta_float()
+    partition: str | None = getattr(args, "partition", None)
+    sealed = partition == SEALED
+    if sealed and getattr(args, "failures", False):
+        raise SystemExit(_SEALED_FAILURES)
     sources = tuple(s.strip() for s in args.sources.split(",") if s.strip())
-    items = load_items(args.data, sources, args.train_dbs)
+    items = load_items(args.data, sources, args.train_dbs, partition)
     rs_cache = _load(cache / "real_rs.json", {})
     real_rs = RealRS(beta, rs_cache)
-    gt_file = cache / "ground_truth.json"
+    gt_file = cache / ("ground_truth.json" if partition is None else f"ground_truth-{partition}.json")
     params = {"version": GT_VERSION, "beta": beta, "sources": list(sources), "train_dbs": args.train_dbs}
+    if partition is not None:
+        params["partition"] = partition
     gt_doc = _load(gt_file, {})
     t0 = time.perf_counter()
     if gt_doc.get("params") != params:
-        gt_doc = {"params": params, "items": build_ground_truth(items, real_rs, progress=log if args.verbose else None)}
+        gt_doc = {"params": params, "items": build_ground_truth(items, real_rs, progress=log if args.verbose and not sealed else None)}
         gt_doc["seconds"] = round(time.perf_counter() - t0, 1)
         _save(gt_file, gt_doc)
         _save(cache / "real_rs.json", rs_cache)
@@ -683,8 +711,9 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
 
     status_file = cache / "synthetic" / "status.json"
     status = _load(status_file, {})
-    res_file = cache / f"results-r{args.rollouts}-gt{GT_VERSION}-{_code_hash()}.json"
-    results: dict[str, dict[str, Any]] = _load(res_file, {})
+    res_file = cache / f"results-r{args.rollouts}-gt{GT_VERSION}-{_code_hash()}{'' if partition is None else '-' + partition}.json"
+    # sealed: per-question results stay in memory (never written, never resumed from disk)
+    results: dict[str, dict[str, Any]] = {} if sealed else _load(res_file, {})
     rkey = {m: (f"{m}@{args.llm},k={args.llm_k}" if m in LLM_METHODS else m) for m in methods}
     indexes: dict[str, Any] = {}
     excluded = []
@@ -718,15 +747,18 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
                 results.setdefault(rkey[m], {})[item.id] = rec
         finally:
             engine.close()
-        if args.verbose:
+        if args.verbose and sealed:
+            log(f"[{n + 1}/{len(chosen_items)}]")
+        elif args.verbose:
             log(f"[{n + 1}/{len(chosen_items)}] {item.id} {item.db}: " + " ".join(
                 _progress(m, results[rkey[m]][item.id]) for m in todo if item.id in results.get(rkey[m], {})
             ))
-        if n % 10 == 0:
+        if n % 10 == 0 and not sealed:
             _save(res_file, results)
             _save(cache / "real_rs.json", rs_cache)
-    _save(res_file, results)
-    _save(cache / "real_rs.json", rs_cache)
+    if not sealed:  # sealed: neither the results nor the real RS of the chosen queries are written
+        _save(res_file, results)
+        _save(cache / "real_rs.json", rs_cache)
     real_rs.close()
 
     ids = {i.id for i in chosen_items} - set(excluded) - {k for k, v in status.items() if False}
@@ -745,7 +777,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
             summary.append(summarize(m, rows, zero))
     gt_sizes = [len(gt[i]["formulations"]) for i in ids]
     varied = sum(1 for i in ids if len({round(f["rs"], 9) for f in gt[i]["formulations"]}) > 1)
-    return {
+    report: dict[str, Any] = {
         "params": {**params, "rollouts": args.rollouts, "syn_epsilon": args.syn_epsilon, "syn_delta": args.syn_delta, "limit": args.limit,
                    "llm": args.llm, "llm_k": args.llm_k if args.llm else None},
         "ground_truth": {
@@ -762,11 +794,48 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
         "synthetic": {k: {kk: vv for kk, vv in v.items() if kk != "rows"} for k, v in status.items()},
         "methods": summary,
     }
+    if partition is not None:
+        report["partition"] = partition
+        report["ground_truth"]["databases"] = len({gt[i]["db"] for i in ids})
+        report["ground_truth"]["databases_in_class"] = len({gt[i.id]["db"] for i in chosen_items})
+        report["in_class_all"] = _in_class_all(summary, results, rkey, ids, len(chosen_items))
+    if getattr(args, "failures", False):
+        report["failures"] = {m: _misses(results.get(rkey[m], {}), gt, ids) for m in methods if args.llm or m not in LLM_METHODS}
+    return report
+
+
+def _in_class_all(
+    summary: list[dict[str, Any]], results: dict[str, dict[str, Any]], rkey: dict[str, str], ids: set[str], n_all: int
+) -> dict[str, Any]:
+    """Acc and Joint over every question of the DP class, a question left out (no synthetic copy) counted as wrong."""
+    out: dict[str, Any] = {"questions": n_all}
+    for m in summary:
+        if "not_run" in m:
+            continue
+        rows = [r for i, r in results.get(rkey[m["method"]], {}).items() if i in ids]
+        pct = lambda k: round(100 * sum(bool(r[k]) for r in rows) / n_all, 1) if n_all else 0.0  # noqa: E731
+        out[m["method"]] = {"acc": pct("acc"), "joint": pct("joint")}
+    return out
+
+
+_SEALED_FAILURES = "--failures is refused on the sealed databases: only their aggregate figure is measured"
+
+
+def _misses(rows: dict[str, dict[str, Any]], gt: dict[str, dict[str, Any]], ids: set[str]) -> list[dict[str, Any]]:
+    """One method's questions that are not Joint, question by question (never for ``sealed``)."""
+    return [
+        {"id": i, "db": gt[i]["db"], "question": gt[i]["question"], "gold": gt[i]["golds"][0], "q_star": gt[i]["q_star"],
+         "chosen": r["sql"], "acc": r["acc"], "is_min": r["is_min"]}
+        for i, r in sorted(rows.items()) if i in ids and not r["joint"]
+    ]
 
 
 def markdown(report: dict[str, Any]) -> str:
     g = report["ground_truth"]
-    lines = [
+    lines = []
+    if "partition" in report:
+        lines.append(f"- partition: Spider train `{report['partition']}`, {g['databases']} databases evaluated of {g['databases_in_class']} in the DP class")
+    lines += [
         f"- questions: {g['evaluated']} evaluated (counting questions read {g['counting_questions']}, in the DP class {g['in_class']}, "
         f"excluded for want of a synthetic database {g['excluded_no_synthetic']}); correct formulations per question {g['formulations_mean']}; "
         f"questions whose formulations differ in RS {g['questions_with_rs_spread']}; gold SQL already q* in {g['gold_is_min']}; "
@@ -785,6 +854,12 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(
             f"| {m['method']} | {m['acc']} | {m['is_min']} | {m['joint']} | {m['joint_same_grain']} | {nr} | {m['seconds_mean']}, {m['seconds_max']} | {m['llm_calls']} | {m['llm_tokens']} |"
         )
+    if "in_class_all" in report:
+        a = report["in_class_all"]
+        lines.append(
+            f"- every question of the DP class ({a['questions']}), one without a synthetic copy counted as wrong: "
+            + "; ".join(f"{k} Acc {v['acc']}, Joint {v['joint']}" for k, v in a.items() if k != "questions")
+        )
     for m in report["methods"]:
         if "llm_samples" in m:
             lines.append(
@@ -799,7 +874,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--cache", type=Path, default=Path("~/.cache/pimento/dp_text2sql"))
-    parser.add_argument("--sources", default="dev,train,ambiqt")
+    parser.add_argument("--sources", default=None, help="default dev,train,ambiqt; train with --partition")
     parser.add_argument("--train-dbs", type=int, default=12, help="Spider-train databases, evenly spaced by name")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--limit", type=int, default=0, help="evaluate an evenly spaced sample of this many questions")
@@ -812,11 +887,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--llm-k", type=int, default=5, help="zero-shot samples drawn by llm-full (the others draw 1)")
     parser.add_argument("--json", type=Path, default=None, help="also write the report as JSON here")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument(
+        "--partition", choices=PARTITIONS, default=None,
+        help="Spider-train questions of one part of nl_spider's hash split instead of the default sources (sealed: aggregate only)",
+    )
+    parser.add_argument("--failures", action="store_true", help="print each method's misses (refused on sealed)")
     args = parser.parse_args(argv)
+    if args.sources is None:
+        args.sources = "train" if args.partition else "dev,train,ambiqt"
+    elif args.partition and args.sources.replace(" ", "") != "train":
+        parser.error("--partition selects Spider-train databases: --sources must be train (or left out)")
+    if args.failures and args.partition == SEALED:
+        parser.error(_SEALED_FAILURES)
     report = run(args, lambda s: print(s, file=sys.stderr, flush=True))
     if args.json:
         _save(args.json, report)
     print(markdown(report))
+    for method, misses in report.get("failures", {}).items():
+        print(f"\n## {method}: {len(misses)} question(s) not Joint")
+        for miss in misses:
+            print(json.dumps(miss))
 
 
 if __name__ == "__main__":
