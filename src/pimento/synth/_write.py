@@ -41,29 +41,52 @@ _DUCK_TYPES = {"integer": "BIGINT", "real": "DOUBLE", "date": "DATE", "timestamp
 
 def _ddl_from_catalog(catalog: Catalog, table: str, families: dict[tuple[str, str], str] | None = None) -> str:
     t = catalog.table(table)
-    parts = []
-    for c in t.columns:
-        fam = (families or {}).get((t.name, c.name), c.type)
-        if fam != c.type:
-            # The DP type test chose another family than the declared one (a TEXT column of
-            # numbers, a DATE column of integers): a type the written values fit.
-            raw = _DUCK_TYPES.get(fam, "VARCHAR")
-        else:
-            raw = c.raw_type or _DUCK_TYPES.get(c.type, "VARCHAR")
-        raw = _duck_type(raw, fam)
-        parts.append(f"{quote_identifier(c.name)} {raw}" + (" NOT NULL" if not c.nullable else ""))
+    declared = _declared_foreign_keys(catalog, table)
+    parts = [
+        f"{quote_identifier(c.name)} {_column_type(catalog, table, c.name, families)}" + (" NOT NULL" if not c.nullable else "")
+        for c in t.columns
+    ]
     if t.primary_key:
         parts.append(f"PRIMARY KEY ({quote_identifiers(t.primary_key)})")
     for u in t.unique:
         parts.append(f"UNIQUE ({quote_identifiers(u)})")
+    for fk in declared:
+        parts.append(
+            f"FOREIGN KEY ({quote_identifiers(fk.columns)}) REFERENCES {quote_identifier(fk.ref_table)} ({quote_identifiers(fk.ref_columns)})"
+        )
+    return f"CREATE TABLE {quote_identifier(t.name)} (" + ", ".join(parts) + ")"
+
+
+def _declared_foreign_keys(catalog: Catalog, table: str) -> list[Any]:
+    """The foreign keys of ``table`` written as constraints: those that reference a key of another table."""
+    out = []
     for fk in catalog.foreign_keys_of(table):
         ref = catalog.table(fk.ref_table)
         keys = [ref.primary_key, *ref.unique]
-        if any(tuple(k.lower() for k in key) == tuple(c.lower() for c in fk.ref_columns) for key in keys if key) and ref.name != t.name:
-            parts.append(
-                f"FOREIGN KEY ({quote_identifiers(fk.columns)}) REFERENCES {quote_identifier(ref.name)} ({quote_identifiers(fk.ref_columns)})"
-            )
-    return f"CREATE TABLE {quote_identifier(t.name)} (" + ", ".join(parts) + ")"
+        if any(tuple(k.lower() for k in key) == tuple(c.lower() for c in fk.ref_columns) for key in keys if key) and ref.name != table:
+            out.append(fk)
+    return out
+
+
+def _column_type(catalog: Catalog, table: str, column: str, families: dict[tuple[str, str], str] | None, depth: int = 0) -> str:
+    """The DuckDB type of a column of the generated DDL. A column of a written foreign key gets the type of the
+    column it references (DuckDB refuses a foreign key between ``INT(11)``'s fallback BIGINT and an INTEGER;
+    its values are copies of the referenced key's anyway)."""
+    if depth < 8:  # a chain of foreign keys; a cycle stops at the declared type
+        for fk in _declared_foreign_keys(catalog, table):
+            for c, rc in zip(fk.columns, fk.ref_columns):
+                if c.lower() == column.lower():
+                    ref = catalog.table(fk.ref_table).column(rc)
+                    return _column_type(catalog, fk.ref_table, ref.name, families, depth + 1)
+    c = catalog.table(table).column(column)
+    fam = (families or {}).get((table, c.name), c.type)
+    if fam != c.type:
+        # The DP type test chose another family than the declared one (a TEXT column of
+        # numbers, a DATE column of integers): a type the written values fit.
+        raw = _DUCK_TYPES.get(fam, "VARCHAR")
+    else:
+        raw = c.raw_type or _DUCK_TYPES.get(c.type, "VARCHAR")
+    return _duck_type(raw, fam)
 
 
 def _duck_type(raw: str, family: str) -> str:

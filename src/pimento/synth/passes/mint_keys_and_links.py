@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ from pimento.synth._rows import norm
 from pimento.synth._sample import Sampled, _encode_values, _match, _weighted_pick, link_weights
 from pimento.synth._state import SynthState
 
-__all__ = ["mint_keys_and_links"]
+__all__ = ["mint_keys_and_links", "minted_values"]
 
 
 def mint_keys_and_links(state: SynthState) -> SynthState:
@@ -25,13 +26,7 @@ def mint_keys_and_links(state: SynthState) -> SynthState:
     for t in forest.order:
         n = out.size(t)
         for c in state.minted(t):
-            col = cat.table(t).column(c)
-            if col.type == "integer":
-                out.cols[t][c] = np.arange(1, n + 1, dtype=np.int64).astype(object)
-            elif col.type == "real":
-                out.cols[t][c] = np.arange(1, n + 1, dtype=float).astype(object)
-            else:
-                out.cols[t][c] = np.array([f"{t}_{i}" for i in range(1, n + 1)], dtype=object)
+            out.cols[t][c] = minted_values(t, cat.table(t).column(c).type, n)
     link_target: dict[tuple[str, str], np.ndarray] = {}
     for t in forest.order:
         tp = forest.tables[t]
@@ -61,6 +56,30 @@ def mint_keys_and_links(state: SynthState) -> SynthState:
                 out.cols[t][c] = linked
     state.link_target = link_target
     return state
+
+
+#: The first minted value of a DATE or TIMESTAMP key (the next ones are a day or a second apart).
+_FIRST_DATE = datetime.date(2000, 1, 1)
+
+
+def minted_values(table: str, family: str, n: int) -> np.ndarray:
+    """``n`` distinct fresh values for a single-column key of type ``family``: 1..n for numbers, consecutive
+    days or seconds from 2000-01-01 for dates and timestamps, microseconds from midnight for times (ISO text,
+    cast by the writer), ``<table>_<i>`` for text. A key's values are public structure only: nothing of the source is read."""
+    if family == "integer":
+        return np.arange(1, n + 1, dtype=np.int64).astype(object)
+    if family == "real":
+        return np.arange(1, n + 1, dtype=float).astype(object)
+    if family == "date":
+        first = max(1, min(_FIRST_DATE.toordinal(), datetime.date.max.toordinal() - n + 1))  # n days fit before 9999-12-31
+        return np.array([datetime.date.fromordinal(first + i).isoformat() for i in range(n)], dtype=object)
+    if family == "timestamp":
+        start = datetime.datetime.combine(_FIRST_DATE, datetime.time())
+        return np.array([(start + datetime.timedelta(seconds=i)).isoformat(sep=" ") for i in range(n)], dtype=object)
+    if family == "time":
+        midnight = datetime.datetime.combine(_FIRST_DATE, datetime.time())
+        return np.array([(midnight + datetime.timedelta(microseconds=i)).time().isoformat() for i in range(n)], dtype=object)
+    return np.array([f"{table}_{i}" for i in range(1, n + 1)], dtype=object)
 
 
 def _resolve_link(state: SynthState, out: Sampled, t: str, fk: Any, public_rows: dict, rng: np.random.Generator) -> np.ndarray:
