@@ -552,7 +552,7 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
         g = ground_role(frame.subject, schema)
         if g is None or g.table is not subject:
             g = RoleG(subject, words=tuple(w for w in frame.subject.lower().split() if w.isalpha())[-1:])
-        if frame.subject.lower() in ("them", "him", "her", "themselves"):
+        if frame.subject.lower() in ("them", "him", "her", "themselves", "you"):  # "you": a notice's reader
             g = RoleG(subject)
         slots["subject"] = (frame.subject, g)
     if permit:

@@ -54,6 +54,7 @@ _BOUND = re.compile(r"\bAS\s+(sender|recipient|subject)\b", re.IGNORECASE)
 #: (the student's teacher); a view that binds one party only relates it to *any* such party (broader)
 _ANAPHOR = re.compile(r"\b(?:that|this|those|these|such)\s+(?!(?:is|are|was|were|has|have|the|a|an|purposes?)\b)[a-z]{3,}",
                       re.IGNORECASE)
+_PRONOUNS = frozenset(("they", "their", "theirs", "them", "its", "you", "your", "yours"))
 _VAR_WORDS = {"sender": ("sender", "discloser"), "recipient": ("recipient", "receiver")}
 _NOISE = frozenset("""has have had also directly indirectly is are be been does do run runs that this
     those who whom which whose under over one another other verifiable written explicit prior""".split())
@@ -81,6 +82,9 @@ def _mentions(part: str, vars_: dict[str, Var], actor: str | None) -> list[tuple
         pos = min(i for i, w in enumerate(ws) if w in ("they", "their", "theirs", "them", "its"))
         if actor not in found:
             found[actor] = (1.0, pos, {pos})
+    if "subject" in vars_ and "subject" not in found and re.search(r"\b(?:you|your|yours)\b", part, re.IGNORECASE):
+        pos = min(i for i, w in enumerate(ws) if w in ("you", "your", "yours"))  # a notice's reader: the subject
+        found["subject"] = (1.0, pos, {pos})
     # one word, one var: the better-covered var keeps it
     names = sorted(found, key=lambda n: (-found[n][0], ("recipient", "subject", "sender").index(n)))
     taken: set[int] = set()
@@ -145,8 +149,11 @@ def ground_condition(text: str, schema: Schema, vars_: dict[str, Var], *, actor:
             mentioned.insert(0, current)
         if actor and actor not in mentioned and actor in vars_:  # the role a relative clause modifies
             mentioned.append(actor)
-        atom = _ground_part(part, content, ws, schema, vars_, mentioned, current, explicit, purposes)
-        if atom is None and not content:  # "the tutor is the student's tutor": only the parties are named
+        pointed = tuple(n for _p, n, used_ in mentions if all(ws[i] in _PRONOUNS for i in used_))
+        atom = _ground_part(part, content, ws, schema, vars_, mentioned, current, explicit, purposes, pointed)
+        if atom is None and (not content or len(set(explicit)) >= 2):
+            # "the tutor is the student's tutor" (only the parties are named), "they manage your account" (no table
+            # binds both): a reference between the parties' tables named like a word of the conjunct
             atom = _direct_reference(part, ws, schema, vars_, explicit)
             if atom is None and len(set(explicit)) >= 2 and missed is not None:
                 missed.append(part)  # a relation of two parties that grounds nothing: held, never dropped
@@ -261,9 +268,24 @@ def _agent_col(cols: list[str]) -> str:
     return cols[0]
 
 
+def _names_subject_record(best: Table, ws: list[str], schema: Schema, vars_: dict[str, Var]) -> bool:
+    """Does the conjunct name a record of the data subject that ``best`` references ("the handler is assigned to
+    the claim": ClaimAssignment -> Claim -> Policyholder)? Then the relationship is to the subject's record, and
+    a view of ``best`` alone (assigned to any claim) would be broader than the text."""
+    subject = vars_["subject"].table
+    for t in schema.catalog.tables:
+        if t is best or t is subject or not schema.fk_columns(t, subject) or not schema.fk_columns(best, t):
+            continue
+        if any(same_word(w, x) or same_word(x, w) for w in ws if w not in STOPWORDS for x in _table_words(t)):
+            return True
+    return False
+
+
 def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, vars_: dict[str, Var],
                  mentioned: list[str], actor: str | None, explicit: tuple[str, ...] = (),
-                 purposes: tuple[str, ...] | None = ()) -> Atom | None:
+                 purposes: tuple[str, ...] | None = (), pointed: tuple[str, ...] = ()) -> Atom | None:
+    """The view of one conjunct (see :func:`ground_condition`); ``pointed``: the parties it names by a pronoun
+    (``they``, ``your``), which the view must bind."""
     if not content:
         return None
     principal_names = {v.table.name.lower() for v in vars_.values()}
@@ -308,6 +330,8 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
     needed = [m for m in mentioned if vars_[m].table.name.lower() != best.name.lower()]
     if "subject" in vars_ and "subject" not in needed and schema.fk_columns(best, vars_["subject"].table):
         needed.append("subject")  # a relationship about the data subject binds it, named or not
+    elif "subject" in vars_ and "subject" not in needed and _names_subject_record(best, ws, schema, vars_):
+        needed.append("subject")  # "is assigned to the claim": the claim is the subject's, joined below
     unreached = [m for m in needed if not schema.fk_columns(best, vars_[m].table)]
     needed = [m for m in needed if m not in unreached or m in explicit or m == "subject"]
     missing = [m for m in unreached if m in needed]
@@ -326,8 +350,10 @@ def _ground_part(part: str, content: list[str], ws: list[str], schema: Schema, v
         if join is None and len(missing) == 1:
             chain = _chain(schema, best, vars_[missing[0]].table, content, vars_)
         if join is None and not chain:
-            if "subject" in missing and "subject" in explicit:
-                return None  # the text relates the data subject, the view could not bind it: broader than the text
+            if any(m in explicit and (m == "subject" or m in pointed) for m in missing):
+                # the text relates the data subject, or a party it points at ("they manage your account": the
+                # recipient), and the view could not bind it: broader than the text
+                return None
             needed = [m for m in needed if m not in missing]
     if chain:
         tables = [best, *(u for u, _l, _on in chain)]

@@ -86,9 +86,22 @@ def _cover(phrase: list[str], target: list[str]) -> tuple[float, float]:
     """(share of phrase words matched by target words, share of target words matched)."""
     if not phrase or not target:
         return 0.0, 0.0
-    hit_p = sum(1 for p in phrase if any(same_word(p, t) or same_word(t, p) for t in target))
-    hit_t = sum(1 for t in target if any(same_word(p, t) or same_word(t, p) for p in phrase))
+    hit_p = sum(1 for p in phrase if any(_role_word(p, t) for t in target))
+    hit_t = sum(1 for t in target if any(_role_word(p, t) for p in phrase))
     return hit_p / len(phrase), hit_t / len(target)
+
+
+_DERIVATION = re.compile(r"(?:ment|ation|ion|ing|er|or|ist)$")
+
+
+def _role_word(a: str, b: str) -> bool:
+    """Do a role phrase's word and a name's word mean the same: lemma, stem or synonym, or one root under an
+    agent or activity suffix (``recruiter`` ~ ``recruitment``, ``investigator`` ~ ``investigation``; a root of
+    five letters or more)."""
+    if same_word(a, b) or same_word(b, a):
+        return True
+    ra, rb = _DERIVATION.sub("", lemma(a.lower())), _DERIVATION.sub("", lemma(b.lower()))
+    return len(ra) >= 5 and ra == rb
 
 
 def is_anyone(phrase: str | None) -> bool:
@@ -134,9 +147,16 @@ def _ground_one(phrase: str, schema: Schema) -> RoleG | None:
         if cp > 0 and (ct == 1.0 or cp * ct >= 0.5):
             # the table's own name beats a value named as fully; a synonym of it does not
             # ("employer" is Partner.kind = 'employer', not the Staff table by synonym)
-            score = cp * ct + (0.01 if _literal(ws, tw) else -0.01)
+            g = _modified(RoleG(table, words=tuple(ws)), ws, tw, schema)
+            # a modifier that is one of its values covers the rest ("payroll provider": Supplier where service =
+            # 'payroll'); a table that names only a modifier, not the head noun, is weaker than a value as
+            # full ("claims handler": a handler, Staff where department = 'claims', not the Claim table)
+            covered = 1.0 if g.value is not None else cp
+            head = g.value is not None or any(_role_word(ws[-1], t) for t in tw)
+            score = covered * ct + (0.01 if _literal(ws, tw) else -0.01) - (0.0 if head else 0.02)
+            score += 0.005 if _exact(ws, tw) else 0.0  # "renter" is Renter, not Rental (one stem, "rent")
             if best is None or score > best[0]:
-                best = (score, _modified(RoleG(table, words=tuple(ws)), ws, tw, schema))
+                best = (score, g)
         for col, vals in schema.categorical(table):
             for v in vals:
                 vw = _value_words(v)
@@ -146,6 +166,11 @@ def _ground_one(phrase: str, schema: Schema) -> RoleG | None:
                     if best is None or score > best[0]:
                         best = (score, RoleG(table, col, v, tuple(ws)))
     return best[1] if best else None
+
+
+def _exact(phrase: list[str], target: list[str]) -> bool:
+    """Does every word of the phrase equal a word of the target by lemma (not only by stem)?"""
+    return all(any(lemma(p) == lemma(t) for t in target) for p in phrase)
 
 
 def _literal(phrase: list[str], target: list[str]) -> bool:
@@ -260,6 +285,16 @@ def _narrowest(found: list[tuple[str, str]], phrase_words: list[str], content: l
     return named or found
 
 
+def _subject_own(found: list[tuple[str, str]], subject: Table, phrase_words: list[str]) -> list[tuple[str, str]]:
+    """Of columns a phrase names in several tables, the subject's own when it has one (``your name``:
+    Candidate.full_name), and another table's only when the phrase spells its whole name: ``account_name`` is
+    the account's name, a word (``account``) the phrase does not say."""
+    own = [(t, c) for t, c in found if t == subject.name]
+    if not own:
+        return found
+    return own + [(t, c) for t, c in found if t != subject.name and _spelled(c, phrase_words)]
+
+
 def _rows_named(found: list[tuple[str, str]], content: list[str], pool: list[Table],
                 schema: Schema) -> list[tuple[str, str]]:
     """Every column of a table when the phrase names it and its rows ("questionnaire responses":
@@ -355,6 +390,13 @@ def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], publi
         if all(any(same_word(w, x) or same_word(x, w) for x in tw) or matches_name(w, t.name) for w in content):
             found += [(t.name, c.name) for c in t.columns]
             how = "table"
+    # 1a. a table named only in part ("account number": BankAccount, whose "bank" the phrase does not say) whose
+    # column the phrase spells out in full (account_number): that column, not every column of the table
+    if how == "table" and not literal:
+        spelled = [(t, c) for t, c in found if len(name_words(c)) > 1 and _spelled(c, words(phrase))
+                   and all(matches_name(w, c) for w in content)]
+        if spelled:
+            found, how = spelled, "columns"
     # 1b. a table named word for word, then its columns ("interview notes" -> Interview.notes, not the table's
     # keys nor every column named like "interview")
     if not found:
@@ -367,6 +409,8 @@ def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], publi
         rows = _rows_named(found, content, pool, schema)
         if rows:
             found, how = rows, "table"
+        elif found and subject is not None and not is_public:
+            found = _subject_own(found, subject, words(phrase))
     # a phrase that spells out its columns' names ("card number" -> card_number) means those: the lexicon's
     # category of one of its words (every "card" column) would add columns the text does not name
     named = how == "columns" and all(_spelled(c, words(phrase)) for _t, c in found)

@@ -47,12 +47,13 @@ class Sentence:
     text: str
 
 
-_LABEL = re.compile(r"^\s*(?:\(?([A-Za-z]{0,4}\d{1,3}(?:\.\d{1,3})?)[.):]|\(([a-z]{1,4})\)|[-*\u2022])\s+")
+_LABEL = re.compile(r"^\s*(?:\(?([A-Za-z]{0,4}\d{1,3}(?:\.\d{1,3})?)[.):]|(\d{1,3}\.\d{1,3})|\(([a-z]{1,4})\)|"
+                    r"[-*\u2022])\s+")
 
 
 def split_sentences(text: str) -> list[Sentence]:
     """Policy text -> sentences: ``#`` lines are comments; a labelled line (``R1.``, ``(a)``,
-    ``3)``, ``-``) starts a new sentence; other lines continue the current one; an unlabelled
+    ``3)``, ``3.2``, ``-``) starts a new sentence; other lines continue the current one; an unlabelled
     paragraph is cut at sentence ends (``. `` before a capital letter). Ids: the label (``R1``,
     ``a``; a number ``3`` gives ``C3``), else ``P1``, ``P2``, ... in order.
 
@@ -69,7 +70,7 @@ def split_sentences(text: str) -> list[Sentence]:
             continue
         m = _LABEL.match(line)
         if m:
-            blocks.append((m.group(1) or m.group(2) or "", line[m.end():]))
+            blocks.append((m.group(1) or m.group(2) or m.group(3) or "", line[m.end():]))
         elif blocks and blocks[-1][1]:
             label, body = blocks[-1]
             blocks[-1] = (label, body + " " + line)
@@ -77,7 +78,7 @@ def split_sentences(text: str) -> list[Sentence]:
             blocks.append((None, line))
     out: list[Sentence] = []
     used: set[str] = set()
-    for label, body in blocks:
+    for label, body in _with_lead_ins(blocks):
         body = " ".join(body.split())
         if not body:
             continue
@@ -94,6 +95,40 @@ def split_sentences(text: str) -> list[Sentence]:
                     sid += "_"
             used.add(sid)
             out.append(Sentence(sid, part))
+    return out
+
+
+#: a lettered or roman sub-clause label (``(a)``, ``(iv)``): under a lead-in it continues the lead-in's sentence
+_SUB_LABEL = re.compile(r"^[a-z]{1,4}$")
+#: a lead-in: a provision that ends with a colon, its sentence completed by each of the sub-clauses that follow
+_LEAD_IN = re.compile(r"[:\u2014-]\s*$")
+
+
+def _with_lead_ins(blocks: list[tuple[str | None, str]]) -> list[tuple[str | None, str]]:
+    """``4. A claims handler may:`` then ``(a) view the claims ...;`` ``(b) ...``: each sub-clause is one sentence,
+    the lead-in's words then its own (``A claims handler may view the claims ...``), labelled with both labels
+    (``4_a``: ids stay unique where every provision has its ``(a)``); the lead-in alone is no sentence. A
+    sub-clause's closing ``; and``/``; or`` is dropped. Blocks without a lead-in are unchanged."""
+    out: list[tuple[str | None, str]] = []
+    lead: tuple[str, str, str] | None = None  # (label, words, the block as written)
+    used = False
+    for label, body in blocks:
+        text = " ".join(body.split())
+        if lead is not None and label is not None and _SUB_LABEL.match(label):
+            tail = re.sub(r"\s*;\s*(?:and|or)?\s*$", "", text)
+            out.append((f"{lead[0]}_{label}" if lead[0] else label, f"{lead[1]} {tail}"))
+            used = True
+            continue
+        if label is not None and lead is not None:
+            if not used:  # a lead-in no sub-clause completed stays as written
+                out.append((lead[0], lead[2]))
+            lead = None
+        if label is not None and _LEAD_IN.search(text) and not _SUB_LABEL.match(label or "-"):
+            lead, used = (label, _LEAD_IN.sub("", text).strip(), body), False
+            continue
+        out.append((label, body))
+    if lead is not None and not used:
+        out.append((lead[0], lead[2]))
     return out
 
 
@@ -146,7 +181,8 @@ _MODAL = re.compile(rf"\b(?P<deny>{_DENY})\b|\b(?P<permit>{_PERMIT})\b", re.IGNO
 _PUBLIC = re.compile(r"\bnot (?:personal|about any|about an|about a|private|confidential)\b|"
                      r"\bpublicly available\b|\bpublic information\b", re.IGNORECASE)
 _TAIL = re.compile(r",?\s*\b(?P<m>only if|if|provided that|on condition that|unless|except|other than|without|"
-                   r"but only when|only when|when|where|only while|while|as long as|so long as)\b\s*", re.IGNORECASE)
+                   r"but only when|but only if|but only while|only when|when|where|only while|while|as long as|"
+                   r"so long as)\b\s*", re.IGNORECASE)
 _CORE = re.compile(r"\s*\b(?P<m>to|with|for|from)\b\s+", re.IGNORECASE)
 #: a data phrase that is only a head noun ("information", "records"): what it is about names the data
 _HEAD_ONLY = re.compile(r"^(?:information|info|data|records?|details|files?)$", re.IGNORECASE)
@@ -158,7 +194,9 @@ _LEADING = re.compile(r"^(?P<m>if|unless|except|when|where|provided that|only if
 _SUBJ = re.compile(r"\s+\b(?P<m>of|about|concerning|regarding|revealing|relating to|on)\b\s+", re.IGNORECASE)
 _POSS = re.compile(r"^(?P<owner>(?:[\w-]+\s+){0,3}?[\w-]+)'s\s+(?P<rest>.+)$")
 _DETS = re.compile(r"^(?:(?:a|an|the|its|their|his|her|any|all|each|every|such|that|this|these|those|"
-                   r"another|other|only)\s+)+", re.IGNORECASE)
+                   r"another|other|only|our|your)\s+)+", re.IGNORECASE)
+#: a notice that speaks to the data subject: "your CV", "the feedback on your applications"
+_ADDRESSEE = re.compile(r"\byour\b", re.IGNORECASE)
 _BY_OTHER_RULES = re.compile(r"^as (?:otherwise )?(?:permitted|required|authorized|provided|allowed)\b", re.IGNORECASE)
 _PAREN_EXCLUDED = re.compile(r"\(\s*(?:no|not|excluding|except|without)\s+(?P<x>[^)]*)\)", re.IGNORECASE)
 _EXCLUDED = re.compile(r",?\s*\bbut not\b\s+(?P<x>[^,]+),?", re.IGNORECASE)
@@ -188,11 +226,28 @@ def _is_verb(word: str) -> bool:
     return _verb_class(word) is not None or word.lower() in ("be",)
 
 
+#: participles the suffix rules of :func:`_verb_forms` miss
+_IRREGULAR = {"sent": "send", "sold": "sell", "got": "get", "gotten": "get", "seen": "see", "saw": "see",
+              "told": "tell", "gave": "give", "given": "give", "made": "make", "kept": "keep", "held": "hold"}
+
+
+def _verb_forms(word: str) -> list[str]:
+    """Candidate base forms of an inflected verb (``shared`` -> share, ``sharing`` -> share, ``gets`` -> get):
+    the lemma, then the word less a suffix with and without a final ``e``."""
+    w = word.lower()
+    out = [lemma(w), w, _IRREGULAR.get(w, w)]
+    for suffix in ("ing", "ed", "es", "s", "d"):
+        if w.endswith(suffix) and len(w) > len(suffix) + 2:
+            base = w[: -len(suffix)]
+            out += [base, base + "e", base[:-1] if len(base) > 2 and base[-1] == base[-2] else base]
+    return out
+
+
 def _verb_class(word: str) -> str | None:
-    w = lemma(word.lower())
+    forms = _verb_forms(word)
     for cls, verbs in (("disclose", DISCLOSE_VERBS), ("receive", RECEIVE_VERBS), ("use", USE_VERBS),
                        ("notify", NOTIFY_VERBS), ("flow", FLOW_VERBS)):
-        if w in verbs:
+        if any(f in verbs for f in forms):
             return cls
     return None
 
@@ -359,6 +414,70 @@ def _parse_exception(marker: str, text: str) -> ExceptionClause:
     return exc
 
 
+_CONTRACTIONS = ((r"\bcan't\b", "cannot"), (r"\bwon't\b", "will not"), (r"\bshan't\b", "shall not"),
+                 (r"\b(\w+)n't\b", r"\1 not"), (r"\b(\w+)'ll\b", r"\1 will"), (r"\b(\w+)'re\b", r"\1 are"),
+                 (r"\b(\w+)'ve\b", r"\1 have"), (r"\b(I)'m\b", r"\1 am"))
+#: a leading cross-reference that restricts nothing by itself: "Subject to paragraph 12, X may ..."
+_CROSS_REF = re.compile(r"^(?:subject to|without prejudice to|notwithstanding|pursuant to|in accordance with|"
+                        r"as (?:set out|provided|described) in)\s+(?:the\s+)?(?:paragraph|clause|section|article|"
+                        r"rule|part|sub-?paragraph|sub-?clause|schedule)s?\s+[\w.()]+(?:\s+(?:and|or|to)\s+[\w.()]+)*"
+                        r"(?:\s+(?:above|below|of this \w+))?\s*,\s*", re.IGNORECASE)
+#: an adverb between the modal and the verb that restricts nothing the tail does not say ("can only see ... if")
+_ADVERB = re.compile(r"^(?:only|also|always|still|additionally|likewise|ordinarily|normally|generally)\s+",
+                     re.IGNORECASE)
+
+
+#: a modal-less present tense of receiving (``X gets D``, ``X sees D``): the verbs a descriptive sentence
+#: ("Northwind reviews this Policy", "We collect ...") does not use
+_PRESENT_BASE = {"gets": "get", "receives": "receive", "sees": "see", "views": "view", "accesses": "access",
+                 "obtains": "obtain"}
+_PRESENT = re.compile(rf"^(?P<x>[A-Z][\w' -]*?)\s+(?P<v>{'|'.join(_PRESENT_BASE)})\b", re.IGNORECASE)
+
+
+def _flow_verb(word: str) -> bool:
+    """A verb of a data flow (disclose, receive, use, notify or flow classes): what a modal-less shape needs."""
+    return _verb_class(word.rstrip(",")) is not None
+
+
+def _plain(raw: str, provision: bool = True) -> str:
+    """Plain-English shapes rewritten into the modal shapes the parser reads: contractions expanded (``can't`` ->
+    ``cannot``, ``we'll`` -> ``we will``); a leading cross-reference dropped (``Subject to paragraph 12, ``);
+    ``No X shall V`` -> ``No X may V`` (a prohibition); ``X never V`` / ``X do(es) not V`` -> ``X may not V`` and
+    ``D is never Ved`` -> ``D may not be Ved``; ``X will V`` -> ``X may V``; ``We let X V`` / ``We allow X to V`` ->
+    ``X may V``; in each, V a verb of a data flow (``We do not keep ...`` stays no norm). In a ``provision`` (a
+    labelled item), also ``X gets D`` -> ``X may get D`` (in prose, "The rider sees the fare" describes)."""
+    for pat, rep in _CONTRACTIONS:
+        raw = re.sub(pat, rep, raw, flags=re.IGNORECASE)
+    raw = re.sub(r"\blook(?:s|ing)? at\b", "view", raw, flags=re.IGNORECASE)  # a phrasal verb: one word
+    raw = re.sub(r"\bha(?:ve|s) access to\b", "access", raw, flags=re.IGNORECASE)
+    raw = _CROSS_REF.sub("", raw)
+    raw = raw[:1].upper() + raw[1:]
+    raw = re.sub(r"^((?:no|nobody|no one)\b.*?)\bshall\b", r"\1may", raw, count=1, flags=re.IGNORECASE)
+    if _MODAL.search(raw):
+        return raw
+    m = re.search(r"\b(?:is|are)\s+never\s+(?P<v>\w+)\b", raw, re.IGNORECASE)
+    if m and _flow_verb(m.group("v")):
+        return f"{raw[:m.start()]}may not be {raw[m.start('v'):]}"
+    m = re.search(r"\b(?:never|(?:do|does) not)\s+(?P<v>\w+)\b", raw, re.IGNORECASE)
+    if m and _flow_verb(m.group("v")):
+        return f"{raw[:m.start()]}may not {lemma(m.group('v').lower())}{raw[m.end():]}"
+    m = re.search(r"\bwill\s+(?P<v>\w+)\b", raw, re.IGNORECASE)
+    if m and _flow_verb(m.group("v")):
+        return f"{raw[:m.start()]}may {raw[m.start('v'):]}"
+    m = re.match(r"^\w+\s+(?:let|lets|allow|allows|permit|permits)\s+", raw, re.IGNORECASE)
+    words = raw[m.end():].split() if m else []
+    at = next((i for i, w in enumerate(words) if i > 0 and _flow_verb(w)), None)
+    if at is not None:
+        who = [w for w in words[:at] if w.lower() != "to"]
+        return " ".join([who[0][:1].upper() + who[0][1:], *who[1:], "may", lemma(words[at].lower()), *words[at + 1:]])
+    # "Our screening provider gets D": in a notice, a statement of who receives what ("Here is who sees what" is not)
+    m = _PRESENT.match(raw) if provision else None
+    if m and not re.search(r"\b(?:is|are|was|were|who|what|which|it|this|that|there|here)\b", m.group("x"),
+                           re.IGNORECASE):
+        return f"{m.group('x')} may {_PRESENT_BASE[m.group('v').lower()]}{raw[m.end('v'):]}"
+    return raw
+
+
 def parse_sentence(sentence: Sentence) -> Frame:
     """Read the slots of one policy sentence (see the module docstring)."""
     excluded = [x.strip() for m in _PAREN_EXCLUDED.finditer(sentence.text)
@@ -366,7 +485,7 @@ def parse_sentence(sentence: Sentence) -> Frame:
                 if x.strip()]
     raw = re.sub(r"\(((?:directly )?(?:and|or) indirectly)\)", r"\1", sentence.text)  # a flag, kept
     raw = re.sub(r"\([^)]*\)", " ", raw)
-    raw = " ".join(raw.replace("\u2019", "'").split())
+    raw = _plain(" ".join(raw.replace("\u2019", "'").split()), provision=not re.fullmatch(r"P\d+_*", sentence.id))
     # a labelled item may add explanatory sentences: the norm is the first one with a modal
     parts = re.split(r"(?<=[.;!?])\s+(?=[A-Z])", raw)
     raw = next((p for p in parts if _MODAL.search(p)), raw).rstrip(".;")
@@ -378,6 +497,9 @@ def parse_sentence(sentence: Sentence) -> Frame:
     frame.excluded = [_det(x) for x in excluded]
     frame.public = bool(_PUBLIC.search(raw))
     m = _MODAL.search(raw)
+    if m is not None and re.search(r"\bright to$", m.group(0), re.IGNORECASE) and not _flow_verb(
+            (raw[m.end():].split() or [""])[0]):
+        m = None  # "you have the right to work here": a right, not a flow of data
     if m is None:
         frame.is_norm = False
         return frame
@@ -388,6 +510,7 @@ def parse_sentence(sentence: Sentence) -> Frame:
     elif re.match(r"^no\s", pre, re.IGNORECASE):
         frame.sign, pre = "deny", pre[3:]
     post = re.sub(r"^(?:ever|at any time)\s+", "", post, flags=re.IGNORECASE)  # "must not ever view"
+    post = _ADVERB.sub("", post)  # "can only see": the tail's "if" says when
     pre = re.split(r"\s+\b(?:is|are)\b\s+", pre)[0] if frame.public else pre
     for x in _EXCLUDED.finditer(post):
         frame.excluded += [_subject_of(i)[0] for i in split_list(x.group("x"))]
@@ -466,8 +589,12 @@ def parse_sentence(sentence: Sentence) -> Frame:
         frame.agent = agent or None
     if frame.public:
         data, subject, smod = re.sub(r"\s+\b(?:of|about|on)\b.*$", "", _det(data_seg)), None, ""
+    elif _ADDRESSEE.search(data_seg) and not _determined_markers(_det(data_seg)):
+        data, subject, smod = _det(data_seg), "you", ""  # "your home address or your date of birth"
     else:
         data, subject, smod = _subject_of(data_seg)
+        if subject and re.search(rf"\byour\s+{re.escape(subject)}\b", data_seg, re.IGNORECASE):
+            subject, smod = "you", ""  # "the interview feedback on your applications": the data is about you
     frame.subject_of_agent = bool(re.search(r"\b(?:of|about|from)\s+(?:their|his|her|them|themselves|him)\b",
                                             data_seg, re.IGNORECASE))
     frame.data = split_list(data)
