@@ -4,6 +4,7 @@
     python -m benchmarks.cql_frozen --out results.json
     python -m benchmarks.cql_frozen --round 2        # the two texts of round 2 (written after commit 3b05013)
     python -m benchmarks.cql_frozen --round 3        # the two texts of round 3 (written after commit 4681ec7)
+    python -m benchmarks.cql_frozen --round 4        # the two texts of round 4 (written after commit 759d0e5)
 
 The two domains under ``tests/data/policies/`` (a city human-services case-record rule and a
 clinical-trial data-sharing schedule) were written, with their schema and hand-made gold norms,
@@ -20,6 +21,11 @@ and pinned before the extractor first ran on them. Round 1 (the default) is unch
 ``--round 3`` scores two more (``frozen3_probation``: an adult probation department's case-file records manual,
 in the style of a government manual; ``frozen3_wearable``: a fitness-band company's plain-English privacy notice),
 written the same way after the extractor's rules of commit 4681ec7 and pinned before the changes made after it.
+
+``--round 4`` scores two more (``frozen4_housing``: a housing association's tenant-records procedure, with a
+"Responsibilities" part whose provisions name a role first; ``frozen4_charity``: a charity's question-and-answer page
+on its donors' data), written the same way after the extractor's rules of commit 759d0e5 and pinned before the
+changes made after it.
 
 Each domain is scored as :mod:`benchmarks.cql_extract` scores one (norms paired by id; role,
 data and condition items by what they ground to), for two readings of the extractor's output:
@@ -58,8 +64,8 @@ from pimento.errors import PolicyError
 from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.review import apply_review, confirm_all, open_questions
 
-__all__ = ["DOMAINS", "DOMAINS_ROUND2", "DOMAINS_ROUND3", "FROZEN", "ROUNDS", "check_frozen", "main", "run",
-           "score_extraction", "score_texts", "scored_cli"]
+__all__ = ["DOMAINS", "DOMAINS_ROUND2", "DOMAINS_ROUND3", "DOMAINS_ROUND4", "FROZEN", "ROUNDS", "check_frozen", "main",
+           "run", "score_extraction", "score_texts", "scored_cli"]
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "data" / "policies"
 DOMAINS = ("social_services", "clinical_trial")
@@ -67,8 +73,10 @@ DOMAINS = ("social_services", "clinical_trial")
 DOMAINS_ROUND2 = ("frozen2_ride_hailing", "frozen2_smart_meter")
 #: round 3 (issue 27, FROZEN3): written after the extractor's rules of commit 4681ec7, pinned before the next changes
 DOMAINS_ROUND3 = ("frozen3_probation", "frozen3_wearable")
+#: round 4 (issue 27, FROZEN4): written after the extractor's rules of commit 759d0e5, pinned before the next changes
+DOMAINS_ROUND4 = ("frozen4_housing", "frozen4_charity")
 #: ``--round N`` -> the frozen texts it scores
-ROUNDS: dict[int, tuple[str, ...]] = {1: DOMAINS, 2: DOMAINS_ROUND2, 3: DOMAINS_ROUND3}
+ROUNDS: dict[int, tuple[str, ...]] = {1: DOMAINS, 2: DOMAINS_ROUND2, 3: DOMAINS_ROUND3, 4: DOMAINS_ROUND4}
 #: SHA-256 of every frozen file, pinned before the first extractor change (2026-11-27 23:50 UTC)
 FROZEN: dict[str, str] = {
     "social_services/policy.txt": "ec1ac298f92d37a88b2a9b168efe6628bb0bb1e234884e176521fc5e90af0e88",
@@ -91,6 +99,13 @@ FROZEN: dict[str, str] = {
     "frozen3_wearable/policy.txt": "34b91362b282ac3763d0755519915de35fe2f706acd317b29059102a28682e12",
     "frozen3_wearable/schema.sql": "bfa578ca9798081326c153a438b31454dc67a35dfe3d68d33eaaa232f9741014",
     "frozen3_wearable/gold.yaml": "e8b4ba7d637dfde68f9f1bf0615c3bbd8d95a229a40e144ec25a864bc2e87e4f",
+    # round 4, pinned 2026-11-28 12:00 UTC, before the extractor changes that follow commit 759d0e5
+    "frozen4_housing/policy.txt": "cd1bec99bbb97c056d6578b5867eac005adcc0bddfeeca0d33ef40df4b57de26",
+    "frozen4_housing/schema.sql": "53b3f2d8b6e78db4c7b11e65e7561f35610a37ac0eaa24e67f8010643b1e250f",
+    "frozen4_housing/gold.yaml": "a4fe0544581de92bf729cd85bdbcde3f33ff507ebaa01978378d47399c9e9ff6",
+    "frozen4_charity/policy.txt": "e88a6bb176a6eaea414d460f6002b7769f7bae9aadcab385f61482012e180339",
+    "frozen4_charity/schema.sql": "c887479456a8be4118cd29bc4c3062d187ef8e15d36c26cd0e7076f531c43b78",
+    "frozen4_charity/gold.yaml": "a598d4b28c7334f506429ca13b107cef72e808d38adfd50253e7efb4bc141e2d",
 }
 _PINNED_FILES = ("policy.txt", "schema.sql", "gold.yaml")
 
