@@ -265,9 +265,9 @@ class Ledger(CleanReads, AnswerCache, Halts, PendingCharges, IntegrityChecks):
                 return stored
 
         def body() -> Charge | dict[str, Any] | None:
-            state = self._fast_check()
+            state, pending = self._fast_check_counted()
             self._refuse_if_halted(key)
-            if self._reap(state):
+            if pending and self._reap(state):  # none pending in this transaction's snapshot: none to close
                 state = self._scan()
             if self.answer_cache:
                 stored = self._stored_answer(request_key)

@@ -86,6 +86,11 @@ class CleanReads(AnswerCache, Halts, IntegrityChecks):
 
     _mark: CleanMark | None = None
 
+    def renew(self) -> bool:
+        """:meth:`.ledger_store.LedgerStore.renew`, the clean mark dropped too (a new object has none)."""
+        self._mark = None
+        return super().renew()
+
     def stored_and_left(self, keys: tuple[str, ...], request_key: str, analyst: str) -> tuple[dict[str, Any], Budget] | None:
         """The answer stored for ``request_key`` and ``analyst``'s budget left, when that answer is what
         :meth:`~pimento.mechanisms.ledger.Ledger.charge_release` would return on the database whose ledger keys are

@@ -6,6 +6,12 @@ deployment keeps its id, its ledger and its spend. Charges made under the path k
 existed (format 2 ledgers) count through the ``aliases`` of that file (:func:`database_keys`).
 A server database is named by its DSN without credentials; its ledger path must be configured
 (:func:`ledger_path`).
+
+Within :func:`keys_read_once` (one request of the service) each database's deployment file is read
+once: the keys found first are what every later look-up in the block returns (issue 28, PERF9).
+Reading once is one of the schedules the reads could have had (the file changed, if at all, after
+the last of them): the block writes no deployment file but a missing one, which its first read makes
+and every later read would find as made. Nothing is kept across blocks.
 """
 
 from __future__ import annotations
@@ -13,6 +19,9 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +37,7 @@ __all__ = [
     "database_keys",
     "deployment_file",
     "deployment_id",
+    "keys_read_once",
     "ledger_path",
 ]
 
@@ -37,6 +47,19 @@ DEPLOYMENT_SUFFIX = ".pimento-deployment.json"
 KEY_PREFIX = "deployment:"
 #: The keys of each deployment this process has looked up, for callers that pass a key on instead of the database.
 _KNOWN_ALIASES: dict[str, tuple[str, ...]] = {}
+#: Inside :func:`keys_read_once`: the keys each database was found to have in the block (None: outside one).
+_READ_ONCE: ContextVar[dict[str, tuple[str, ...]] | None] = ContextVar("pimento_keys_read_once", default=None)
+
+
+@contextmanager
+def keys_read_once() -> Iterator[None]:
+    """A block (one request) in which :func:`database_keys` reads each database's deployment file once
+    (module docs); blocks do not nest their findings (an inner block reads again) and keep nothing after."""
+    token = _READ_ONCE.set({})
+    try:
+        yield
+    finally:
+        _READ_ONCE.reset(token)
 
 
 def ledger_path(database: str, settings: Settings | None = None) -> Path:
@@ -147,6 +170,17 @@ def database_keys(database: str) -> tuple[str, ...]:
         return (f"{scheme}://{rest.rsplit('@', 1)[-1]}",)
     if database.startswith(KEY_PREFIX):  # already a key (callers may pass the key on)
         return _KNOWN_ALIASES.get(database, (database,))
+    found = _READ_ONCE.get()
+    keys = found.get(database) if found is not None else None
+    if keys is None:
+        keys = _read_keys(database)
+        if found is not None:
+            found[database] = keys
+    return keys
+
+
+def _read_keys(database: str) -> tuple[str, ...]:
+    """:func:`database_keys` of a file database, read from its deployment file."""
     data = _deployment(database)  # read once (the id and its aliases)
     if data is None:
         return (str(Path(database).resolve()),)

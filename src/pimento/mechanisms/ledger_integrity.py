@@ -5,7 +5,8 @@ Every charge is refused, with :class:`LedgerIntegrityError`, when a fast check f
 looks at the ledger file, and again once its last full read is older than
 :data:`.ledger_store.FULL_RESCAN_S`; otherwise the charges added since and the last verified one, the
 budget being the sum this process verified), the last audit row recomputes, charges = audited + pending, and the witness
-file agrees. :meth:`IntegrityChecks.verify_audit` checks everything (``pimento audit verify``);
+file agrees (the charge it names compared with the row, or, when it names the last charge the scan of the same
+snapshot verified, with the hash that scan read: the same stored value, one statement fewer). :meth:`IntegrityChecks.verify_audit` checks everything (``pimento audit verify``);
 :meth:`IntegrityChecks.check_file` reads every page of the SQLite file.
 """
 
@@ -33,13 +34,20 @@ class IntegrityChecks(LedgerStore):
         (pending,) = self._conn.execute("SELECT COUNT(*) FROM pending").fetchone()
         return audited, distinct, pending
 
-    def _witness_problems(self, state: ChainState) -> list[_audit.AuditProblem]:
+    def _witness_problems(self, state: ChainState, *, same_snapshot: bool = False) -> list[_audit.AuditProblem]:
+        """The witness compared with the ledger; ``same_snapshot``: ``state`` was scanned in the transaction that
+        reads now, so the hash of its last charge is the one stored (:func:`.ledger_chain.scan_charges` read it)."""
         if self.witness is None:
             return []
-        return witness_problems(self._conn, self.path, self.witness)
+        known = (state.last_id, state.last_hash) if same_snapshot and state.last_id and not state.problems else None
+        return witness_problems(self._conn, self.path, self.witness, known=known)
 
     def _fast_check(self) -> ChainState:
         """The checks run before every charge (inside its transaction); raise LedgerIntegrityError."""
+        return self._fast_check_counted()[0]
+
+    def _fast_check_counted(self) -> tuple[ChainState, int]:
+        """:meth:`_fast_check`, and the number of pending charges it counted in its snapshot (the transaction's)."""
         state = self._scan()
         problems = [p.detail for p in state.problems]
         audit_problem = _audit.check_head(self._conn)
@@ -50,7 +58,7 @@ class IntegrityChecks(LedgerStore):
             problems.append(f"{audited - distinct} charge(s) have more than one audit row")
         if audited + pending != state.count:
             problems.append(f"{state.count} charges but {audited} audit rows of charges and {pending} pending: rows were deleted")
-        problems += [p.detail for p in self._witness_problems(state)]
+        problems += [p.detail for p in self._witness_problems(state, same_snapshot=True)]
         if problems:
             raise LedgerIntegrityError(
                 f"the budget ledger {self.name} failed its integrity check ({problems[0]}"
@@ -58,7 +66,7 @@ class IntegrityChecks(LedgerStore):
                 + "): releases are refused; nothing was spent",
                 hint="the custodian should run `pimento audit verify --db DB` and restore the ledger from a backup",
             )
-        return state
+        return state, pending
 
     def check_file(self) -> None:
         """Read every page of the SQLite ledger file (``PRAGMA quick_check``); raise LedgerIntegrityError

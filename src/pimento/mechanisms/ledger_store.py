@@ -2,7 +2,8 @@
 writes (:meth:`LedgerStore._write`: ``BEGIN IMMEDIATE`` ... ``COMMIT``, then the witness).
 
 What one process learned about a ledger outlives the :class:`LedgerStore` object that learned it
-(the service opens one per request), keyed by the ledger's identity (:meth:`LedgerStore._identity`:
+(the CLI opens one per command; the service keeps one per thread and renews it for each request,
+:meth:`LedgerStore.renew`, so that it starts as a new object would), keyed by the ledger's identity (:meth:`LedgerStore._identity`:
 the file's path, device and inode, or the PostgreSQL URL): the charge chain it verified
 (:data:`_VERIFIED`; a new object re-reads only the charges appended since, after checking that the
 verified prefix still has its count and its last charge still its hash, :func:`.ledger_chain.scan_charges`)
@@ -18,6 +19,7 @@ module of its own.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -115,9 +117,12 @@ class LedgerStore:
         #: Names this ledger in the process's unrecorded halts (:data:`.ledger_halts._UNRECORDED_HALTS`).
         self._ledger_id = f":memory:{id(self)}" if self._memory else self.name if self.postgres else str(self.path.resolve())
         self.witness = None if self._memory or self.postgres else witness_path(self.path)
+        # The witness, read once for both checks of the open (this object writes it only after a commit).
+        recorded = load_witness(self.path) if self.witness is not None else None
         if self.witness is not None:
-            check_witness(self.path)
+            check_witness(self.path, recorded=recorded)
         self._owner = owner_token()
+        self._pid = os.getpid()  # the process that opened the connection (:meth:`renew`)
         self._verified: ChainState | None = None
         self._full_at = 0.0  # when the chain self._verified extends was last read in full (time.monotonic)
         #: Inside a write transaction that appended a charge: the chain as it now stands (the scan of
@@ -153,20 +158,56 @@ class LedgerStore:
         except OSError as exc:
             raise DataSourceError(f"cannot open the budget ledger {self.name}: {exc.strerror or exc}") from None
         if self.witness is not None:
-            self._refuse_if_emptied()
+            self._refuse_if_emptied(recorded)
 
-    def _refuse_if_emptied(self) -> None:
-        """Close and refuse (LedgerIntegrityError) a ledger that holds no charge while its witness records some."""
-        witness = load_witness(self.path)
+    def _refuse_if_emptied(self, witness: dict[str, Any] | None) -> None:
+        """Close and refuse (LedgerIntegrityError) a ledger that holds no charge while its ``witness``
+        (:func:`.ledger_witness.load_witness`) records some."""
         if witness and int(witness.get("charges", 0)) > 0:
-            (count,) = self._conn.execute("SELECT COUNT(*) FROM charges").fetchone()
-            if count == 0:
+            (held,) = self._conn.execute("SELECT EXISTS (SELECT 1 FROM charges)").fetchone()
+            if not held:
                 self._conn.close()
                 raise LedgerIntegrityError(
                     f"the budget ledger {self.name} holds no charge, but its witness records {witness.get('charges')} "
                     f"(spent: {spent_text(witness)}): refusing to use it",
                     hint=recovery_hint(self.path),
                 )
+
+    def renew(self) -> bool:
+        """Make this open SQLite ledger answer the next request as a new object on its path would, with the
+        checks a new object runs when it opens, without opening (the service keeps one per thread,
+        :meth:`pimento.service.deployment.Deployment.session`; issue 28, PERF9).
+
+        In the order of the open: the witness read once and checked (:func:`.ledger_witness.check_witness`);
+        the file at the path still the one the connection has open (device, inode) and not empty; the pages
+        the connection cached dropped (``PRAGMA shrink_memory``: a file changed under it by anything but
+        SQLite, which SQLite's own checks do not see, is read as a new connection reads it); the format
+        checked (:meth:`_schema_current`); no charge held while the witness records some
+        (:meth:`_refuse_if_emptied`). What an object learns about the chain starts again from the
+        process's (:data:`_VERIFIED`, as in a new object), and its pending charges of earlier requests
+        are forgotten, as a new object knows none.
+
+        Returns False when this object cannot stand for a new one: a PostgreSQL or in-memory ledger,
+        another process than the one that opened it, another file (or none, or an empty one) at the
+        path, a format to create or migrate; the caller then opens a new object, whose open decides.
+        Raises what the open raises (LedgerIntegrityError)."""
+        if self.witness is None or self._id is None or self._pid != os.getpid():
+            return False
+        recorded = load_witness(self.path)
+        check_witness(self.path, recorded=recorded)
+        try:
+            st = self.path.stat()
+        except OSError:
+            return False
+        if (str(st.st_dev), str(st.st_ino)) != self._id[1:] or st.st_size == 0 or self._id not in _SCHEMA_READY:
+            return False
+        self._conn.execute("PRAGMA shrink_memory")
+        if not self._schema_current():
+            return False
+        self._verified, self._full_at, self._txn_state = None, 0.0, None
+        self._mine = set()
+        self._refuse_if_emptied(recorded)
+        return True
 
     def _identity(self) -> tuple[str, ...] | None:
         """The file this connection has open, as the process-wide caches name it: (path, device, inode).
@@ -341,8 +382,9 @@ class LedgerStore:
             state = self._txn_state
             head = (state.last_id, state.last_hash)
         else:
-            head = self._conn.execute("SELECT charge_id, hash FROM charges_head WHERE id = 1").fetchone()
             state = self._scan()
+            # a scan without problems found charges_head naming its last charge (:func:`.ledger_chain.scan_charges`)
+            head = (state.last_id, state.last_hash) if not state.problems else self._conn.execute("SELECT charge_id, hash FROM charges_head WHERE id = 1").fetchone()
         spent: dict[str, dict[str, str]] = {}
         for (db, who), total in state.sums.items():
             if who == DATABASE_SCOPE:

@@ -96,11 +96,18 @@ def recovery_hint(ledger_file: Path) -> str:
     )
 
 
-def check_witness(ledger_file: str | Path) -> None:
+#: :func:`check_witness` reads the witness itself unless the caller passes what it read
+_UNREAD: Any = object()
+
+
+def check_witness(ledger_file: str | Path, *, recorded: dict[str, Any] | None = _UNREAD) -> None:
     """Refuse (LedgerIntegrityError) a ledger file that is missing or empty while its witness says
-    something was charged: deleting the ledger must not give budget back."""
+    something was charged: deleting the ledger must not give budget back.
+
+    ``recorded``: the witness as the caller just read it (:func:`load_witness`), when the same read
+    serves another check too (opening a ledger: :class:`.ledger_store.LedgerStore`); else it is read here."""
     ledger_file = Path(ledger_file)
-    witness = load_witness(ledger_file)
+    witness = load_witness(ledger_file) if recorded is _UNREAD else recorded
     if not witness:
         return
     if witness.get("unreadable"):
@@ -123,8 +130,11 @@ def spent_text(witness: dict[str, Any]) -> str:
     return "; ".join(f"{db}: epsilon {v.get('epsilon')}, delta {v.get('delta')}" for db, v in spent.items() if isinstance(v, dict))
 
 
-def witness_problems(conn: _audit.Connection, ledger_file: Path, witness: Path) -> list[_audit.AuditProblem]:
-    """Where the ledger on ``conn`` lacks (or holds another) last charge or audit row than its witness names."""
+def witness_problems(conn: _audit.Connection, ledger_file: Path, witness: Path, *, known: tuple[int, str] | None = None) -> list[_audit.AuditProblem]:
+    """Where the ledger on ``conn`` lacks (or holds another) last charge or audit row than its witness names.
+
+    ``known``: (id, hash) of a charge the caller read in the snapshot ``conn`` reads now (the last charge a scan
+    verified in the same transaction): when the witness names that id, its hash is compared without reading the row again."""
     recorded = load_witness(ledger_file)
     if recorded is None:
         return []
@@ -133,7 +143,7 @@ def witness_problems(conn: _audit.Connection, ledger_file: Path, witness: Path) 
     problems = []
     n, h = int(recorded.get("charges", 0)), str(recorded.get("charge_hash", _audit.GENESIS))
     if n > 0:
-        row = conn.execute("SELECT hash FROM charges WHERE id = ?", (n,)).fetchone()
+        row = (known[1],) if known is not None and known[0] == n else conn.execute("SELECT hash FROM charges WHERE id = ?", (n,)).fetchone()
         if row is None or row[0] != h:
             problems.append(
                 _audit.AuditProblem(None, "witness_mismatch", f"the witness {witness.name} records charge {n} ending the chain in {h[:12]}; the ledger {'lacks it' if row is None else 'holds another'}")

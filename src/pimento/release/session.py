@@ -69,20 +69,24 @@ class Session:
         self._start(load_database(db, read_only=True, private=private), owns=True, analyst=analyst)
 
     @classmethod
-    def over(cls, database: Database, *, analyst: str = DEFAULT_ANALYST) -> Session:
+    def over(cls, database: Database, *, analyst: str = DEFAULT_ANALYST, ledger: Ledger | None = None) -> Session:
         """A Session on ``database``, already open read-only (by :func:`~pimento.engines.database.load_database`,
         so under its custodian's settings), which the caller owns: :meth:`close` closes the session's ledger, never
-        ``database`` (the service lends one per request: :class:`pimento.service.open_databases.DatabasePool`)."""
+        ``database`` (the service lends one per request: :class:`pimento.service.open_databases.DatabasePool`).
+        ``ledger``: the database's ledger (``Ledger.for_database`` under its settings) as the caller keeps it open,
+        renewed for this session (:meth:`~pimento.mechanisms.ledger.Ledger.renew`); the session neither opens nor
+        closes one then (the service keeps one per thread)."""
         session = cls.__new__(cls)
-        session._start(database, owns=False, analyst=analyst)
+        session._start(database, owns=False, analyst=analyst, ledger=ledger)
         return session
 
-    def _start(self, database: Database, *, owns: bool, analyst: str) -> None:
+    def _start(self, database: Database, *, owns: bool, analyst: str, ledger: Ledger | None = None) -> None:
         self.database = database
         self._owns_database = owns
+        self._owns_ledger = ledger is None
         self.location = str(database.location)
         try:
-            self.ledger = Ledger.for_database(self.location, database.settings)
+            self.ledger = Ledger.for_database(self.location, database.settings) if ledger is None else ledger
         except BaseException:
             if owns:
                 database.close()
@@ -90,8 +94,9 @@ class Session:
         self.analyst = analyst
 
     def close(self) -> None:
-        """Close the ledger, and the database if this session opened it."""
-        self.ledger.close()
+        """Close the ledger if this session opened it, and the database if this session opened it."""
+        if self._owns_ledger:
+            self.ledger.close()
         if self._owns_database:
             self.database.close()
 

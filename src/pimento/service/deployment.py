@@ -32,6 +32,7 @@ from pimento.mechanisms.audit import released_part
 from pimento.mechanisms.budget import format_number
 from pimento.mechanisms.caps import binding
 from pimento.mechanisms.ledger import database_key
+from pimento.mechanisms.ledger_identity import keys_read_once
 from pimento.policy import Enforcer, load_compiled_policy
 from pimento.policy.observable import require_acknowledged
 from pimento.release import Context, Mode, Request, SearchOptions, Session, interpret
@@ -158,6 +159,8 @@ class Deployment:
         #: per thread: the ledger the memo reads (:meth:`_memo_ledger`); -1 once :meth:`close` ran (none kept)
         self._memo_ledgers = threading.local()
         self._memo_generation = 0
+        #: per thread: the ledger its releases use, kept between its requests (:meth:`_release_ledger`)
+        self._release_ledgers = threading.local()
         self.synth_jobs = SynthJobs(self.db, self._synthetic_path, self._reopen_copy)
 
     def hold_open(self) -> None:
@@ -351,6 +354,9 @@ class Deployment:
             databases.close()
         self._memo_generation = -1  # the memo's kept ledgers: this thread's closed now, any other's on its next use (or dropped)
         self._drop_memo_ledger()
+        kept, self._release_ledgers.kept = getattr(self._release_ledgers, "kept", None), None
+        if kept is not None:
+            kept.close()  # this thread's release ledger; another thread's is dropped with it (requests no longer lend)
         held_ledger, self._held_ledger = self._held_ledger, None
         if held_ledger is not None and self._held_ledger_thread == threading.get_ident():
             held_ledger.close()  # elsewhere (a test client's lifespan thread) dropped: Python's sqlite3 closes only in its own thread
@@ -378,8 +384,36 @@ class Deployment:
             with Session(self.db, analyst=analyst) as session:
                 yield session
             return
-        with databases.lend() as database, Session.over(database, analyst=analyst) as session:
+        with databases.lend() as database, self._release_ledger() as ledger, Session.over(database, analyst=analyst, ledger=ledger) as session:
             yield session
+
+    @contextmanager
+    def _release_ledger(self) -> Iterator[Ledger]:
+        """This thread's ledger for one request's session (:meth:`session`, after :meth:`hold_open`): the one it kept from
+        its last request, renewed (:meth:`~pimento.mechanisms.ledger.Ledger.renew`: the checks a new ledger runs when it
+        opens, the pages it cached dropped, the chain and the pending charges as a new object knows them), else a new one
+        (:meth:`ledger`). Kept again after a request that ended without an exception while the deployment is open, else
+        closed, so that the next request opens its own after any error. A PostgreSQL ledger is opened for each request."""
+        kept: Ledger | None = getattr(self._release_ledgers, "kept", None)
+        self._release_ledgers.kept = None  # taken by this request
+        ledger: Ledger | None = None
+        try:
+            if kept is not None and kept.renew():
+                ledger = kept
+        finally:
+            if ledger is None and kept is not None:
+                kept.close()
+        if ledger is None:
+            ledger = self.ledger()
+        try:
+            yield ledger
+        except BaseException:
+            ledger.close()
+            raise
+        if self._memo_generation < 0 or ledger.postgres:
+            ledger.close()
+        else:
+            self._release_ledgers.kept = ledger
 
     # ------------------------------------------------------------------ analyst
 
@@ -428,7 +462,8 @@ class Deployment:
         memoized = self.memo_answer(key, request, files)
         if memoized is not None:
             return dict(json.loads(memoized))
-        with self.synth_jobs.swap.shared(), self.session(key.analyst) as session:
+        # keys_read_once: the deployment file read once in the release (request key, charge, budget left)
+        with keys_read_once(), self.synth_jobs.swap.shared(), self.session(key.analyst) as session:
             answer = session.answer(request)
         response = _finish(answer.to_dict())
         self._remember(key, request, response, files)
