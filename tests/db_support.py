@@ -58,3 +58,18 @@ def overwrite_root_page(path: Path, table: str) -> None:
     with open(path, "r+b") as fh:
         fh.seek((root - 1) * page_size)
         fh.write(b"\xa5" * page_size)
+
+
+def count_deployment_reads(monkeypatch) -> list[str]:
+    """Record every read of a deployment file (``ledger_identity._read_deployment``) from now on: the paths, in order."""
+    from pimento.mechanisms import ledger_identity
+
+    seen: list[str] = []
+    read = ledger_identity._read_deployment
+
+    def counted(file):
+        seen.append(str(file))
+        return read(file)
+
+    monkeypatch.setattr(ledger_identity, "_read_deployment", counted)
+    return seen

@@ -12,8 +12,8 @@ import os
 import threading
 
 import pytest
+from db_support import count_deployment_reads
 
-from pimento.mechanisms import ledger_identity
 from pimento.mechanisms.ledger_identity import KEY_PREFIX, database_key, database_keys, deployment_file, keys_read_once
 
 
@@ -26,15 +26,7 @@ def db(tmp_path) -> str:
 
 @pytest.fixture
 def reads(monkeypatch) -> list[str]:
-    seen: list[str] = []
-    read = ledger_identity._read_deployment
-
-    def counted(file):
-        seen.append(str(file))
-        return read(file)
-
-    monkeypatch.setattr(ledger_identity, "_read_deployment", counted)
-    return seen
+    return count_deployment_reads(monkeypatch)
 
 
 def rewrite(db: str, ident: str) -> None:

@@ -14,10 +14,10 @@ import sqlite3
 from fractions import Fraction
 
 import pytest
-from db_support import SHOP, duckdb_file
+from db_support import SHOP, count_deployment_reads, duckdb_file
 
 from pimento.errors import BudgetError
-from pimento.mechanisms import Ledger, ledger_identity, ledger_path, ledger_store
+from pimento.mechanisms import Ledger, ledger_path, ledger_store
 
 
 @pytest.fixture
@@ -93,14 +93,7 @@ def test_close_closes_the_threads_kept_ledger(served):
 def test_a_fresh_release_reads_the_deployment_file_once(served, monkeypatch):
     deployment, entry = served
     fresh(deployment, entry, 0)
-    reads: list[str] = []
-    read = ledger_identity._read_deployment
-
-    def counted(file):
-        reads.append(str(file))
-        return read(file)
-
-    monkeypatch.setattr(ledger_identity, "_read_deployment", counted)
+    reads = count_deployment_reads(monkeypatch)
     answer = fresh(deployment, entry, 1)
     assert answer["cached"] is False
     assert len(reads) == 1, reads  # the request key, the charge and the budget left: three reads before PERF9
