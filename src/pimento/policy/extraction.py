@@ -28,6 +28,9 @@ class Extraction:
     #: questions (a data phrase grounded only broadly or not at all, a condition no table grounds);
     #: they are not in ``policy`` (fail closed) until a review confirms or edits them
     questions: list[dict[str, Any]] = field(default_factory=list)
+    #: how each data phrase was grounded (offline extractor): ``{clause, sign, phrase, evidence, locations}``,
+    #: the evidence kind one of :data:`pimento.policy.extract_offline.ground.EVIDENCE`
+    evidence: list[dict[str, Any]] = field(default_factory=list)
 
     def draft(self) -> dict[str, Any]:
         """The policy document with its open questions (``review``): what ``pimento policy

@@ -32,6 +32,7 @@ import yaml
 
 from benchmarks.cql_extract import score
 from dev_policy_support import extract_on, extract_text
+from pimento.policy.review import apply_review, confirm_all
 from pimento.policy.extract_offline import definitions
 from pimento.policy.extract_offline.shapes import Sentence, parse_sentence
 
@@ -152,6 +153,8 @@ def test_information_about_a_possessive_is_its_noun(extracted):
 def test_new_dev_figures(tmp_path, name):
     result = extract_text(tmp_path, name)
     gold = yaml.safe_load((DATA / name / "gold.yaml").read_text(encoding="utf-8"))
-    s = score(result.policy, gold)  # the draft reading
+    s = score(result.policy, gold)  # the draft reading: since POLICY10 weak groundings are questions (82.3%, 88.5%)
     assert s["data"]["precision"] >= 0.95
-    assert s["all"]["f1"] >= 0.85
+    assert s["all"]["f1"] >= 0.8
+    draft = result.draft()
+    assert score(apply_review(draft, confirm_all(draft)), gold)["all"]["f1"] >= 0.85  # confirmed: as before

@@ -108,7 +108,7 @@ def test_unextractable_sentence_is_reported_not_guessed(domains) -> None:
     path, _ = domains["retail"]
     db = load_database(path)
     try:
-        text = ("R1. A business may disclose a consumer's identifiers to a support agent for service.\n"
+        text = ("R1. A business may disclose a consumer's email to a support agent for service.\n"
                 "R2. A business may disclose a consumer's shoe size to a support agent.\n"
                 "R3. A business may disclose a consumer's identifiers to a tax authority.\n"
                 "R4. A business may disclose a consumer's identifiers to a support agent if the moon is full.\n")
@@ -127,5 +127,6 @@ def test_unextractable_sentence_is_reported_not_guessed(domains) -> None:
     assert "NOT EXTRACTED R3" in result.to_yaml() and "R2.1" in result.to_yaml()
     # what the left-out sentences grounded is not left behind
     g = result.policy["grounding"]
-    assert list(g["data_types"]) == ["identifiers"] and g["conditions"] == {}
+    assert list(g["data_types"]) == ["email"] and g["conditions"] == {}  # R1 names its column (POLICY10: the
+    # lexicon's category "identifiers" is weak evidence, proposed for review, not enforced)
     assert [f["clause"] for f in result.failures] == ["R3"]

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from pimento.engines.database import load_database
-from pimento.policy.extract_offline import extract_policy_offline
+from pimento.policy.extract_offline import STRONG, extract_policy_offline
 from pimento.policy.extract_offline.ground import ground_role
 from pimento.policy.extract_offline.schema import Schema, categorical_values
 from pimento.policy.extract_offline.shapes import Sentence, parse_sentence, split_sentences
@@ -147,8 +147,11 @@ def test_roles_ground_in_tables_and_categorical_values(hr) -> None:
 def _norms(hr, text: str):
     result = extract_policy_offline(text, hr.catalog, engine=hr.engine, year=2024)
     draft = result.draft()  # purpose questions confirmed (any purpose): these pins are about roles, data, conditions
-    policy = apply_review(draft, {q["id"]: "confirm" for q in open_questions(draft) if q["kind"] == "purpose"}) \
-        if all(q["kind"] == "purpose" for q in open_questions(draft)) else result.policy
+    # (and, since POLICY10, the data questions on weak evidence: their proposals are what these pins check)
+    asked = [q for q in open_questions(draft) if q["kind"] == "purpose" or (q["kind"] == "data" and q.get("evidence")
+                                                                            not in STRONG and q["proposal"])]
+    policy = apply_review(draft, {q["id"]: "confirm" for q in asked}) \
+        if len(asked) == len(open_questions(draft)) else result.policy
     return SimpleNamespace(policy=policy, failures=result.failures), {n["id"]: n for n in policy["norms"]}
 
 

@@ -35,6 +35,7 @@ import yaml
 
 from benchmarks.cql_extract import score
 from dev_policy_support import extract_on, extract_text
+from pimento.policy.review import apply_review, confirm_all
 from pimento.policy.extract_offline.shapes import Sentence, parse_sentence, split_sentences
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "policies"
@@ -198,8 +199,13 @@ def test_pointed_party_the_view_cannot_bind_is_held(tmp_path):
 
 
 def test_data_words_the_subject_owns_and_spelled_columns(extracted):
-    norm = _norm(extracted, "C6")
-    types = extracted.policy["grounding"]["data_types"]
+    # "name" shares a word with full_name without spelling it: proposed (POLICY10), enforced once confirmed
+    (held,) = [h for h in extracted.questions if h["clause"] == "C6"]
+    assert [q["evidence"] for q in held["questions"]] == ["column_partial"]
+    draft = extracted.draft()
+    confirmed = apply_review(draft, confirm_all(draft))
+    norm = next(n for n in confirmed["norms"] if n["id"] == "C6")
+    types = confirmed["grounding"]["data_types"]
     cols = {(loc["relation"], loc["attribute"]) for d in norm["data"] for loc in types[d]["locations"]}
     assert cols == {("Renter", "full_name"), ("BankAccount", "account_number")}
 
@@ -211,6 +217,8 @@ def test_data_words_the_subject_owns_and_spelled_columns(extracted):
 def test_new_dev_figures(tmp_path, name):
     result = extract_text(tmp_path, name)
     gold = yaml.safe_load((DATA / name / "gold.yaml").read_text(encoding="utf-8"))
-    s = score(result.policy, gold)  # the draft reading
+    s = score(result.policy, gold)  # the draft reading: since POLICY10 weak groundings are questions (79.9%, 99.5%)
     assert s["data"]["precision"] >= 0.95
-    assert s["all"]["f1"] >= 0.9
+    assert s["all"]["f1"] >= 0.75
+    draft = result.draft()
+    assert score(apply_review(draft, confirm_all(draft)), gold)["all"]["f1"] >= 0.9  # confirmed: as before

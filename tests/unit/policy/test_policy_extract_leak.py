@@ -84,7 +84,12 @@ def test_a_prohibition_that_grounds_nothing_is_held_not_lost(school):
 
 def test_demographics_take_no_identifier(school):
     _db, result = school
-    assert _columns(result.policy, "S1") == {"Student.name", "Student.plan_code", "Student.birth_year", "Student.zip3"}
+    # the lexicon's category columns are weak evidence (POLICY10): proposed, enforced once confirmed
+    assert all(n["id"] != "S1" for n in result.policy["norms"])
+    assert {q["evidence"] for q in open_questions(result.draft()) if q["clause"] == "S1" and q["kind"] == "data"} \
+        <= {"category_columns", "column_spelled+category", "column_partial+category"}
+    confirmed = apply_review(result.draft(), confirm_all(result.draft()))
+    assert _columns(confirmed, "S1") == {"Student.name", "Student.plan_code", "Student.birth_year", "Student.zip3"}
 
 
 def test_a_declared_phrase_keeps_exactly_its_columns(school):

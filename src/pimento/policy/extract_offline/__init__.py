@@ -37,9 +37,10 @@ from pimento.policy.compiler import compile_policy
 from pimento.policy.extract_offline.conditions import Atom, Var, ground_condition, relation_between
 from pimento.policy.extract_offline.ground import (
     BROAD,
+    EVIDENCE,
     RoleG,
     ground_data,
-    ground_data_how,
+    ground_data_evidence,
     ground_role,
     is_anyone,
     is_organization,
@@ -122,8 +123,10 @@ class _Doc:
         return self._put(self.roles, name, spec, same=lambda a, b: {k: a.get(k) for k in ("principal", "where")}
                          == {k: b.get(k) for k in ("principal", "where")})
 
-    def data(self, phrase: str, locations: list[tuple[str, str]]) -> str:
-        spec = {"locations": [{"relation": t, "attribute": c} for t, c in locations]}
+    def data(self, phrase: str, locations: list[tuple[str, str]], evidence: str = "") -> str:
+        spec: dict[str, Any] = {"locations": [{"relation": t, "attribute": c} for t, c in locations]}
+        if evidence:  # the review metadata: how the phrase named these columns (:data:`~.ground.EVIDENCE`)
+            spec["description"] = f"evidence: {evidence}"
         return self._put(self.data_types, slug(phrase, "data"), spec,
                          same=lambda a, b: a["locations"] == b["locations"])
 
@@ -233,6 +236,7 @@ def extract_policy_offline(
     free_text = free_text_columns(engine, catalog, personal) if engine is not None else []
     norms: list[dict[str, Any]] = []
     held: list[dict[str, Any]] = []
+    evidence: list[dict[str, Any]] = []
     for frame, norm, data_phrases, missed in staged:
         excluded = {loc for p in frame.excluded for loc in ground_data(
             p, schema, personal=personal, public=public, subject=subject, is_public=False)}
@@ -241,20 +245,27 @@ def extract_policy_offline(
         for phrase in data_phrases:
             declared = vocab.get(phrase_key(phrase))
             if declared is not None:
-                locs, how = declared, "vocabulary"
+                locs, how, kind = declared, "vocabulary", "vocabulary"
             else:
                 locs, how = _ground_defined(defined.get(phrase_key(phrase)), schema, personal, public, subject,
                                             frame.public)
+                kind = how
             if not locs:
-                locs, how = ground_data_how(phrase, schema, personal=personal, public=public, subject=subject,
-                                            is_public=frame.public)
+                locs, how, kind = ground_data_evidence(phrase, schema, personal=personal, public=public,
+                                                       subject=subject, is_public=frame.public)
             locs = [loc for loc in locs if loc not in excluded]
             if frame.sign != "permit" and how != "vocabulary":  # a prohibited code-list column: its key too
                 locs = locs + lookup_keys(locs, schema, public)  # (fail closed; a declared phrase means its columns)
+            evidence.append({"clause": frame.id, "sign": frame.sign, "phrase": phrase, "evidence": kind,
+                             "locations": [{"relation": t, "attribute": c} for t, c in locs]})
             if frame.sign == "permit" and (how in BROAD or not locs):
-                questions.append(_data_question(frame.id, len(questions) + 1, phrase, locs, how))
+                questions.append(_data_question(frame.id, len(questions) + 1, phrase, locs, how, kind))
+            elif frame.sign == "permit" and kind not in STRONG and not frame.public:  # fail narrow: proposed only
+                # (public data is grounded among the tables that reach no subject: a weak grounding there covers
+                # nothing about anyone)
+                questions.append(_data_question(frame.id, len(questions) + 1, phrase, locs, "weak", kind))
             elif locs:
-                names.append(doc.data(phrase, locs))
+                names.append(doc.data(phrase, locs, kind))
         if frame.sign == "permit":
             questions += [_condition_question(frame.id, len(questions) + 1, m) for m in missed]
             if _purpose_unstated(frame, norm, frames):
@@ -304,7 +315,7 @@ def extract_policy_offline(
         policy_from_dict(document, source="extracted policy")
     order = {f.id: i for i, f in enumerate(frames)}
     failures = sorted(failures, key=lambda f: order.get(f["clause"], len(order)))
-    return OfflineExtraction(document, notes, _no_usage(), failures, held)
+    return OfflineExtraction(document, notes, _no_usage(), failures, held, evidence)
 
 
 _DEFINES = r"[\"\u201c](?P<term>[^\"\u201d]{2,60})[\"\u201d]\s+(?:means|includes|refers to)\s+"
@@ -329,17 +340,20 @@ def definitions(text: str) -> dict[str, list[str]]:
 
 def _ground_defined(items: list[str] | None, schema: Schema, personal: list[Table], public: list[Table],
                     subject: Table | None, is_public: bool) -> tuple[list[tuple[str, str]], str]:
-    """A defined term's columns: every listed item grounded without a broad rule, else nothing."""
+    """A defined term's columns: every listed item grounded without a broad rule, else nothing; the evidence is
+    ``definition_weak`` when an item's evidence is not :data:`STRONG`."""
     if not items:
         return [], "none"
     locs: list[tuple[str, str]] = []
+    weak = False
     for item in items:
-        found, how = ground_data_how(item, schema, personal=personal, public=public, subject=subject,
-                                     is_public=is_public)
+        found, how, kind = ground_data_evidence(item, schema, personal=personal, public=public, subject=subject,
+                                                is_public=is_public)
         if not found or how in BROAD:
             return [], "none"
+        weak = weak or kind not in STRONG
         locs += [loc for loc in found if loc not in locs]
-    return locs, "definition"
+    return locs, "definition_weak" if weak else "definition"
 
 
 def _vocabulary(vocabulary: dict[str, list[str]] | None, catalog: Catalog) -> dict[str, list[tuple[str, str]]]:
@@ -357,9 +371,36 @@ _HOW = {
 }
 
 
-def _data_question(clause: str, k: int, phrase: str, locs: list[tuple[str, str]], how: str) -> dict[str, Any]:
-    return {"id": f"{clause}.{k}", "kind": "data", "phrase": phrase, "reason": _HOW.get(how, how),
-            "proposal": [{"relation": t, "attribute": c} for t, c in locs] or None}
+#: the evidence kinds (:data:`~.ground.EVIDENCE`) on which a permit's data is enforced in the draft: the phrase
+#: spells each column's name, names the table word for word (a whole-table grant), names a table and its rows
+#: by its key, or is declared (``[vocabulary]``) or defined by the text with items grounded so. Any other grounding
+#: of a permit's phrase (a table named in part or by a synonym, a column sharing one word or a stem, the lexicon's
+#: category columns, a column outside the subject's data) is a question with the extractor's proposal
+#: (``confirm`` recovers it): fail narrow. Chosen from the evidence table of ``benchmarks.cql_evidence``
+#: (docs/benchmarks.md, POLICY10). A prohibition is enforced on any grounding (broader denies more: fail closed).
+STRONG = frozenset({"vocabulary", "definition", "table_literal", "table_rows", "table_columns", "column_spelled"})
+
+#: why a weak evidence kind is not enough (the reason of its question)
+_WEAK = {
+    "table_partial": "a table whose name the phrase gives only in part or by a synonym",
+    "column_partial": "columns whose names share only a word or a stem with the phrase",
+    "category_columns": "the lexicon's columns of a category word, not named by the phrase",
+    "column_anywhere": "a column named outside the data about the subject",
+    "table_columns_partial": "a table named word for word, with columns the phrase names only in part",
+    "definition_weak": "the text's definition, an item of which is grounded only weakly",
+}
+
+
+def _data_question(clause: str, k: int, phrase: str, locs: list[tuple[str, str]], how: str,
+                   evidence: str = "none") -> dict[str, Any]:
+    reason = _HOW.get(how, how)
+    if how == "weak":
+        base, _, extra = evidence.partition("+")
+        why = _WEAK.get(base, base.replace("_", " ")) + (", and the lexicon's category adds columns it does not name"
+                                                          if extra else "")
+        reason = f"names these columns only weakly ({why}): proposed, not enforced until you confirm or edit it"
+    return {"id": f"{clause}.{k}", "kind": "data", "phrase": phrase, "reason": reason,
+            "proposal": [{"relation": t, "attribute": c} for t, c in locs] or None, "evidence": evidence}
 
 
 def _free_text_question(held: list[dict[str, Any]], frame: Frame, norm: dict[str, Any], phrases: list[str],

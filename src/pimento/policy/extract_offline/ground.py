@@ -40,7 +40,7 @@ from pimento.policy.extract_offline.lexicon import (
 from pimento.policy.extract_offline.schema import Schema, content_words, matches_name
 from pimento.schema import Table
 
-__all__ = ["ANY_ROLE", "BROAD", "RoleG", "ground_data", "ground_data_how", "ground_role", "is_anyone",
+__all__ = ["ANY_ROLE", "BROAD", "EVIDENCE", "RoleG", "ground_data", "ground_data_evidence", "ground_data_how", "ground_role", "is_anyone",
            "is_organization", "lookup_keys", "purpose_name", "role_for_purpose", "slug", "workforce"]
 
 
@@ -352,6 +352,14 @@ def lookup_keys(locs: list[tuple[str, str]], schema: Schema, public: list[Table]
 #: how a data phrase was grounded (:func:`ground_data_how`); the broad ways name no column
 BROAD = frozenset({"all_personal", "category_tables"})
 
+#: the evidence kinds of a data grounding (:func:`ground_data_evidence`), and of the other ways a phrase is
+#: grounded (``vocabulary``: declared by the custodian; ``definition``: the text's own definition, each item
+#: grounded strongly)
+EVIDENCE = ("vocabulary", "definition", "definition_weak", "table_literal", "table_rows", "table_columns", "column_spelled",
+            "table_columns_partial", "column_anywhere", "category_columns", "table_partial", "column_partial", "table_literal+category",
+            "table_partial+category", "column_spelled+category", "column_partial+category", "table_rows+category",
+            "category_tables", "all_personal", "none")
+
 
 def ground_data(phrase: str, schema: Schema, *, personal: list[Table], public: list[Table],
                 subject: Table | None, is_public: bool) -> list[tuple[str, str]]:
@@ -362,12 +370,21 @@ def ground_data(phrase: str, schema: Schema, *, personal: list[Table], public: l
 
 def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], public: list[Table],
                     subject: Table | None, is_public: bool) -> tuple[list[tuple[str, str]], str]:
+    """:func:`ground_data_evidence` without the evidence kind."""
+    locs, how, _evidence = ground_data_evidence(phrase, schema, personal=personal, public=public, subject=subject,
+                                                is_public=is_public)
+    return locs, how
+
+
+def ground_data_evidence(phrase: str, schema: Schema, *, personal: list[Table], public: list[Table],
+                         subject: Table | None, is_public: bool) -> tuple[list[tuple[str, str]], str, str]:
     """The columns a phrase names and how they were found: ``table`` (a table whose name carries
     every content word), ``table_columns`` (columns of a table named word for word, named by the phrase's
     other words: ``interview notes``), ``columns`` (columns named by the phrase's words), ``category_columns``
     (the lexicon's columns of a regulatory category), or one of the :data:`BROAD` ways that name
     no column: ``all_personal`` (every column about the subject: "personal information", "the
-    records of students") and ``category_tables`` (whole tables of a category); ``none``."""
+    records of students") and ``category_tables`` (whole tables of a category); ``none``. The third element is
+    the **evidence kind** (one of :data:`EVIDENCE`): how strongly the phrase's words name what was found."""
     ws = [w for w in words(phrase) if w not in STOPWORDS]
     has_personal = any(w in PERSONAL for w in ws)
     ws = [w for w in ws if w not in PERSONAL]
@@ -378,39 +395,45 @@ def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], publi
     literal = [t for t in pool if _literal_name(content, t)]
     if not is_public:
         if not content or all(w in DATA_HEADS for w in content):  # "the records of patients"
-            return _all_cols(personal), "all_personal"
+            return _all_cols(personal), "all_personal", "all_personal"
         if subject is not None and all(matches_name(w, subject.name) for w in content) and (
                 not literal or subject in literal):
-            return _all_cols(personal), "all_personal"
+            return _all_cols(personal), "all_personal", "all_personal"
     found: list[tuple[str, str]] = []
     how = "none"
+    evidence = "none"
     # 1. tables whose name carries every content word
     for t in literal or pool:
         tw = _table_words(t)
         if all(any(same_word(w, x) or same_word(x, w) for x in tw) or matches_name(w, t.name) for w in content):
             found += [(t.name, c.name) for c in t.columns]
             how = "table"
+            evidence = "table_literal" if literal else "table_partial"
     # 1a. a table named only in part ("account number": BankAccount, whose "bank" the phrase does not say) whose
     # column the phrase spells out in full (account_number): that column, not every column of the table
     if how == "table" and not literal:
         spelled = [(t, c) for t, c in found if len(name_words(c)) > 1 and _spelled(c, words(phrase))
                    and all(matches_name(w, c) for w in content)]
         if spelled:
-            found, how = spelled, "columns"
+            found, how, evidence = spelled, "columns", "column_spelled"
     # 1b. a table named word for word, then its columns ("interview notes" -> Interview.notes, not the table's
     # keys nor every column named like "interview")
     if not found:
         found = _table_then_columns(content, pool)
         how = "table_columns" if found else how
+        if found:  # a column the phrase's words name only in part ("pet's" -> pet_id, "times" -> start_time): weak
+            evidence = "table_columns" if all(_spelled(c, words(phrase)) for _t, c in found) else "table_columns_partial"
     # 2. columns
     if not found:
         found += _narrowest(_cols_matching(pool, content, full=False), words(phrase), content)
         how = "columns" if found else how
         rows = _rows_named(found, content, pool, schema)
         if rows:
-            found, how = rows, "table"
+            found, how, evidence = rows, "table", "table_rows"
         elif found and subject is not None and not is_public:
             found = _subject_own(found, subject, words(phrase))
+        if how == "columns":
+            evidence = "column_spelled" if all(_spelled(c, words(phrase)) for _t, c in found) else "column_partial"
     # a phrase that spells out its columns' names ("card number" -> card_number) means those: the lexicon's
     # category of one of its words (every "card" column) would add columns the text does not name
     named = how == "columns" and all(_spelled(c, words(phrase)) for _t, c in found)
@@ -425,6 +448,7 @@ def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], publi
     compound = [x for t in pool if t.name in table_named and len(_table_words(t)) > 1 and _literal_name(content, t)
                 for x in _table_words(t)]
     # 3. the lexicon's regulatory categories
+    before = len(found)
     for w in content if not named and how != "table_columns" else ():
         if any(_literal_word(w, x) for x in compound):
             continue
@@ -447,17 +471,21 @@ def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], publi
                         how = "category_columns" if how == "none" else how
             if spec.get("key") and subject is not None and not is_public:
                 found.append((subject.name, schema.key(subject)))
+    if len(found) > before:  # the lexicon's category added columns (or whole tables) the phrase does not spell
+        kind = "category_tables" if how == "category_tables" else "category_columns"
+        evidence = kind if evidence == "none" else f"{evidence}+category"
     # 4. a column named by every word, anywhere (hivstatus in a reference table)
     if not found and not is_public:
         found += _cols_matching(list(schema.catalog.tables), content, full=True)
         how = "columns" if found else how
+        evidence = "column_anywhere" if found else evidence
     if not found and has_personal:
-        return _all_cols(personal), "all_personal"
+        return _all_cols(personal), "all_personal", "all_personal"
     out: list[tuple[str, str]] = []
     for item in found:
         if item not in out:
             out.append(item)
-    return out, how
+    return out, how, evidence
 
 
 # --------------------------------------------------------------------------- purposes

@@ -79,7 +79,7 @@ def split_sentences(text: str) -> list[Sentence]:
     out: list[Sentence] = []
     used: set[str] = set()
     for label, body in _with_lead_ins(blocks):
-        body = " ".join(body.split())
+        body = _answer(" ".join(body.split()))
         if not body:
             continue
         parts = [body] if label else re.split(r"(?<=[.;!?])\s+(?=[A-Z])", body)
@@ -96,6 +96,18 @@ def split_sentences(text: str) -> list[Sentence]:
             used.add(sid)
             out.append(Sentence(sid, part))
     return out
+
+
+#: a question that opens a labelled provision, and a bare yes or no that opens its answer (``Q2. Do the groomers see
+#: the notes? No. Groomers must not see ...``): the answer is the provision
+_QUESTION = re.compile(r"\?\s+(?:(?:yes|no)\b[.,:;!]?\s*)?(?=[A-Z])", re.IGNORECASE)
+
+
+def _answer(body: str) -> str:
+    """A provision that opens with a question (a FAQ's ``Q1.``, the question perhaps after a sentence of context):
+    what follows its last question mark, else the provision unchanged."""
+    ends = list(_QUESTION.finditer(body))
+    return body[ends[-1].end():] if ends else body
 
 
 #: a lettered or roman sub-clause label (``(a)``, ``(iv)``): under a lead-in it continues the lead-in's sentence
