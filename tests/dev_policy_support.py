@@ -30,3 +30,17 @@ def extract_on(path: Path, ddl: str, text: str) -> OfflineExtraction:
         return extract_policy_offline(text, db.catalog, engine=db.engine, year=2024)
     finally:
         db.close()
+
+
+def draft_and_confirmed_scores(folder: Path, name: str) -> tuple[dict, dict]:
+    """``benchmarks.cql_extract.score`` of text ``name``'s draft (what is enforced before review) and of its
+    review with every proposal confirmed, against its ``gold.yaml``."""
+    import yaml
+
+    from benchmarks.cql_extract import score
+    from pimento.policy.review import apply_review, confirm_all
+
+    result = extract_text(folder, name)
+    gold = yaml.safe_load((DATA / name / "gold.yaml").read_text(encoding="utf-8"))
+    draft = result.draft()
+    return score(result.policy, gold), score(apply_review(draft, confirm_all(draft)), gold)
