@@ -384,27 +384,34 @@ class Deployment:
             with Session(self.db, analyst=analyst) as session:
                 yield session
             return
-        with databases.lend() as database, self._release_ledger() as ledger, Session.over(database, analyst=analyst, ledger=ledger) as session:
+        with (
+            databases.lend() as database,
+            self._release_ledger(database.settings) as ledger,
+            Session.over(database, analyst=analyst, ledger=ledger) as session,
+        ):
             yield session
 
     @contextmanager
-    def _release_ledger(self) -> Iterator[Ledger]:
-        """This thread's ledger for one request's session (:meth:`session`, after :meth:`hold_open`): the one it kept from
-        its last request, renewed (:meth:`~pimento.mechanisms.ledger.Ledger.renew`: the checks a new ledger runs when it
-        opens, the pages it cached dropped, the chain and the pending charges as a new object knows them), else a new one
-        (:meth:`ledger`). Kept again after a request that ended without an exception while the deployment is open, else
-        closed, so that the next request opens its own after any error. A PostgreSQL ledger is opened for each request."""
+    def _release_ledger(self, settings: Settings) -> Iterator[Ledger]:
+        """This thread's ledger for one request's session (:meth:`session`, after :meth:`hold_open`), under ``settings``
+        (those the lent database was opened under: the ``pimento.toml`` of now, as when each request opened its ledger):
+        the one it kept from its last request when it was opened under the same ``[ledger]`` settings, renewed
+        (:meth:`~pimento.mechanisms.ledger.Ledger.renew`: the checks a new ledger runs when it opens, the pages it cached
+        dropped, the chain and the pending charges as a new object knows them), else a new one. Kept again after a
+        request that ended without an exception while the deployment is open, else closed, so that the next request
+        opens its own after any error. A PostgreSQL ledger is opened for each request."""
         kept: Ledger | None = getattr(self._release_ledgers, "kept", None)
         self._release_ledgers.kept = None  # taken by this request
         ledger: Ledger | None = None
         try:
-            if kept is not None and kept.renew():
+            # a changed [ledger] (a cap tightened, another file or URL) takes a new object, opened under it
+            if kept is not None and kept.settings == settings.ledger and kept.renew():
                 ledger = kept
         finally:
             if ledger is None and kept is not None:
                 kept.close()
         if ledger is None:
-            ledger = self.ledger()
+            ledger = Ledger.for_database(self.location, settings)
         try:
             yield ledger
         except BaseException:

@@ -98,3 +98,20 @@ def test_a_fresh_release_reads_the_deployment_file_once(served, monkeypatch):
     assert answer["cached"] is False
     assert len(reads) == 1, reads  # the request key, the charge and the budget left: three reads before PERF9
     assert ledger_path(deployment.location).exists()
+
+
+def test_a_cap_tightened_in_pimento_toml_binds_the_next_request(served, tmp_path):
+    """The custodian lowers the cap while the service runs: the next release is charged under the new cap, as when
+    every request opened its ledger (the kept ledger was opened under the old settings and must not be reused)."""
+    import os
+
+    deployment, entry = served
+    fresh(deployment, entry, 0)  # 0.5 of 10 spent; a ledger kept under epsilon_cap = 10
+    toml = tmp_path / "pimento.toml"
+    toml.write_text('[ledger]\nepsilon_cap = "0.75"\nanalyst_share = "1"\n')
+    st = toml.stat()
+    os.utime(toml, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))  # a later mtime, whatever the clock's grain
+    with pytest.raises(BudgetError):
+        fresh(deployment, entry, 1)  # 0.5 + 0.5 > 0.75
+    answer = fresh(deployment, entry, 2, epsilon="0.25")
+    assert Fraction(answer["budget_left"]["epsilon"]) == 0
