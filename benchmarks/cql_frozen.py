@@ -5,6 +5,7 @@
     python -m benchmarks.cql_frozen --round 2        # the two texts of round 2 (written after commit 3b05013)
     python -m benchmarks.cql_frozen --round 3        # the two texts of round 3 (written after commit 4681ec7)
     python -m benchmarks.cql_frozen --round 4        # the two texts of round 4 (written after commit 759d0e5)
+    python -m benchmarks.cql_frozen --round 5        # the two texts of round 5 (written after commit 7eccc2b)
 
 The two domains under ``tests/data/policies/`` (a city human-services case-record rule and a
 clinical-trial data-sharing schedule) were written, with their schema and hand-made gold norms,
@@ -26,6 +27,11 @@ written the same way after the extractor's rules of commit 4681ec7 and pinned be
 "Responsibilities" part whose provisions name a role first; ``frozen4_charity``: a charity's question-and-answer page
 on its donors' data), written the same way after the extractor's rules of commit 759d0e5 and pinned before the
 changes made after it.
+
+``--round 5`` scores two more (``frozen5_dental``: a dental practice group's internal patient-records policy, a
+"who may see what" list followed by ordinary sentences; ``frozen5_courier``: a courier company's operations handbook on
+customer and delivery data, in terse imperative sentences), written the same way after the extractor's rules of commit
+7eccc2b and pinned before the changes made after it.
 
 Each domain is scored as :mod:`benchmarks.cql_extract` scores one (norms paired by id; role,
 data and condition items by what they ground to), for two readings of the extractor's output:
@@ -64,8 +70,8 @@ from pimento.errors import PolicyError
 from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.review import apply_review, confirm_all, open_questions
 
-__all__ = ["DOMAINS", "DOMAINS_ROUND2", "DOMAINS_ROUND3", "DOMAINS_ROUND4", "FROZEN", "ROUNDS", "check_frozen", "main",
-           "run", "score_extraction", "score_texts", "scored_cli"]
+__all__ = ["DOMAINS", "DOMAINS_ROUND2", "DOMAINS_ROUND3", "DOMAINS_ROUND4", "DOMAINS_ROUND5", "FROZEN", "ROUNDS",
+           "check_frozen", "main", "run", "score_extraction", "score_texts", "scored_cli"]
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "data" / "policies"
 DOMAINS = ("social_services", "clinical_trial")
@@ -75,8 +81,11 @@ DOMAINS_ROUND2 = ("frozen2_ride_hailing", "frozen2_smart_meter")
 DOMAINS_ROUND3 = ("frozen3_probation", "frozen3_wearable")
 #: round 4 (issue 27, FROZEN4): written after the extractor's rules of commit 759d0e5, pinned before the next changes
 DOMAINS_ROUND4 = ("frozen4_housing", "frozen4_charity")
+#: round 5 (issue 27, FROZEN5): written after the extractor's rules of commit 7eccc2b, pinned before the next changes
+DOMAINS_ROUND5 = ("frozen5_dental", "frozen5_courier")
 #: ``--round N`` -> the frozen texts it scores
-ROUNDS: dict[int, tuple[str, ...]] = {1: DOMAINS, 2: DOMAINS_ROUND2, 3: DOMAINS_ROUND3, 4: DOMAINS_ROUND4}
+ROUNDS: dict[int, tuple[str, ...]] = {1: DOMAINS, 2: DOMAINS_ROUND2, 3: DOMAINS_ROUND3, 4: DOMAINS_ROUND4,
+                                      5: DOMAINS_ROUND5}
 #: SHA-256 of every frozen file, pinned before the first extractor change (2026-11-27 23:50 UTC)
 FROZEN: dict[str, str] = {
     "social_services/policy.txt": "ec1ac298f92d37a88b2a9b168efe6628bb0bb1e234884e176521fc5e90af0e88",
@@ -106,6 +115,13 @@ FROZEN: dict[str, str] = {
     "frozen4_charity/policy.txt": "e88a6bb176a6eaea414d460f6002b7769f7bae9aadcab385f61482012e180339",
     "frozen4_charity/schema.sql": "c887479456a8be4118cd29bc4c3062d187ef8e15d36c26cd0e7076f531c43b78",
     "frozen4_charity/gold.yaml": "a598d4b28c7334f506429ca13b107cef72e808d38adfd50253e7efb4bc141e2d",
+    # round 5, pinned 2026-11-28 12:32 UTC, before the extractor changes that follow commit 7eccc2b
+    "frozen5_dental/policy.txt": "f35bf7a39f881a782d3cd2c131dbef766eae26fb74a84046bb6e307948a4c001",
+    "frozen5_dental/schema.sql": "9a7442bdd2d29628a6df99fa0af5c0f1d0795ea7bc0395b6104840d205dc6cca",
+    "frozen5_dental/gold.yaml": "03815dc98726c35a269ea8f09270d711c7a16aad66c9fcce9210f54f3525fd18",
+    "frozen5_courier/policy.txt": "587ee31e9c96f320cd33c242a079165aef67d1332dfa733563f413dd93064cae",
+    "frozen5_courier/schema.sql": "f34f9753110729175ff16d97cb7f5101de4254538b25f6fbac6eaf8299a062d9",
+    "frozen5_courier/gold.yaml": "11bb1f4eb29fb49b2c43fae4af045e03162354111a0288ebcf69c799d13ab3ad",
 }
 _PINNED_FILES = ("policy.txt", "schema.sql", "gold.yaml")
 
