@@ -1,4 +1,4 @@
-"""Which evidence kinds of a data grounding are right, by the gold (issue 27, POLICY10).
+"""Which evidence kinds of a data grounding are right, by the gold (issue 27, POLICY10; comment kinds: POLICY11).
 
     python -m benchmarks.cql_evidence                 # every development text with a gold, the shipped examples, the bank
     python -m benchmarks.cql_evidence --out evidence.json

@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import duckdb
@@ -163,13 +164,25 @@ class DuckDBEngine:
             cols = tuple(known.get(e.lower(), "") for e in _index_expressions(expressions or ""))
             if cols and all(cols) and cols not in uniques.setdefault(table, []):
                 uniques[table].append(cols)
+        column_comments, table_comments = self._comments()
         tables = []
         for name, cols in columns.items():
             pk = pks.get(name, ())
-            if pk:
-                cols = [Column(c.name, c.type, c.raw_type, False) if c.name in pk else c for c in cols]
-            tables.append(Table(name, tuple(cols), pk, tuple(uniques.get(name, ())), True))
+            cols = [replace(c, nullable=c.nullable and c.name not in pk, comment=column_comments.get((name, c.name)))
+                    for c in cols]
+            tables.append(Table(name, tuple(cols), pk, tuple(uniques.get(name, ())), True, table_comments.get(name)))
         return Catalog(tuple(tables), tuple(fks))
+
+    def _comments(self) -> tuple[dict[tuple[str, str], str], dict[str, str]]:
+        """``COMMENT ON COLUMN`` and ``COMMENT ON TABLE``/``VIEW`` of the current schema: ``{(table, column): text}``
+        and ``{table: text}`` (the database's own comments only; SQL text comments (``--``) are not stored)."""
+        where = "schema_name = current_schema() AND database_name = current_database() AND comment <> ''"
+        columns = {(t, c): str(text) for t, c, text in self.execute(
+            f"SELECT table_name, column_name, comment FROM duckdb_columns() WHERE {where} AND NOT internal").rows}
+        tables = {t: str(text) for t, text in self.execute(
+            f"SELECT table_name, comment FROM duckdb_tables() WHERE {where} AND NOT internal "
+            f"UNION ALL SELECT view_name, comment FROM duckdb_views() WHERE {where} AND NOT internal").rows}
+        return columns, tables
 
     def close(self) -> None:
         self._watchdog.stop()

@@ -228,17 +228,21 @@ class PostgresEngine:
         self._con.cancel()
 
     def introspect(self) -> Catalog:
-        """Base tables of the current schema with NOT NULL, primary/unique keys and foreign keys."""
+        """Base tables of the current schema with NOT NULL, primary/unique keys, foreign keys and comments."""
         rows = self.execute(
-            "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull "
+            "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, "
+            "col_description(c.oid, a.attnum), obj_description(c.oid, 'pg_class') "
             "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
             "JOIN pg_namespace ns ON ns.oid = c.relnamespace "
             "WHERE ns.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition "
             "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY c.relname, a.attnum"
         ).rows
         columns: dict[str, list[Column]] = {}
-        for table, column, raw, notnull in rows:
-            columns.setdefault(table, []).append(Column(column, normalize_type(raw), raw, not notnull))
+        table_comments: dict[str, str] = {}  # COMMENT ON TABLE / COLUMN: the schema's own words (empty: none)
+        for table, column, raw, notnull, comment, table_comment in rows:
+            columns.setdefault(table, []).append(Column(column, normalize_type(raw), raw, not notnull, comment or None))
+            if table_comment:
+                table_comments[table] = table_comment
         constraints = self.execute(
             "SELECT cl.relname, con.contype, "
             "ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(n, i) "
@@ -285,7 +289,7 @@ class PostgresEngine:
         for name, cols in columns.items():
             pk = pks.get(name, ())
             unique = tuple(u for u in uniques.get(name, ()) if set(u) != set(pk))
-            tables.append(Table(name, tuple(cols), pk, unique, True))
+            tables.append(Table(name, tuple(cols), pk, unique, True, table_comments.get(name)))
         return Catalog(tuple(tables), tuple(fks))
 
     def close(self) -> None:

@@ -49,12 +49,18 @@ def normalize_type(raw: str) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    """A column: its name, type family, the engine's raw type, and nullability."""
+    """A column: its name, type family, the engine's raw type, nullability, and the database's comment on it.
+
+    ``comment`` is what ``COMMENT ON COLUMN`` stored (DuckDB, PostgreSQL; None where there is none or the
+    engine has no comments): the schema's own words for the column, read by the offline policy extractor.
+    It takes no part in equality or hashing, so that two catalogs that differ only in comments are equal.
+    """
 
     name: str
     type: str = "text"
     raw_type: str = ""
     nullable: bool = True
+    comment: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -89,13 +95,15 @@ class FunctionalDependency:
 
 @dataclass(frozen=True)
 class Table:
-    """A relation: columns, primary key, unique keys, and whether it holds private data."""
+    """A relation: columns, primary key, unique keys, whether it holds private data, and its comment
+    (``COMMENT ON TABLE``; None where there is none; no part of equality, as :attr:`Column.comment`)."""
 
     name: str
     columns: tuple[Column, ...]
     primary_key: tuple[str, ...] = ()
     unique: tuple[tuple[str, ...], ...] = ()
     private: bool = True
+    comment: str | None = field(default=None, compare=False)
 
     def column(self, name: str) -> Column:
         """The column called ``name`` (case-insensitive), or a CatalogError naming close matches."""
@@ -185,7 +193,8 @@ class Catalog:
         return replace(self, tables=tables)
 
     def to_dict(self) -> dict:
-        """A JSON-ready description (used by ``pimento catalog --json``)."""
+        """A JSON-ready description (used by ``pimento catalog --json``). A table's or column's ``comment`` is
+        there only where the database has one, so that a catalog without comments is described as before."""
         return {
             "tables": [
                 {
@@ -194,9 +203,11 @@ class Catalog:
                     "primary_key": list(t.primary_key),
                     "unique": [list(u) for u in t.unique],
                     "columns": [
-                        {"name": c.name, "type": c.type, "raw_type": c.raw_type, "nullable": c.nullable}
+                        {"name": c.name, "type": c.type, "raw_type": c.raw_type, "nullable": c.nullable,
+                         **_commented(c.comment)}
                         for c in t.columns
                     ],
+                    **_commented(t.comment),
                 }
                 for t in self.tables
             ],
@@ -214,6 +225,10 @@ class Catalog:
                 {"table": fd.table, "lhs": list(fd.lhs), "rhs": list(fd.rhs)} for fd in self.functional_dependencies
             ],
         }
+
+
+def _commented(comment: str | None) -> dict[str, str]:
+    return {} if comment is None else {"comment": comment}
 
 
 def _suggest(name: str, candidates: list[str]) -> str | None:

@@ -38,6 +38,7 @@ from pimento.policy.extract_offline.conditions import Atom, Var, ground_conditio
 from pimento.policy.extract_offline.ground import (
     BROAD,
     EVIDENCE,
+    STRONG,
     RoleG,
     ground_data,
     ground_data_evidence,
@@ -252,7 +253,8 @@ def extract_policy_offline(
                 kind = how
             if not locs:
                 locs, how, kind = ground_data_evidence(phrase, schema, personal=personal, public=public,
-                                                       subject=subject, is_public=frame.public)
+                                                       subject=subject, is_public=frame.public,
+                                                       deny=frame.sign != "permit")
             locs = [loc for loc in locs if loc not in excluded]
             if frame.sign != "permit" and how != "vocabulary":  # a prohibited code-list column: its key too
                 locs = locs + lookup_keys(locs, schema, public)  # (fail closed; a declared phrase means its columns)
@@ -371,15 +373,6 @@ _HOW = {
 }
 
 
-#: the evidence kinds (:data:`~.ground.EVIDENCE`) on which a permit's data is enforced in the draft: the phrase
-#: spells each column's name, names the table word for word (a whole-table grant), names a table and its rows
-#: by its key, or is declared (``[vocabulary]``) or defined by the text with items grounded so. Any other grounding
-#: of a permit's phrase (a table named in part or by a synonym, a column sharing one word or a stem, the lexicon's
-#: category columns, a column outside the subject's data) is a question with the extractor's proposal
-#: (``confirm`` recovers it): fail narrow. Chosen from the evidence table of ``benchmarks.cql_evidence``
-#: (docs/benchmarks.md, POLICY10). A prohibition is enforced on any grounding (broader denies more: fail closed).
-STRONG = frozenset({"vocabulary", "definition", "table_literal", "table_rows", "table_columns", "column_spelled"})
-
 #: why a weak evidence kind is not enough (the reason of its question)
 _WEAK = {
     "table_partial": "a table whose name the phrase gives only in part or by a synonym",
@@ -388,6 +381,7 @@ _WEAK = {
     "column_anywhere": "a column named outside the data about the subject",
     "table_columns_partial": "a table named word for word, with columns the phrase names only in part",
     "definition_weak": "the text's definition, an item of which is grounded only weakly",
+    "table_comment_partial": "a table whose comment the phrase names only in part",
 }
 
 

@@ -40,7 +40,7 @@ from pimento.policy.extract_offline.lexicon import (
 from pimento.policy.extract_offline.schema import Schema, content_words, matches_name
 from pimento.schema import Table
 
-__all__ = ["ANY_ROLE", "BROAD", "EVIDENCE", "RoleG", "ground_data", "ground_data_evidence", "ground_data_how", "ground_role", "is_anyone",
+__all__ = ["ANY_ROLE", "BROAD", "EVIDENCE", "STRONG", "RoleG", "comment_spells", "ground_data", "ground_data_evidence", "ground_data_how", "ground_role", "is_anyone",
            "is_organization", "lookup_keys", "purpose_name", "role_for_purpose", "slug", "workforce"]
 
 
@@ -356,9 +356,72 @@ BROAD = frozenset({"all_personal", "category_tables"})
 #: grounded (``vocabulary``: declared by the custodian; ``definition``: the text's own definition, each item
 #: grounded strongly)
 EVIDENCE = ("vocabulary", "definition", "definition_weak", "table_literal", "table_rows", "table_columns", "column_spelled",
-            "table_columns_partial", "column_anywhere", "category_columns", "table_partial", "column_partial", "table_literal+category",
+            "comment_spelled", "table_comment", "table_comment_partial", "comment_spelled+names", "table_comment+names",
+            "table_comment_partial+names", "table_columns_partial", "column_anywhere", "category_columns", "table_partial", "column_partial", "table_literal+category",
             "table_partial+category", "column_spelled+category", "column_partial+category", "table_rows+category",
             "category_tables", "all_personal", "none")
+
+
+#: the evidence kinds on which a permit's data is enforced in the draft: the phrase spells each column's name,
+#: names the table word for word (a whole-table grant), names a table and its rows by its key, spells a column's
+#: comment or names a table's comment in full (the schema's own words, ``COMMENT ON``), or is declared
+#: (``[vocabulary]``) or defined by the text with items grounded so. Any other grounding of a permit's phrase (a
+#: table named in part or by a synonym, a column sharing one word or a stem, the lexicon's category columns, a
+#: column outside the subject's data, a table comment the phrase names only in part) is a question with the
+#: extractor's proposal (``confirm`` recovers it): fail narrow. Chosen from the evidence table of
+#: ``benchmarks.cql_evidence`` (docs/benchmarks.md, POLICY10 and POLICY11). A prohibition is enforced on any
+#: grounding (broader denies more: fail closed).
+STRONG = frozenset({"vocabulary", "definition", "table_literal", "table_rows", "table_columns", "column_spelled",
+                    "comment_spelled", "table_comment"})
+
+
+def _comment_words(text: str) -> list[str]:
+    """The words of a phrase or a comment that carry its meaning: no stop word, no word of :data:`PERSONAL`
+    (``personal``, ``sensitive``), no single letter; each once."""
+    return list(dict.fromkeys(w for w in words(text) if w not in STOPWORDS and w not in PERSONAL and len(w) > 1))
+
+
+def comment_spells(phrase: str, comment: str | None) -> tuple[int, bool] | None:
+    """Does a comment spell a data phrase, and how closely: ``(extra, in_full)`` or None.
+
+    Words are compared by lemma or stem (:func:`_literal_word`: no synonym, no substring), after
+    :func:`_comment_words`. The comment **spells** the phrase when every word of the phrase is a word of the
+    comment (``in_full``), or every word of the comment is a word of the phrase, and at least two words are shared
+    (or the phrase and the comment are the same one word): ``date of birth`` spells ``Date of birth of the pet``;
+    ``contact details`` does not spell ``contact email of the owner`` (one word shared). ``extra`` is the number of
+    the comment's words the phrase does not say (fewer: a closer comment). A phrase of head nouns only
+    (``records``) spells nothing.
+
+    >>> comment_spells("date of birth", "Date of birth of the pet"), comment_spells("contact details", "contact email")
+    ((1, True), None)
+    """
+    p = _comment_words(phrase)
+    c = _comment_words(comment or "")
+    if not p or not c or all(w in DATA_HEADS for w in p):
+        return None
+    hit_p = [w for w in p if any(_literal_word(w, x) for x in c)]
+    hit_c = [x for x in c if any(_literal_word(w, x) for w in p)]
+    in_full, covers = len(hit_p) == len(p), len(hit_c) == len(c)
+    if not (in_full or covers) or not (len(hit_p) >= 2 or (in_full and covers)):
+        return None
+    return len(c) - len(hit_c), in_full
+
+
+def _by_comments(phrase: str, pool: list[Table]) -> tuple[list[tuple[str, str]], str, str]:
+    """The columns whose comments spell ``phrase`` (:func:`comment_spells`; the closest comments when several do):
+    ``comment_spelled``; else every column of the tables whose comments do: ``table_comment`` when each comment names
+    the whole phrase, ``table_comment_partial`` (weak) when the phrase names only the comment; else nothing."""
+    columns = [(m[0], t.name, c.name) for t in pool for c in t.columns if (m := comment_spells(phrase, c.comment))]
+    if columns:
+        least = min(e for e, _t, _c in columns)
+        return [(t, c) for e, t, c in columns if e == least], "columns", "comment_spelled"
+    tables = [(m[0], m[1], t) for t in pool if (m := comment_spells(phrase, t.comment))]
+    if not tables:
+        return [], "none", "none"
+    least = min(e for e, _f, _t in tables)
+    named = [(full, t) for e, full, t in tables if e == least]
+    kind = "table_comment" if all(full for full, _t in named) else "table_comment_partial"
+    return [(t.name, c.name) for _f, t in named for c in t.columns], "table", kind
 
 
 def ground_data(phrase: str, schema: Schema, *, personal: list[Table], public: list[Table],
@@ -377,7 +440,26 @@ def ground_data_how(phrase: str, schema: Schema, *, personal: list[Table], publi
 
 
 def ground_data_evidence(phrase: str, schema: Schema, *, personal: list[Table], public: list[Table],
-                         subject: Table | None, is_public: bool) -> tuple[list[tuple[str, str]], str, str]:
+                         subject: Table | None, is_public: bool,
+                         deny: bool = False) -> tuple[list[tuple[str, str]], str, str]:
+    """The columns a phrase names, how they were found and the evidence kind (:func:`_by_names`), or, where the names
+    give no :data:`STRONG` evidence, the columns or tables whose **comments** spell the phrase (:func:`_by_comments`:
+    ``comment_spelled``, ``table_comment``, ``table_comment_partial``). For a prohibition (``deny``) the comments'
+    columns are added to what the names found (fail closed: it denies no less than before), the kind then
+    ``<comment kind>+names`` when the names added columns. A catalog without comments grounds as before."""
+    found = _by_names(phrase, schema, personal=personal, public=public, subject=subject, is_public=is_public)
+    if found[2] in STRONG:
+        return found
+    locs, how, kind = _by_comments(phrase, public if is_public else personal)
+    if not locs:
+        return found
+    if deny and any(loc not in locs for loc in found[0]):
+        return locs + [loc for loc in found[0] if loc not in locs], how, f"{kind}+names"
+    return locs, how, kind
+
+
+def _by_names(phrase: str, schema: Schema, *, personal: list[Table], public: list[Table],
+              subject: Table | None, is_public: bool) -> tuple[list[tuple[str, str]], str, str]:
     """The columns a phrase names and how they were found: ``table`` (a table whose name carries
     every content word), ``table_columns`` (columns of a table named word for word, named by the phrase's
     other words: ``interview notes``), ``columns`` (columns named by the phrase's words), ``category_columns``
