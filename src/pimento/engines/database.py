@@ -33,7 +33,8 @@ from pimento.schema import Catalog, ForeignKey, FunctionalDependency
 from pimento.schema.merge import declared_constraints, merge_catalog
 from pimento.sql.quote import quote_identifier
 
-__all__ = ["Database", "FileIdentity", "FileStat", "Violation", "file_identity", "file_stat", "load_database", "validate_constraints"]
+__all__ = ["Database", "FileIdentity", "FileStat", "Violation", "custodian_settings", "file_identity", "file_stat", "load_database",
+           "validate_constraints"]
 
 #: How many offending values a violation reports.
 MAX_EXAMPLES = 3
@@ -103,6 +104,13 @@ class Violation:
             "declared": self.declared,
             "message": self.message,
         }
+
+
+def custodian_settings(db: str | Path) -> Settings:
+    """The custodian's settings that govern ``db`` as its ``pimento.toml`` reads now: those :func:`load_database` would
+    open it under (no engine is opened). For a process that keeps ``db`` open and must follow that file (the
+    service's ledger reads). Raises ConfigError for a file that does not read."""
+    return _locate(str(db), None)[1]
 
 
 def load_database(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pimento.engines.base import Engine
-from pimento.engines.database import file_identity, file_stat, load_database
+from pimento.engines.database import custodian_settings, file_identity, file_stat, load_database
 from pimento.errors import ModeError, PolicyError, UserError
 from pimento.mechanisms import Ledger, ledger_path
 from pimento.mechanisms.audit import released_part
@@ -120,6 +120,8 @@ class Deployment:
             self.dialect = database.engine.dialect
         finally:
             database.close()
+        #: The pimento.toml that governs the database (None for a bare DSN): the memo's identities stat it.
+        self._settings_file = settings_file(self.db, self.location)
         #: What ``GET /v1/catalog`` sends (computed once: it never changes while the service runs).
         self.public_catalog = public_catalog(self.catalog, self.settings)
         self.search = search or SearchSettings()
@@ -152,7 +154,6 @@ class Deployment:
         self._answered: KeptValues[bool] = KeptValues()
         #: The stored SQL answers this process returned, answered again with one ledger read (:meth:`sql`).
         self.memo = AnswerMemo()
-        self._settings_file = settings_file(self.db, self.location)
         #: the database file and its deployment file, as the memo's identities stat them (found once)
         self._memo_database, self._memo_deployment = memo_paths(self.location)
         self._memo_copy: Path | None = None  # the synthetic copy's path, once found (:meth:`files`)
@@ -289,6 +290,12 @@ class Deployment:
         if kept is not None:
             kept[2].close()
 
+    def _settings_now(self) -> Settings:
+        """The custodian's settings as the ``pimento.toml`` that governs the database reads now: those a request's
+        database is opened under (:class:`~pimento.service.open_databases.DatabasePool` opens anew when it changes).
+        Raises ConfigError for a file that does not read."""
+        return custodian_settings(self.db)
+
     @contextmanager
     def _memo_ledger(self, files: Identities) -> Iterator[Ledger]:
         """The ledger the memo reads in this thread: one kept per thread (the service's event loop reads them) while
@@ -301,7 +308,7 @@ class Deployment:
         if kept is not None:
             self._memo_ledgers.kept = None
             kept[2].close()
-        ledger = self.ledger()
+        ledger = self.ledger()  # the caps of now, as a release's
         if self._memo_generation < 0:  # closed: nothing is kept any more
             with ledger:
                 yield ledger
@@ -370,7 +377,9 @@ class Deployment:
     # ------------------------------------------------------------------ plumbing
 
     def ledger(self) -> Ledger:
-        return Ledger.for_database(self.location, self.settings)
+        """The database's ledger under the ``pimento.toml`` of now (:meth:`_settings_now`): a cap the custodian tightened
+        while the service runs shows in the budget, history, previews and the memo's reads as it binds releases."""
+        return Ledger.for_database(self.location, self._settings_now())
 
     @contextmanager
     def session(self, analyst: str) -> Iterator[Session]:

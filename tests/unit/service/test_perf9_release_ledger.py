@@ -115,3 +115,36 @@ def test_a_cap_tightened_in_pimento_toml_binds_the_next_request(served, tmp_path
         fresh(deployment, entry, 1)  # 0.5 + 0.5 > 0.75
     answer = fresh(deployment, entry, 2, epsilon="0.25")
     assert Fraction(answer["budget_left"]["epsilon"]) == 0
+
+
+def test_a_memo_hit_after_the_cap_was_tightened_shows_the_budget_under_the_new_cap(served, tmp_path):
+    """A repeat is answered from the memo (free); after the custodian lowers the cap, the budget left it shows is the
+    new cap's, as the release path's (the memo's ledger is opened anew under the pimento.toml of now)."""
+    import os
+
+    deployment, entry = served
+    fresh(deployment, entry, 0)  # 0.5 of 10 spent
+    assert Fraction(fresh(deployment, entry, 0)["budget_left"]["epsilon"]) == Fraction(19, 2)  # a memo hit
+    toml = tmp_path / "pimento.toml"
+    toml.write_text('[ledger]\nepsilon_cap = "5"\nanalyst_share = "1"\n')
+    st = toml.stat()
+    os.utime(toml, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+    again = fresh(deployment, entry, 0)  # the file changed: the release path answers from the ledger, free
+    assert again["cached"] is True and Fraction(again["budget_left"]["epsilon"]) == Fraction(9, 2)
+    hit = fresh(deployment, entry, 0)  # a memo hit again, its ledger opened under the new settings
+    assert hit["cached"] is True and Fraction(hit["budget_left"]["epsilon"]) == Fraction(9, 2)
+
+
+def test_the_budget_shows_a_cap_tightened_while_the_service_runs(served, tmp_path):
+    """``GET /v1/budget`` reads the ledger under the pimento.toml of now (before: the caps read at start-up)."""
+    import os
+
+    deployment, entry = served
+    fresh(deployment, entry, 0)
+    assert Fraction(deployment.budget(entry)["cap"]["epsilon"]) == 10
+    toml = tmp_path / "pimento.toml"
+    toml.write_text('[ledger]\nepsilon_cap = "4"\nanalyst_share = "1"\n')
+    st = toml.stat()
+    os.utime(toml, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+    budget = deployment.budget(entry)
+    assert Fraction(budget["cap"]["epsilon"]) == 4 and Fraction(budget["left"]["epsilon"]) == Fraction(7, 2)
