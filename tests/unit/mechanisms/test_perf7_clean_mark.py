@@ -15,6 +15,8 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -63,6 +65,18 @@ def read(ledger: Ledger, db: str, i: int):
     return ledger.stored_and_left(database_keys(db), key(db, i), "ann")
 
 
+@contextmanager
+def marked(db: str, *requests: int) -> Iterator[Ledger]:
+    """A ledger kept open after ``requests`` were released (by another object, closed since) and the last one read
+    once through it: the clean mark set."""
+    with make(db) as writer:
+        for i in requests:
+            release(writer, db, i)
+    with make(db) as kept:
+        assert read(kept, db, requests[-1]) is not None
+        yield kept
+
+
 def fresh_read(db: str, i: int):
     """What a ledger opened afresh reads: the stored answer clean, and the budget left."""
     with make(db) as ledger:
@@ -97,20 +111,14 @@ def test_another_connections_commit_is_seen_and_the_budget_read_again(db):
 def test_a_commit_that_leaves_the_witness_as_it_was_is_seen(db):
     """data_version, not the witness file, is what shows another connection's commit: here one that writes no witness
     (a halt mark put in ``meta`` by hand, which every release must honour)."""
-    with make(db) as writer:
-        release(writer, db, 1)
-    with make(db) as kept:
-        assert read(kept, db, 1) is not None
+    with marked(db, 1) as kept:
         with sqlite3.connect(ledger_path(db)) as raw:
             raw.execute("INSERT INTO meta (key, value) VALUES ('halted:*', '{}')")
         assert read(kept, db, 1) is None
 
 
 def test_another_processs_halt_refuses_the_marked_answer(db):
-    with make(db) as writer:
-        release(writer, db, 1)
-    with make(db) as kept:
-        assert read(kept, db, 1) is not None
+    with marked(db, 1) as kept:
         code = textwrap.dedent(f"""
             from pimento.config import LedgerSettings
             from pimento.mechanisms import Ledger, ledger_path
@@ -134,11 +142,8 @@ def test_this_connections_own_commit_is_seen(db, monkeypatch):
 
 
 def test_a_witness_changed_without_a_commit_is_read_again(db):
-    with make(db) as writer:
-        release(writer, db, 1)
     witness = witness_path(ledger_path(db))
-    with make(db) as kept:
-        assert read(kept, db, 1) is not None
+    with marked(db, 1) as kept:
         recorded = json.loads(witness.read_text())
         witness.write_text(json.dumps({**recorded, "charge_hash": "0" * 64}))  # names a charge the ledger does not hold
         assert read(kept, db, 1) is None  # the fast check fails
@@ -147,11 +152,7 @@ def test_a_witness_changed_without_a_commit_is_read_again(db):
 def test_a_kept_object_reads_the_whole_chain_again_after_the_rescan_period(db, monkeypatch):
     """An early charge edited behind the triggers' back (it never lowers the budget a process verified) is refused by a
     ledger object kept open once its last full read of the chain is older than FULL_RESCAN_S, as by a new one."""
-    with make(db) as writer:
-        release(writer, db, 1)
-        release(writer, db, 2)
-    with make(db) as kept:
-        assert read(kept, db, 2) is not None
+    with marked(db, 1, 2) as kept:
         with sqlite3.connect(ledger_path(db)) as raw:
             raw.execute("DROP TRIGGER charges_no_update")
             raw.execute("UPDATE charges SET epsilon = '0.5' WHERE id = 1")
@@ -161,10 +162,7 @@ def test_a_kept_object_reads_the_whole_chain_again_after_the_rescan_period(db, m
 
 
 def test_the_mark_is_per_request_key_and_an_unknown_analyst_is_refused(db):
-    with make(db) as writer:
-        release(writer, db, 1)
-    with make(db) as kept:
-        assert read(kept, db, 1) is not None
+    with marked(db, 1) as kept:
         assert read(kept, db, 7) is None  # never stored
         with pytest.raises(Exception, match="invalid analyst"):
             kept.stored_and_left(database_keys(db), key(db, 1), "*")
