@@ -44,3 +44,11 @@ def draft_and_confirmed_scores(folder: Path, name: str) -> tuple[dict, dict]:
     gold = yaml.safe_load((DATA / name / "gold.yaml").read_text(encoding="utf-8"))
     draft = result.draft()
     return score(result.policy, gold), score(apply_review(draft, confirm_all(draft)), gold)
+
+
+def enforced_norm(result: OfflineExtraction, nid: str) -> dict:
+    """The norm ``nid`` of ``result``'s draft (what is enforced before review); fails naming the open questions when
+    the draft holds it back."""
+    norm = next((n for n in result.policy["norms"] if n["id"] == nid), None)
+    assert norm is not None, f"{nid} not enforced: {result.questions} {result.failures}"
+    return norm

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import pytest
 
-from dev_policy_support import draft_and_confirmed_scores, extract_on
+from dev_policy_support import draft_and_confirmed_scores, enforced_norm, extract_on
 from pimento.policy.extract_offline import definitions
 from pimento.policy.extract_offline.shapes import Sentence, parse_sentence
 
@@ -75,8 +75,7 @@ def extracted(tmp_path_factory):
 
 
 def _columns(result, nid):
-    norm = next((n for n in result.policy["norms"] if n["id"] == nid), None)
-    assert norm is not None, f"{nid} not enforced: {result.questions}"
+    norm = enforced_norm(result, nid)
     types = result.policy["grounding"]["data_types"]
     return {(loc["relation"], loc["attribute"]) for d in norm["data"] for loc in types[d]["locations"]}
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import pytest
 
-from dev_policy_support import draft_and_confirmed_scores, extract_on
+from dev_policy_support import draft_and_confirmed_scores, enforced_norm, extract_on
 from pimento.policy.review import apply_review, confirm_all
 from pimento.policy.extract_offline.shapes import Sentence, parse_sentence, split_sentences
 
@@ -147,10 +147,7 @@ def extracted(tmp_path_factory):
     return extract_on(tmp_path_factory.mktemp("rental") / "rental.duckdb", SCHEMA, TEXT)
 
 
-def _norm(result, nid):
-    norm = next((n for n in result.policy["norms"] if n["id"] == nid), None)
-    assert norm is not None, f"{nid} not enforced: {result.questions} {result.failures}"
-    return norm
+_norm = enforced_norm
 
 
 def _role(result, name):
