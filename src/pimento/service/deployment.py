@@ -97,6 +97,10 @@ def public_catalog(catalog: Catalog, settings: Settings) -> dict[str, Any]:
     reasons = {mark.relation: mark.reason for mark in privacy_marks(catalog, settings)}
     for table in described["tables"]:
         table["private_reason"] = reasons[table["name"]]
+        # the database's comments are the custodian's notes (they may quote example values): never an analyst's
+        table.pop("comment", None)
+        for column in table["columns"]:
+            column.pop("comment", None)
     described["declared"] = {
         "root": settings.privacy.root,
         "public_values": list(settings.synth.public_values),

@@ -139,3 +139,24 @@ def test_no_docs_pages_that_load_scripts_from_elsewhere(client_for):
         r = client.get(path)
         assert r.status_code == 200 and "<script" not in r.text and 'href="/openapi.json"' in r.text
     assert client.get("/openapi.json").status_code == 200
+
+
+def test_the_databases_comments_are_not_in_the_public_catalog(tmp_path):
+    """``COMMENT ON`` text is the custodian's (it may quote example values): the catalog an analyst sees leaves it out."""
+    import duckdb
+
+    from pimento.config import Settings
+    from pimento.engines import open_engine
+    from pimento.service.deployment import public_catalog
+
+    path = tmp_path / "c.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE Patient (id INTEGER PRIMARY KEY, name VARCHAR)")
+    con.execute("COMMENT ON TABLE Patient IS 'one row per patient, e.g. Ana Baker'")
+    con.execute("COMMENT ON COLUMN Patient.name IS 'full name, e.g. Ana Baker'")
+    con.close()
+    engine = open_engine(str(path))
+    catalog = engine.introspect()
+    engine.close()
+    assert catalog.table("Patient").column("name").comment  # read from the database
+    assert "Ana Baker" not in repr(public_catalog(catalog, Settings()))
