@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pimento.errors import NotACountingQuestion
 
-__all__ = ["CountIntent", "detect_intent"]
+__all__ = ["OTHER_AGGREGATES", "CountIntent", "detect_intent", "other_aggregate"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,22 @@ _EXTREME = re.compile(
 )
 _RATIO = re.compile(r"\b(?:percentage|proportion|ratio|fraction|share)\s+of\b", re.IGNORECASE)
 
+#: what a question asks for instead of a count or a list: (reason, cue, how an error names it)
+OTHER_AGGREGATES = (
+    ("average", _AVERAGE, "an average"),
+    ("sum", _SUM, "a sum or amount"),
+    ("extreme", _EXTREME, "a maximum, minimum or ranking"),
+    ("ratio", _RATIO, "a percentage or ratio"),
+)
+
+
+def other_aggregate(text: str) -> tuple[str, str] | None:
+    """(reason, what) of the first aggregate other than a count that ``text`` asks for, or None."""
+    for reason, pattern, what in OTHER_AGGREGATES:
+        if pattern.search(text):
+            return reason, what
+    return None
+
 
 def detect_intent(question: str, column_phrases: frozenset[str] = frozenset()) -> CountIntent:
     """Find the counting cue, or raise :class:`NotACountingQuestion` naming what the question asks.
@@ -71,14 +87,10 @@ def detect_intent(question: str, column_phrases: frozenset[str] = frozenset()) -
         if match:
             break
     if match is None:
-        for reason, pattern, what in (
-            ("average", _AVERAGE, "an average"),
-            ("sum", _SUM, "a sum or amount"),
-            ("extreme", _EXTREME, "a maximum, minimum or ranking"),
-            ("ratio", _RATIO, "a percentage or ratio"),
-        ):
-            if pattern.search(text):
-                raise NotACountingQuestion(question, reason, f"the question asks for {what}, not a count: {text!r}")
+        other = other_aggregate(text)
+        if other is not None:
+            reason, what = other
+            raise NotACountingQuestion(question, reason, f"the question asks for {what}, not a count: {text!r}")
         raise NotACountingQuestion(
             question, "list", f"the question asks for a list or a value, not a count (no 'how many' / 'number of'): {text!r}"
         )

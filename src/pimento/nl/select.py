@@ -24,7 +24,7 @@ import sqlglot
 from sqlglot import exp
 
 from pimento.errors import InternalError, NotACountingQuestion, NotASelectQuestion
-from pimento.nl.count_intent import _AVERAGE, _EXTREME, _RATIO, _SUM, CountIntent, detect_intent
+from pimento.nl.count_intent import CountIntent, detect_intent, other_aggregate
 from pimento.nl.text import STOPWORDS, Token, tokenize
 from pimento.nl.count_assembly import _edge_bonus, _pred_sql, _trees
 from pimento.nl.mentions import _value_mentions
@@ -149,14 +149,10 @@ def _refuse(question: str) -> None:
     text = " ".join(question.split())
     if not text:
         raise NotASelectQuestion(question, "empty", "the question is empty")
-    for reason, pattern, what in (
-        ("average", _AVERAGE, "an average"),
-        ("sum", _SUM, "a sum or amount"),
-        ("extreme", _EXTREME, "a maximum, minimum or ranking"),
-        ("ratio", _RATIO, "a percentage or ratio"),
-    ):
-        if pattern.search(text):
-            raise NotASelectQuestion(question, reason, f"the question asks for {what}, outside select-project-join: {text!r}")
+    other = other_aggregate(text)
+    if other is not None:
+        reason, what = other
+        raise NotASelectQuestion(question, reason, f"the question asks for {what}, outside select-project-join: {text!r}")
 
 
 # --------------------------------------------------------------------------- projection
