@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import pytest
-import typer
+from cli_support import command_app
 from db_support import SHOP, duckdb_file
 from typer.testing import CliRunner
 
@@ -88,13 +88,7 @@ def test_unknown_analyst_and_unsupported_sql_spend_nothing(db):
 def test_cli_sql_json(db, rs_impl):
     from pimento.cli import cmd_sql
 
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        """test app"""
-
-    cmd_sql.register(app)
+    app = command_app(cmd_sql)
     result = CliRunner().invoke(app, ["sql", "--db", db, "--sql", "SELECT COUNT(*) FROM customers", "--epsilon", "1", "--delta", "1e-6", "--analyst", "bob", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)

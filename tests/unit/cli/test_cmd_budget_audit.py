@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 import pytest
+from cli_support import command_app
 import typer
 from typer.testing import CliRunner
 
@@ -16,15 +17,7 @@ from pimento.mechanisms import Ledger, guarded_release, ledger_path, mechanism_f
 
 @pytest.fixture
 def app() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        """test app"""
-
-    cmd_budget.register(app)
-    cmd_audit.register(app)
-    return app
+    return command_app(cmd_budget, cmd_audit)
 
 
 @pytest.fixture

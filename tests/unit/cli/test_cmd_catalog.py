@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from cli_support import command_app
 import typer
 from typer.testing import CliRunner
 
@@ -21,14 +22,7 @@ def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def app() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        """Test root (keeps `catalog` a sub-command)."""
-
-    cmd_catalog.register(app)
-    return app
+    return command_app(cmd_catalog)
 
 
 @pytest.fixture

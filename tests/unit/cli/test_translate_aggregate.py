@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-import typer
+from cli_support import command_app
 from typer.testing import CliRunner
 
 from pimento.cli import _common, cmd_translate
@@ -21,14 +21,7 @@ def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def app():
-    application = typer.Typer()
-    cmd_translate.register(application)
-
-    @application.callback()
-    def _root() -> None:
-        pass
-
-    return application
+    return command_app(cmd_translate)
 
 
 @pytest.fixture(scope="module")

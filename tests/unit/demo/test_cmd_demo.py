@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_support import command_app
 import typer
 from typer.testing import CliRunner
 
@@ -17,14 +18,7 @@ runner = CliRunner()
 
 @pytest.fixture
 def app() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        """Test root."""
-
-    cmd_demo.register(app)
-    return app
+    return command_app(cmd_demo)
 
 
 def test_create_writes_the_database_and_refuses_to_overwrite(app: typer.Typer, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-import typer
+from cli_support import command_app
 from db_support import SHOP, duckdb_file
 from typer.testing import CliRunner
 
@@ -163,13 +163,7 @@ def test_session_failure_after_the_charge_is_one_fixed_message(shop, monkeypatch
         assert s.ledger.spent(s.location).epsilon == 1
     from pimento.cli import cmd_sql
 
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        """test app"""
-
-    cmd_sql.register(app)
+    app = command_app(cmd_sql)
     result = CliRunner().invoke(app, ["sql", "--db", str(shop), "--sql", JOIN.replace("COUNT(*)", "COUNT( * )"), "--epsilon", "0.5", "--delta", "1e-6", "--json"])
     assert result.exit_code == 2
     assert DeploymentHaltedError.MESSAGE in " ".join(result.output.split())  # halted: refused before any charge
