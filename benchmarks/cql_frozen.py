@@ -6,6 +6,7 @@
     python -m benchmarks.cql_frozen --round 3        # the two texts of round 3 (written after commit 4681ec7)
     python -m benchmarks.cql_frozen --round 4        # the two texts of round 4 (written after commit 759d0e5)
     python -m benchmarks.cql_frozen --round 5        # the two texts of round 5 (written after commit 7eccc2b)
+    python -m benchmarks.cql_frozen --round 6        # the two texts of round 6 (written after commit ef3f76f)
 
 The two domains under ``tests/data/policies/`` (a city human-services case-record rule and a
 clinical-trial data-sharing schedule) were written, with their schema and hand-made gold norms,
@@ -32,6 +33,11 @@ changes made after it.
 "who may see what" list followed by ordinary sentences; ``frozen5_courier``: a courier company's operations handbook on
 customer and delivery data, in terse imperative sentences), written the same way after the extractor's rules of commit
 7eccc2b and pinned before the changes made after it.
+
+``--round 6`` scores two more (``frozen6_hotel``: a hotel group's consumer-facing guest data notice, numbered items under
+headings, in the first and second person; ``frozen6_legal_aid``: a legal aid clinic's formal case-file protocol, long
+sentences with nested qualifications and capitalised defined terms), written the same way after the extractor's rules
+of commit ef3f76f and pinned before the changes made after it.
 
 Each domain is scored as :mod:`benchmarks.cql_extract` scores one (norms paired by id; role,
 data and condition items by what they ground to), for two readings of the extractor's output:
@@ -70,8 +76,8 @@ from pimento.errors import PolicyError
 from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.review import apply_review, confirm_all, open_questions
 
-__all__ = ["DOMAINS", "DOMAINS_ROUND2", "DOMAINS_ROUND3", "DOMAINS_ROUND4", "DOMAINS_ROUND5", "FROZEN", "ROUNDS",
-           "check_frozen", "main", "run", "score_extraction", "score_texts", "scored_cli"]
+__all__ = ["DOMAINS", "DOMAINS_ROUND2", "DOMAINS_ROUND3", "DOMAINS_ROUND4", "DOMAINS_ROUND5", "DOMAINS_ROUND6", "FROZEN",
+           "ROUNDS", "check_frozen", "main", "run", "score_extraction", "score_texts", "scored_cli"]
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "data" / "policies"
 DOMAINS = ("social_services", "clinical_trial")
@@ -83,9 +89,11 @@ DOMAINS_ROUND3 = ("frozen3_probation", "frozen3_wearable")
 DOMAINS_ROUND4 = ("frozen4_housing", "frozen4_charity")
 #: round 5 (issue 27, FROZEN5): written after the extractor's rules of commit 7eccc2b, pinned before the next changes
 DOMAINS_ROUND5 = ("frozen5_dental", "frozen5_courier")
+#: round 6 (issue 27, FROZEN6): written after the extractor's rules of commit ef3f76f, pinned before the next changes
+DOMAINS_ROUND6 = ("frozen6_hotel", "frozen6_legal_aid")
 #: ``--round N`` -> the frozen texts it scores
 ROUNDS: dict[int, tuple[str, ...]] = {1: DOMAINS, 2: DOMAINS_ROUND2, 3: DOMAINS_ROUND3, 4: DOMAINS_ROUND4,
-                                      5: DOMAINS_ROUND5}
+                                      5: DOMAINS_ROUND5, 6: DOMAINS_ROUND6}
 #: SHA-256 of every frozen file, pinned before the first extractor change (2026-11-27 23:50 UTC)
 FROZEN: dict[str, str] = {
     "social_services/policy.txt": "ec1ac298f92d37a88b2a9b168efe6628bb0bb1e234884e176521fc5e90af0e88",
@@ -122,6 +130,13 @@ FROZEN: dict[str, str] = {
     "frozen5_courier/policy.txt": "587ee31e9c96f320cd33c242a079165aef67d1332dfa733563f413dd93064cae",
     "frozen5_courier/schema.sql": "f34f9753110729175ff16d97cb7f5101de4254538b25f6fbac6eaf8299a062d9",
     "frozen5_courier/gold.yaml": "11bb1f4eb29fb49b2c43fae4af045e03162354111a0288ebcf69c799d13ab3ad",
+    # round 6, pinned 2026-11-28 14:22 UTC, before the extractor changes that follow commit ef3f76f
+    "frozen6_hotel/policy.txt": "aaf44d0f14c6c258b7646d10f66820fd47b12f72e833f47ede54062f2005618b",
+    "frozen6_hotel/schema.sql": "139b4efe4141494877a5a70a7788bf7d2b5a2da92fe428f254baf2c23bfb9d5e",
+    "frozen6_hotel/gold.yaml": "4f82efb9430eb47e6624c974a7a83a8e586971164eab99e5c5e78fa4aa65f37d",
+    "frozen6_legal_aid/policy.txt": "3bb95765c90566edfbca8a509c30847eee93f30b2b3358c181ccfffa9c96a804",
+    "frozen6_legal_aid/schema.sql": "49e293d647da69b9f6030321902a31a4aae4ced43587fa80644b4079739f4872",
+    "frozen6_legal_aid/gold.yaml": "f91d1ee1221a44bcc5088591663188484d9130de8b12c5146f6b7b7fff7295e4",
 }
 _PINNED_FILES = ("policy.txt", "schema.sql", "gold.yaml")
 

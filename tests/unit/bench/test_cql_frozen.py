@@ -13,8 +13,8 @@ import duckdb
 import pytest
 
 from benchmarks import cql_dev, cql_frozen
-from benchmarks.cql_frozen import (DOMAINS, DOMAINS_ROUND2, DOMAINS_ROUND3, DOMAINS_ROUND4, DOMAINS_ROUND5, FROZEN,
-                                   ROOT, ROUNDS, check_frozen)
+from benchmarks.cql_frozen import (DOMAINS, DOMAINS_ROUND2, DOMAINS_ROUND3, DOMAINS_ROUND4, DOMAINS_ROUND5,
+                                   DOMAINS_ROUND6, FROZEN, ROOT, ROUNDS, check_frozen)
 from pimento.errors import PolicyError
 
 
@@ -25,12 +25,13 @@ def test_the_pins_match_the_files() -> None:
     check_frozen(domains=DOMAINS_ROUND3)
     check_frozen(domains=DOMAINS_ROUND4)
     check_frozen(domains=DOMAINS_ROUND5)
+    check_frozen(domains=DOMAINS_ROUND6)
 
 
 def test_every_frozen_text_of_every_round_is_pinned_and_nothing_else() -> None:
     assert ROUNDS == {1: ("social_services", "clinical_trial"), 2: ("frozen2_ride_hailing", "frozen2_smart_meter"),
                       3: ("frozen3_probation", "frozen3_wearable"), 4: ("frozen4_housing", "frozen4_charity"),
-                      5: ("frozen5_dental", "frozen5_courier")}
+                      5: ("frozen5_dental", "frozen5_courier"), 6: ("frozen6_hotel", "frozen6_legal_aid")}
     expected = {f"{name}/{f}" for names in ROUNDS.values() for name in names
                 for f in ("policy.txt", "schema.sql", "gold.yaml")}
     assert set(FROZEN) == expected
@@ -44,8 +45,8 @@ def _copy_round(tmp_path: Path, domains: tuple[str, ...]) -> Path:
 
 
 @pytest.mark.parametrize("changed", ["policy.txt", "schema.sql", "gold.yaml"])
-@pytest.mark.parametrize("domains", [DOMAINS_ROUND2, DOMAINS_ROUND3, DOMAINS_ROUND4, DOMAINS_ROUND5],
-                         ids=["round2", "round3", "round4", "round5"])
+@pytest.mark.parametrize("domains", [DOMAINS_ROUND2, DOMAINS_ROUND3, DOMAINS_ROUND4, DOMAINS_ROUND5, DOMAINS_ROUND6],
+                         ids=["round2", "round3", "round4", "round5", "round6"])
 def test_a_changed_frozen_file_is_refused(tmp_path: Path, changed: str, domains: tuple[str, ...]) -> None:
     root = _copy_round(tmp_path, domains)
     check_frozen(root, domains)  # the copy itself passes
@@ -122,8 +123,9 @@ def test_round_picks_the_texts_scored_and_round_1_is_the_default(monkeypatch: py
     assert _scored(monkeypatch, cql_frozen, ["--round", "3"]) == [DOMAINS_ROUND3]
     assert _scored(monkeypatch, cql_frozen, ["--round", "4"]) == [DOMAINS_ROUND4]
     assert _scored(monkeypatch, cql_frozen, ["--round", "5"]) == [DOMAINS_ROUND5]
+    assert _scored(monkeypatch, cql_frozen, ["--round", "6"]) == [DOMAINS_ROUND6]
     with pytest.raises(SystemExit):
-        cql_frozen.main(["--round", "6"])
+        cql_frozen.main(["--round", "7"])
     # the development benchmark shares the command line but has no rounds
     assert _scored(monkeypatch, cql_dev, []) == [("default",)]
     with pytest.raises(SystemExit):
