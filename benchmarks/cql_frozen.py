@@ -52,7 +52,9 @@ data and condition items by what they ground to), for two readings of the extrac
   (it reads the gold, so it says how much the questions cover, not how well the extractor grounds).
 
 ``data_permit_precision`` is the data precision over permit norms only (what a permit covers
-that the text does not name). An extraction that raises (no norm at all) scores zero, and so does a
+that the text does not name); ``data_permit`` gives it with its counts (right / predicted items), and the table
+shows ``none`` where no enforced permit covers a column (the scorer's precision is then 0.0% or 100.0% by
+convention). Each dimension's ``tp``, ``predicted`` and ``gold`` item counts are in the JSON (aggregates only). An extraction that raises (no norm at all) scores zero, and so does a
 review that leaves no valid policy (every norm held, nothing to confirm).
 """
 
@@ -155,17 +157,25 @@ def check_frozen(root: Path = ROOT, domains: tuple[str, ...] | None = None) -> N
             raise SystemExit(f"frozen file {rel} changed (sha256 {actual}): the sealed figures no longer apply")
 
 
-def _permit_data_precision(predicted: dict[str, Any], gold: dict[str, Any]) -> float:
+def _permit_data(predicted: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
+    """Data precision over permit norms only, with its counts (``predicted`` 0: no enforced permit covers anything)."""
     permits = {n["id"] for n in gold["norms"] if n["sign"] == "permit"}
     pred = dict(predicted, norms=[n for n in predicted.get("norms", []) if n["sign"] == "permit"])
-    return float(score(pred, dict(gold, norms=[n for n in gold["norms"] if n["id"] in permits]))["data"]["precision"])
+    data = score(pred, dict(gold, norms=[n for n in gold["norms"] if n["id"] in permits]))["data"]
+    return {"precision": float(data["precision"]), "tp": data["tp"], "predicted": data["predicted"]}
+
+
+_COUNTS = ("precision", "recall", "f1", "tp", "predicted", "gold")
 
 
 def score_extraction(document: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
-    """Aggregate scores of one extracted document (no per-norm detail)."""
+    """Aggregate scores of one extracted document (no per-norm detail): P/R/F1 and the item counts of each
+    dimension (how many items were predicted tells a precision of 0.0% with no item from one with only wrong ones)."""
     s = score(document, gold)
-    out: dict[str, Any] = {d: {k: s[d][k] for k in ("precision", "recall", "f1")} for d in (*DIMENSIONS, "all")}
-    out["data_permit_precision"] = _permit_data_precision(document, gold)
+    out: dict[str, Any] = {d: {k: s[d][k] for k in _COUNTS if k in s[d]} for d in (*DIMENSIONS, "all")}
+    permit = _permit_data(document, gold)
+    out["data_permit_precision"] = permit["precision"]
+    out["data_permit"] = permit
     out["extracted_norms"] = s["extracted_norms"]
     out["gold_norms"] = s["gold_norms"]
     return out
@@ -230,10 +240,20 @@ def _table(results: dict[str, Any]) -> str:
             lines.append(
                 f"| {name} | {reading} | {100 * m['role']['f1']:.1f}% | {100 * m['data']['precision']:.1f}% | "
                 f"{100 * m['data']['recall']:.1f}% | {100 * m['data']['f1']:.1f}% | "
-                f"{100 * m['data_permit_precision']:.1f}% | {100 * m['conditions']['f1']:.1f}% | "
+                f"{_permit_cell(m)} | {100 * m['conditions']['f1']:.1f}% | "
                 f"{100 * m['all']['f1']:.1f}% | {m['extracted_norms']}/{m['gold_norms']} | "
                 f"{m.get('open_questions', '-')} |")
     return "\n".join(lines)
+
+
+def _permit_cell(m: dict[str, Any]) -> str:
+    """The permits' data precision with its counts; ``none`` where no enforced permit covers a column."""
+    permit = m.get("data_permit") or {}
+    if "predicted" not in permit:
+        return f"{100 * m['data_permit_precision']:.1f}%"
+    if not permit["predicted"]:
+        return "none"
+    return f"{100 * permit['precision']:.1f}% ({permit['tp']}/{permit['predicted']})"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -131,3 +131,29 @@ def test_round_picks_the_texts_scored_and_round_1_is_the_default(monkeypatch: py
     with pytest.raises(SystemExit):
         cql_dev.main(["--round", "2"])
     capsys.readouterr()
+
+
+def _doc(norms: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"grounding": {"principals": {"staff": {"relation": "Staff"}}, "roles": {"nurse": {"principal": "staff"}},
+                          "data_types": {"phone": {"locations": [{"relation": "Patient", "attribute": "phone"}]},
+                                         "notes": {"locations": [{"relation": "Patient", "attribute": "notes"}]}}},
+            "norms": norms}
+
+
+def _permit(data: str) -> dict[str, Any]:
+    return {"id": "C1", "sign": "permit", "recipient": "nurse", "data": [data]}
+
+
+def test_the_permit_cell_tells_no_permit_from_wrong_ones() -> None:
+    """A permit data precision of 0.0% is shown as ``none`` when no enforced permit covers a column, and with its
+    counts when the permits cover only wrong columns (the two were one figure before)."""
+    gold = _doc([_permit("phone")])
+    none = cql_frozen.score_extraction(_doc([]), gold)
+    wrong = cql_frozen.score_extraction(_doc([_permit("notes")]), gold)
+    right = cql_frozen.score_extraction(_doc([_permit("phone")]), gold)
+    assert none["data_permit_precision"] == wrong["data_permit_precision"] == 0.0
+    assert none["data_permit"] == {"precision": 0.0, "tp": 0, "predicted": 0}
+    assert cql_frozen._permit_cell(none) == "none"
+    assert cql_frozen._permit_cell(wrong) == "0.0% (0/1)"
+    assert cql_frozen._permit_cell(right) == "100.0% (1/1)"
+    assert right["data"]["predicted"] == right["data"]["tp"] == right["data"]["gold"] == 1
