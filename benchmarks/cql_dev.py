@@ -9,7 +9,9 @@ Scored exactly as :mod:`benchmarks.cql_frozen` scores the frozen texts (the ``dr
 them (``docs/benchmarks.md``, "Grounding on two development texts"; for dev_telecom and dev_admissions,
 "Policy extraction on new development texts"; for dev_insurer_claims and dev_recruitment, "Policy extraction: two
 more development texts and generic fixes"; for dev_vet_practice, "Drafts that fail narrow"; for dev_dental_legacy, a
-schema of terse names described by COMMENT ON, "Grounding through column comments"), so their figures say what the
+schema of terse names described by COMMENT ON, "Grounding through column comments"; for dev_tutoring, conditions of
+varied kinds, "Conditions grounded to join paths"; for dev_gym and dev_car_rental, a who-may-see-what list and terse
+imperative rules, "Provision shapes and roles on two new development texts"), so their figures say what the
 rules do on the text they were fixed on, not how they generalise; the frozen figures say that.
 """
 
@@ -24,7 +26,7 @@ __all__ = ["DEV", "main", "run"]
 
 #: development texts with a gold (written before the extractor ran on their text)
 DEV = ("dev_biobank", "dev_pbm", "dev_telecom", "dev_admissions", "dev_insurer_claims", "dev_recruitment",
-       "dev_vet_practice", "dev_dental_legacy")
+       "dev_vet_practice", "dev_dental_legacy", "dev_tutoring", "dev_gym", "dev_car_rental")
 
 
 def run(workdir: Path, domains: tuple[str, ...] = DEV) -> dict[str, Any]:

@@ -521,10 +521,23 @@ def _subject_table(frames: list[Frame], schema: Schema, explicit: str | None) ->
             r = ground_role(phrase, schema) if phrase else None
             if r is not None:
                 votes[r.table.name] += 1
+        if f.subject == "you":  # "your pet's notes": the reader owns the pet (the principal a pet references)
+            for owner in f.possessors:
+                you = _owner_of(ground_role(owner, schema), schema)
+                if you is not None:
+                    votes[you.name] += 1
     if votes:
         return schema.catalog.table(votes.most_common(1)[0][0])
     refs = Counter(fk.ref_table for fk in schema.catalog.foreign_keys)
     return schema.catalog.table(refs.most_common(1)[0][0]) if refs else None
+
+
+def _owner_of(g: RoleG | None, schema: Schema) -> Table | None:
+    """The one principal table that ``g``'s table references by a foreign key (Pet -> Owner), else None."""
+    if g is None:
+        return None
+    owners = {t.name: t for t in schema.principals if t is not g.table and schema.fk_columns(g.table, t)}
+    return next(iter(owners.values())) if len(owners) == 1 else None
 
 
 class _Unextracted(Exception):
@@ -545,7 +558,8 @@ def _is_issuer(agent: str | None, issuer: frozenset[str], schema: Schema) -> boo
     """"The Biobank" in a text titled "... BIOBANK ... POLICY": one capitalised word of a title that
     names no table or role value is the organization itself (not a third party such as "the Sponsor",
     which the title does not name)."""
-    return (agent is not None and re.fullmatch(r"[A-Z][a-z]+", agent) is not None and agent.lower() in issuer
+    return (agent is not None and re.fullmatch(r"[A-Z][a-z]+(?:[A-Z][a-z]+)*", agent) is not None  # "PeakForm" too
+            and agent.lower() in issuer
             and ground_role(agent, schema) is None)
 
 
@@ -624,11 +638,16 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
 
     def atoms(text: str, actor: str | None, *, strict: bool) -> list[Any]:
         out: list[Any] = []
+        before = len(missed)
         for group in ground_condition(text, schema, vars_, actor=actor, year=year,
                                       missed=missed if strict else None, agent=agent_var, purposes=own):
             names = list(dict.fromkeys((doc.condition(a), a.negated) for a in group))
             forms = [{"not": n} if neg else n for n, neg in names]
             out.append(forms[0] if len(forms) == 1 else {"any": forms})
+        if strict and not out and len(missed) == before and _says_something(text):
+            # "whose claim they handle": words that restrict the permit grounded to no view and were not reported:
+            # held, never dropped (the permit would hold for every subject)
+            missed.append(text)
         return out
 
     positive: list[Any] = []
@@ -686,6 +705,16 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
     norm["source"] = frame.text
     norm["citation"] = f"sentence {frame.id} of the policy text (extracted offline by rules; review)"
     return norm, list(frame.data), missed
+
+
+#: the words of a modifier that restrict nothing ("processing", "acting", a bare pronoun or relative)
+_RESTRICTS_NOTHING = frozenset("""who whom whose which that they them their he she it we you is are has have had be
+    been does do acting processing providing performing on behalf of its own the a an""".split())
+
+
+def _says_something(text: str) -> bool:
+    """Does a condition or modifier text have a word that restricts (not only pronouns, relatives, auxiliaries)?"""
+    return any(w not in _RESTRICTS_NOTHING for w in re.findall(r"[a-z]+", text.lower()))
 
 
 def re_split_or(text: str) -> list[str]:

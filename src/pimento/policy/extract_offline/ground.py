@@ -75,11 +75,18 @@ class RoleG:
 ANY_ROLE = RoleG.__new__(RoleG)  # sentinel: "anyone"
 
 
-def _role_words(phrase: str) -> list[str]:
+def _role_words(phrase: str, keep_organizations: bool = False) -> list[str]:
+    """The words of a role phrase that name it: no stop words, no possessor ("the student's parent" -> parent), no
+    organization word ("company", "firm") unless it is all the phrase says or ``keep_organizations``."""
     phrase = re.sub(r"^.*'s\s+", "", phrase)  # "the student's parent" -> parent
     ws = [w for w in words(phrase) if w not in STOPWORDS and w not in ("another", "other", "same")]
     kept = [w for w in ws if w not in ORGANIZATIONS]
-    return kept or ws
+    return ws if keep_organizations else kept or ws
+
+
+def _names_column(column: str) -> bool:
+    """A column of names (``name``, ``full_name``, ``company_name``): its values are proper names, not roles."""
+    return "name" in name_words(column)
 
 
 def _cover(phrase: list[str], target: list[str]) -> tuple[float, float]:
@@ -140,6 +147,7 @@ def _ground_one(phrase: str, schema: Schema) -> RoleG | None:
     ws = _role_words(phrase)
     if not ws:
         return None
+    whole = _role_words(phrase, keep_organizations=True)
     best: tuple[float, RoleG] | None = None
     for table in schema.principals:
         tw = list(name_words(table.name))
@@ -158,11 +166,15 @@ def _ground_one(phrase: str, schema: Schema) -> RoleG | None:
             if best is None or score > best[0]:
                 best = (score, g)
         for col, vals in schema.categorical(table):
+            if _names_column(col):  # proper names ("PeakForm Central", "Dee Park"), not kinds of people
+                continue
             for v in vals:
                 vw = _value_words(v)
-                cp, ct = _cover(ws, vw)
+                # a value may spell the organization word the table match leaves out ("parking company" is
+                # 'parking_company', not a table of companies)
+                (cp, ct), exact = max((_cover(ws, vw), _exact(ws, vw)), (_cover(whole, vw), _exact(whole, vw)))
                 if cp > 0 and (ct == 1.0 or cp * ct >= 0.5):  # the value named in full, or half of both
-                    score = cp * ct
+                    score = cp * ct + (0.005 if exact else 0.0)  # by lemma beats by stem only ("park" ~ "parking")
                     if best is None or score > best[0]:
                         best = (score, RoleG(table, col, v, tuple(ws)))
     return best[1] if best else None
@@ -247,7 +259,7 @@ def _literal_word(w: str, x: str) -> bool:
 
 def _literal_name(content: list[str], table: Table) -> bool:
     """Do the content words name ``table`` word for word (each word of either matched by one of the other)?"""
-    tw = _table_words(table)
+    tw = [x for x in _table_words(table) if x not in STOPWORDS] or _table_words(table)  # CheckIn: "check-in"
     return bool(content) and all(any(_literal_word(w, x) for x in tw) for w in content) and all(
         any(_literal_word(w, x) for w in content) for x in tw)
 
@@ -553,7 +565,7 @@ def _by_names(phrase: str, schema: Schema, *, personal: list[Table], public: lis
                         how = "category_columns" if how == "none" else how
             if spec.get("key") and subject is not None and not is_public:
                 found.append((subject.name, schema.key(subject)))
-    if len(found) > before:  # the lexicon's category added columns (or whole tables) the phrase does not spell
+    if len(set(found)) > len(set(found[:before])):  # the category added columns (or tables) the phrase does not spell
         kind = "category_tables" if how == "category_tables" else "category_columns"
         evidence = kind if evidence == "none" else f"{evidence}+category"
     # 4. a column named by every word, anywhere (hivstatus in a reference table)

@@ -20,7 +20,12 @@ __all__ = [
     "DATA_CATEGORIES",
     "DATA_HEADS",
     "DISCLOSE_VERBS",
+    "DITRANSITIVE_VERBS",
     "FLOW_VERBS",
+    "IMPERATIVE_VERBS",
+    "INFINITIVE_PURPOSE_VERBS",
+    "LIST_DENY",
+    "LIST_PERMIT",
     "NOTIFY_VERBS",
     "ORGANIZATIONS",
     "PERSONAL",
@@ -40,7 +45,7 @@ DISCLOSE_VERBS = frozenset(
 #: Verbs whose grammatical subject receives the data ("Y may receive D from X").
 RECEIVE_VERBS = frozenset(
     """receive collect access inspect review know obtain view see read request get examine
-    copy acquire retrieve gather""".split()
+    copy acquire retrieve gather open""".split()
 )
 #: Verbs whose object is the person told ("may consult another physician", "inform a parent about D").
 NOTIFY_VERBS = frozenset("consult inform notify tell contact advise brief alert".split())
@@ -48,6 +53,31 @@ NOTIFY_VERBS = frozenset("consult inform notify tell contact advise brief alert"
 FLOW_VERBS = frozenset("flow pass move travel".split())
 #: Verbs of internal use ("the business may use D for P").
 USE_VERBS = frozenset("use process analyze analyse store retain maintain handle combine".split())
+
+#: Verbs that open an imperative rule of a handbook ("Give the police ...", "Never pass D to Y", "Do not keep D ...")
+#: -> the verb the modal shapes read (``pass``/``show``/``hand`` move the data to someone: disclose; ``keep``:
+#: retain). Verbs of the classes above open an imperative too, as themselves.
+IMPERATIVE_VERBS: dict[str, str] = {"pass": "disclose", "show": "disclose", "hand": "disclose", "give": "give",
+                                    "keep": "retain", "store": "store", "retain": "retain", "copy": "copy",
+                                    "print": "disclose", "email": "send", "mail": "send", "forward": "forward"}
+#: Imperative verbs that take the recipient first ("Give the police D", "Show a technician D").
+DITRANSITIVE_VERBS = frozenset("give show send pass hand tell email mail forward provide sell".split())
+#: Verbs whose infinitive after the data states a purpose ("... card details to collect membership fees", "... to
+#: verify the renter's identity"); words that are as often nouns after "to" ("support staff", "help desk", "market")
+#: are left out, so "disclosed to support staff" keeps its recipient.
+INFINITIVE_PURPOSE_VERBS = frozenset(
+    """verify check confirm authenticate identify collect settle investigate prevent detect deliver contact arrange
+    book schedule assess comply respond resolve recover prepare improve promote fulfil fulfill enforce administer
+    evaluate monitor protect pursue enable perform calculate refund defend establish send process bill notify
+    provide obtain complete secure manage""".split()
+)
+#: The access column of a "who may see what" list line ("Trainers - workout plans - view and edit."): words of a
+#: permit, and phrases of a prohibition.
+LIST_PERMIT = frozenset(
+    "view edit read see access update amend change write modify download print use receive full only yes".split()
+)
+LIST_DENY = re.compile(r"^(?:no(?:ne|t)?(?:\s+access)?|no\s+(?:view|viewing|access\s+at\s+all)|never|prohibited|forbidden|"
+                       r"denied|not\s+(?:permitted|allowed|authori[sz]ed)|x)$", re.IGNORECASE)
 
 #: Heads of a subject phrase that name the regulated organization itself, not a principal.
 ORGANIZATIONS = frozenset(

@@ -9,6 +9,10 @@ The shapes, with the slots they fill (``[...]`` optional, in any order after the
     DATA      may|shall not  be disclosed|used  [to RECIPIENT] [other than R1 or R2] ...   (passive)
     DATA      is not personal information and may be disclosed to anyone                  (public data)
 
+A "who may see what" list line (``ROLE - DATA - view`` / ``- no access``, :func:`_listed`) and a handbook's
+imperative (``Never pass D to Y``, ``Give Y D only for P``, :func:`_imperative`) are rewritten into these shapes
+first; ``to VERB ...`` after the data is the purpose (``... to verify the renter's identity``).
+
 Prohibitions read in these shapes after a rewrite: ``Under no circumstances may X V ...`` /
 ``In no event shall X V ...`` -> ``X may not V ...``; ``Disclosure of D to R is prohibited`` ->
 ``D may not be disclosed to R``; ``Nobody may`` (anyone), ``It is prohibited to`` (no agent named);
@@ -30,7 +34,12 @@ from dataclasses import dataclass, field
 from pimento.nl.text import lemma
 from pimento.policy.extract_offline.lexicon import (
     DISCLOSE_VERBS,
+    DITRANSITIVE_VERBS,
     FLOW_VERBS,
+    IMPERATIVE_VERBS,
+    INFINITIVE_PURPOSE_VERBS,
+    LIST_DENY,
+    LIST_PERMIT,
     NOTIFY_VERBS,
     RECEIVE_VERBS,
     USE_VERBS,
@@ -71,6 +80,8 @@ def split_sentences(text: str) -> list[Sentence]:
         m = _LABEL.match(line)
         if m:
             blocks.append((m.group(1) or m.group(2) or m.group(3) or "", line[m.end():]))
+        elif _is_title(line) or (blocks and blocks[-1][0] is None and _is_title(blocks[-1][1])):
+            blocks.append((None, line))  # a title in capitals is a block of its own, as is the line after it
         elif blocks and blocks[-1][1]:
             label, body = blocks[-1]
             blocks[-1] = (label, body + " " + line)
@@ -96,6 +107,11 @@ def split_sentences(text: str) -> list[Sentence]:
             used.add(sid)
             out.append(Sentence(sid, part))
     return out
+
+
+def _is_title(line: str) -> bool:
+    """A line in capitals (``PEAKFORM GYMS``): a title, never part of the next line's sentence."""
+    return any(ch.isalpha() for ch in line) and line.upper() == line
 
 
 #: a question that opens a labelled provision, and a bare yes or no that opens its answer (``Q2. Do the groomers see
@@ -182,6 +198,8 @@ class Frame:
     subject_of_agent: bool = False
     #: "shall not ... except as permitted by this part": restates that what no norm permits is denied
     restates_default: bool = False
+    #: the reader's things that own the data ("your *pet's* species": pet), dropped from the data phrases
+    possessors: list[str] = field(default_factory=list)
 
 
 _DENY = (r"shall not|may not|must not|cannot|can not|will not|should not|shall never|may never|must never|"
@@ -194,7 +212,7 @@ _PUBLIC = re.compile(r"\bnot (?:personal|about any|about an|about a|private|conf
                      r"\bpublicly available\b|\bpublic information\b", re.IGNORECASE)
 _TAIL = re.compile(r",?\s*\b(?P<m>only if|if|provided that|on condition that|unless|except|other than|without|"
                    r"but only when|but only if|but only while|only when|when|where|only while|while|as long as|"
-                   r"so long as)\b\s*", re.IGNORECASE)
+                   r"so long as|once)\b\s*", re.IGNORECASE)
 _CORE = re.compile(r"\s*\b(?P<m>to|with|for|from)\b\s+", re.IGNORECASE)
 #: a data phrase that is only a head noun ("information", "records"): what it is about names the data
 _HEAD_ONLY = re.compile(r"^(?:information|info|data|records?|details|files?)$", re.IGNORECASE)
@@ -227,6 +245,11 @@ _PARTICIPLE = {"disclosure": "disclosed", "sharing": "shared", "sale": "sold", "
 _NOBODY = re.compile(r"^(?:nobody|no one|no-one|no person|no party)$", re.IGNORECASE)
 _UNIVERSAL = re.compile(r"^(?:for any (?:purpose|reason)|at any time|in any (?:case|event|form|manner|way)|"
                         r"under any circumstances?|whatsoever|ever)$", re.IGNORECASE)
+
+
+#: the words before a modal that make the sentence a question (a heading): an interrogative that opens it or follows
+#: a colon ("Who may see what", "Part A: what the group may do")
+_ASKS = re.compile(r"(?:^|:\s*)(?:who|what|which|whom|whose|how|why)\b(?!.*:)", re.IGNORECASE)
 
 
 def _det(text: str) -> str:
@@ -317,7 +340,22 @@ def _subject_marker(seg: str) -> re.Match[str] | None:
     """The ``of``/``about`` that introduces the subject: the first one followed by a determiner when some is
     ("the date of birth and home address *of an* applicant": ``of birth`` is the data's own), else the first."""
     led = _determined_markers(seg)
-    return led[0] if led else _SUBJ.search(seg)
+    if led:
+        return led[0]
+    # "date of birth and home address": an "of" before a bare singular noun is the data's own (place of birth,
+    # proof of address); a subject without a determiner is plural ("workout plans of members")
+    return next((m for m in _SUBJ.finditer(seg)
+                 if not (m.group("m").lower() == "of" and _bare_singular(seg[m.end():]))), None)
+
+
+def _bare_singular(rest: str) -> bool:
+    """Does ``rest`` open with a singular noun group, no word of it a plural in -s and no pronoun (``birth and ...``
+    is; ``boat owners they ...``, ``patients enrolled in ...``, ``theirs`` are not)?"""
+    group = [w.lower().strip(",;.") for w in re.split(
+        r",|\s+\b(?:and|or|who|whom|whose|that|which|they|he|she|we|under|over|with|for|to|in|on|at|from|by)\b",
+        rest.strip(), maxsplit=1, flags=re.IGNORECASE)[0].split()]
+    plural = [w for w in group if w.endswith("s") and not w.endswith(("ss", "us", "is"))]
+    return bool(group) and not plural and group[0] not in ("them", "him", "her", "you", "us", "me")
 
 
 def _determined_markers(seg: str) -> list[re.Match[str]]:
@@ -339,12 +377,100 @@ def _segments(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
     pos, marker = 0, ""
     for m in pattern.finditer(text):
         nxt = text[m.end():].split(" ", 1)[0]
+        before = text[pos:m.start()]
+        if (m.group("m").lower() == "to" and _purpose_infinitive(nxt) and before.strip()
+                and not _RELATIVE.search(before)):
+            # "card details to collect membership fees": an infinitive of purpose is the purpose slot
+            out.append((marker, before))
+            pos, marker = m.end(), "for"
+            continue
         if m.group("m").lower() == "to" and (_is_verb(nxt) or nxt.lower() in ("know",)):
             continue
         out.append((marker, text[pos:m.start()]))
         pos, marker = m.end(), m.group("m").lower()
     out.append((marker, text[pos:]))
     return [(k, v.strip(" ,;:.")) for k, v in out if v.strip(" ,;:.") or k]
+
+
+def _purpose_infinitive(word: str) -> bool:
+    """Does ``to WORD`` after the data state a purpose (``to verify the renter's identity``)?"""
+    return word.lower().strip(",.;") in INFINITIVE_PURPOSE_VERBS
+
+
+#: a "who may see what" list line: ``ROLE - DATA - ACCESS`` (dashes or bars between spaced fields)
+_LIST_SEP = re.compile(r"\s+[-\u2013\u2014|]\s+")
+
+
+def _listed(raw: str) -> str:
+    """``Trainers - workout plans of members they coach - view and edit.`` -> ``Trainers may view workout plans of
+    members they coach``; an access of ``no access`` (``none``, ``never``, ``not permitted``) -> ``... may not view
+    ...``. Read only where the line has exactly three fields, the last an access and no modal; other lines
+    unchanged."""
+    if _MODAL.search(raw):
+        return raw
+    fields = [f.strip(" .;:") for f in _LIST_SEP.split(raw.strip().rstrip("."))]
+    if len(fields) != 3 or not all(fields):
+        return raw
+    role, data, access = fields
+    if LIST_DENY.match(access):
+        return f"{role} may not view {data}"
+    ws = re.findall(r"[a-z]+", access.lower())
+    if ws and all(w in LIST_PERMIT or w in ("and", "or") for w in ws):
+        return f"{role} may view {data}"
+    return raw
+
+
+#: an imperative rule of a handbook: ``Never pass D to Y``, ``Do not keep D ...``, ``Give Y D only for P``
+_IMPERATIVE = re.compile(r"^(?P<neg>(?:never|do not|do never)\s+)?(?P<v>[A-Za-z]+)\s+(?P<rest>.+)$", re.IGNORECASE)
+#: what cannot follow an imperative verb ("Access to records is ...", "Review of files ..."): a noun's company
+_NOT_OBJECT = frozenset("to of is are was were be by in on at and or will has have can may must shall".split())
+#: where an imperative's objects end: a purpose, a condition, an exception (``only`` before it included)
+_OBJECTS_END = re.compile(r",?\s+(?:(?:but\s+)?only\s+)?\b(?:for|if|when|while|once|unless|except|provided|where|"
+                          r"as long as|so long as|to\s+(?=\w))\b", re.IGNORECASE)
+
+
+def _imperative(raw: str) -> str:
+    """A handbook's imperative rule, addressed to the staff and naming no agent, in the shapes the parser reads:
+    ``Never pass D to Y`` / ``Do not keep D once ...`` -> ``It is prohibited to disclose D to Y`` / ``... to retain
+    D once ...``; ``Give Y D only for P`` / ``Send D to Y only while C`` -> ``It is permitted to give D to Y only
+    for P`` (a permit whose purpose or condition is what ``only`` names: under the default deny the flow is not
+    permitted otherwise, so no prohibition is added). The recipient first (``Give the police D``, ``Show a
+    technician D``) is moved after the data. A positive imperative needs a verb of a data flow (``Keep D for six
+    years`` is no norm); unchanged when the first word is no such verb or a noun's company follows it."""
+    m = _IMPERATIVE.match(raw)
+    if m is None:
+        return raw
+    verb, rest, negated = m.group("v").lower(), m.group("rest"), bool(m.group("neg"))
+    flows = verb in IMPERATIVE_VERBS and IMPERATIVE_VERBS[verb] not in ("retain", "store", "copy")
+    if not (flows or (negated and verb in IMPERATIVE_VERBS) or verb in _BASE_FLOW_VERBS):
+        return raw
+    if rest.split()[0].lower() in _NOT_OBJECT:
+        return raw
+    if verb in DITRANSITIVE_VERBS:
+        rest = _recipient_last(rest)
+    canonical = IMPERATIVE_VERBS.get(verb, verb)
+    return f"It is {'prohibited' if negated else 'permitted'} to {canonical} {rest}"
+
+
+#: the base forms of the verbs of a data flow (an imperative's verb is its base form)
+_BASE_FLOW_VERBS = DISCLOSE_VERBS | RECEIVE_VERBS | USE_VERBS | NOTIFY_VERBS | FLOW_VERBS
+
+
+def _recipient_last(rest: str) -> str:
+    """``the police a renter's home address only for ...`` -> ``a renter's home address to the police only for
+    ...``: of two objects before any purpose or condition, with no ``to``/``with`` among them, the first (up to the
+    next determiner or possessive) is the recipient."""
+    end = _OBJECTS_END.search(rest)
+    objects, after = (rest[:end.start()], rest[end.start():]) if end else (rest, "")
+    if re.search(r"\b(?:to|with)\b", objects, re.IGNORECASE):
+        return rest
+    tokens = objects.split()
+    start = 1 if tokens and _DETS.match(tokens[0] + " ") else 0
+    cut = next((j for j in range(start + 1, len(tokens)) if _DETS.match(tokens[j] + " ") or tokens[j].endswith("'s")),
+               None)
+    if cut is None:
+        return rest
+    return f"{' '.join(tokens[cut:])} to {' '.join(tokens[:cut])}{after}"
 
 
 def _denominalize(raw: str) -> str:
@@ -444,6 +570,9 @@ _ADVERB = re.compile(r"^(?:only|also|always|still|additionally|likewise|ordinari
 _PRESENT_BASE = {"gets": "get", "receives": "receive", "sees": "see", "views": "view", "accesses": "access",
                  "obtains": "obtain"}
 _PRESENT = re.compile(rf"^(?P<x>[A-Z][\w' -]*?)\s+(?P<v>{'|'.join(_PRESENT_BASE)})\b", re.IGNORECASE)
+#: the same after a plural subject ("Repair shops get D"): the base form, the subject's last word in -s
+_PRESENT_PLURAL = re.compile(rf"^(?P<x>[A-Z][\w' -]*?s)\s+(?P<v>{'|'.join(_PRESENT_BASE.values())})\b",
+                             re.IGNORECASE)
 
 
 def _flow_verb(word: str) -> bool:
@@ -460,13 +589,17 @@ def _plain(raw: str, provision: bool = True) -> str:
     labelled item), also ``X gets D`` -> ``X may get D`` (in prose, "The rider sees the fare" describes)."""
     for pat, rep in _CONTRACTIONS:
         raw = re.sub(pat, rep, raw, flags=re.IGNORECASE)
-    raw = re.sub(r"\blook(?:s|ing)? at\b", "view", raw, flags=re.IGNORECASE)  # a phrasal verb: one word
+    raw = re.sub(r"\blook(?:s|ing)? (?:at|up)\b", "view", raw, flags=re.IGNORECASE)  # a phrasal verb: one word
     raw = re.sub(r"\bha(?:ve|s) access to\b", "access", raw, flags=re.IGNORECASE)
     raw = _CROSS_REF.sub("", raw)
     raw = raw[:1].upper() + raw[1:]
     raw = re.sub(r"^((?:no|nobody|no one)\b.*?)\bshall\b", r"\1may", raw, count=1, flags=re.IGNORECASE)
     if _MODAL.search(raw):
         return raw
+    if provision:  # a handbook's imperative ("Never pass D to Y", "Give Y D only for P")
+        imperative = _imperative(raw)
+        if imperative != raw:
+            return imperative
     m = re.search(r"\b(?:is|are)\s+never\s+(?P<v>\w+)\b", raw, re.IGNORECASE)
     if m and _flow_verb(m.group("v")):
         return f"{raw[:m.start()]}may not be {raw[m.start('v'):]}"
@@ -483,10 +616,11 @@ def _plain(raw: str, provision: bool = True) -> str:
         who = [w for w in words[:at] if w.lower() != "to"]
         return " ".join([who[0][:1].upper() + who[0][1:], *who[1:], "may", lemma(words[at].lower()), *words[at + 1:]])
     # "Our screening provider gets D": in a notice, a statement of who receives what ("Here is who sees what" is not)
-    m = _PRESENT.match(raw) if provision else None
+    m = (_PRESENT.match(raw) or _PRESENT_PLURAL.match(raw)) if provision else None
     if m and not re.search(r"\b(?:is|are|was|were|who|what|which|it|this|that|there|here)\b", m.group("x"),
                            re.IGNORECASE):
-        return f"{m.group('x')} may {_PRESENT_BASE[m.group('v').lower()]}{raw[m.end('v'):]}"
+        verb = m.group("v").lower()
+        return f"{m.group('x')} may {_PRESENT_BASE.get(verb, verb)}{raw[m.end('v'):]}"
     return raw
 
 
@@ -497,6 +631,8 @@ def parse_sentence(sentence: Sentence) -> Frame:
                 if x.strip()]
     raw = re.sub(r"\(((?:directly )?(?:and|or) indirectly)\)", r"\1", sentence.text)  # a flag, kept
     raw = re.sub(r"\([^)]*\)", " ", raw)
+    raw = _listed(raw)  # "Trainers - workout plans - view." (a who-may-see-what list line)
+    raw = re.sub(r",?\s+(?:and\s+|but\s+)?nothing\s+(?:else|more)\b", "", raw, flags=re.IGNORECASE)  # "D, nothing else"
     raw = _plain(" ".join(raw.replace("\u2019", "'").split()), provision=not re.fullmatch(r"P\d+_*", sentence.id))
     # a labelled item may add explanatory sentences: the norm is the first one with a modal
     parts = re.split(r"(?<=[.;!?])\s+(?=[A-Z])", raw)
@@ -517,6 +653,9 @@ def parse_sentence(sentence: Sentence) -> Frame:
         return frame
     frame.sign = "deny" if m.group("deny") else "permit"
     pre, post = raw[: m.start()].strip(), _without_aside(raw[m.end():].strip(), frame.sign)
+    if _ASKS.search(pre):  # "Who may see what", "Member data: who may see what": a heading's question, no norm
+        frame.is_norm = False
+        return frame
     if _NOBODY.match(pre) or re.match(r"^it$", pre, re.IGNORECASE):  # "Nobody may", "It is prohibited to"
         frame.sign, pre = "deny" if _NOBODY.match(pre) else frame.sign, ""
     elif re.match(r"^no\s", pre, re.IGNORECASE):
@@ -610,6 +749,10 @@ def parse_sentence(sentence: Sentence) -> Frame:
     frame.subject_of_agent = bool(re.search(r"\b(?:of|about|from)\s+(?:their|his|her|them|themselves|him)\b",
                                             data_seg, re.IGNORECASE))
     frame.data = split_list(data)
+    if subject == "you":  # "your pet's species": the reader's pet owns the data; the data is the species
+        owned = [re.match(r"^([\w-]+)'s\s+(.+)$", d) for d in frame.data]
+        frame.possessors = list(dict.fromkeys(m.group(1) for m in owned if m))
+        frame.data = [m.group(2) if m else d for m, d in zip(owned, frame.data)]
     frame.subject, frame.subject_mod = subject, smod
     if "recipient" in slots and frame.recipient is None:
         frame.recipient, frame.recipient_mod = split_mod(slots["recipient"])
