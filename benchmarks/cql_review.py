@@ -20,11 +20,16 @@ document whose norm ids are the text's clause ids) grounds that clause:
 * a **purpose** question (a permit that states no purpose): ``confirm`` (any purpose) when the gold
   norm holds for any purpose, else an ``edit`` to the context purposes the gold's purpose covers (its
   values and its sub-purposes').
+* a **role** question (issue 27, POLICY14: a sender, recipient or subject grounded only weakly): the gold norm's
+  role for that variable, compared as :mod:`benchmarks.cql_extract` compares roles (relation, normalised filter):
+  ``confirm`` when it equals the proposal, else an ``edit`` to it (``{principal, where}``); ``confirm`` where the
+  gold leaves the variable open (the proposal is narrower than anyone).
 * a clause the gold has no permit for: every question ``drop``.
 
 It simulates a custodian who reads the gold's intent correctly and writes SQL when one condition is
 missing; it does not simulate one who would write the gold's row filters or untangle several missing
-conditions (those permits are dropped, fail closed). Answers go through
+conditions (those permits are dropped, fail closed); a role edit that does not fit (a role of a table without
+a one-column key, or one the held norm's conditions bind otherwise) drops the permit too. Answers go through
 :func:`pimento.policy.review.apply_review`, as the CLI's and the web page's answers do.
 """
 
@@ -32,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.cql_extract import _view_signature
+from benchmarks.cql_extract import _norm_sql, _view_signature
 from pimento.errors import PolicyError
 from pimento.policy.review import apply_review, open_questions
 
@@ -101,6 +106,21 @@ def _answer_purpose(gold: dict[str, Any], gnorm: dict[str, Any]) -> Any:
     return "confirm" if purpose == "any" else {"edit": _purpose_values(gold, purpose) or [purpose]}
 
 
+def _answer_role(gold: dict[str, Any], gnorm: dict[str, Any], q: dict[str, Any]) -> Any:
+    """``confirm`` when the gold's role for the question's variable is the proposal (or the gold leaves it open),
+    else an edit to the gold's role (its relation and filter)."""
+    role = gnorm.get(q["var"], "any")
+    if role == "any":
+        return "confirm"
+    g = gold["grounding"]
+    spec = g["roles"][role]
+    relation = g["principals"][spec["principal"]]["relation"]
+    proposal = q.get("proposal") or {}
+    same = (str(proposal.get("principal", "")).lower() == relation.lower()
+            and _norm_sql(proposal.get("where")) == _norm_sql(spec.get("where")))
+    return "confirm" if same else {"edit": {"principal": relation, "where": spec.get("where")}}
+
+
 def careful_answers(draft: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
     """Answers to every open question of ``draft`` as the custodian whose intent is ``gold`` would give them."""
     gold_norms = {n["id"]: n for n in gold.get("norms", [])}
@@ -119,6 +139,8 @@ def careful_answers(draft: dict[str, Any], gold: dict[str, Any]) -> dict[str, An
         for q in questions:
             if q["kind"] == "purpose":
                 answers[q["id"]] = _answer_purpose(gold, gnorm)
+            elif q["kind"] == "role":
+                answers[q["id"]] = _answer_role(gold, gnorm, q)
             elif q["kind"] == "data":
                 last = q["id"] == data_ids[-1] and not q.get("extends")  # an extension asks only its proposal
                 answers[q["id"]], took = _answer_data(q.get("proposal"), want, last)
@@ -137,6 +159,6 @@ def careful_review(draft: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any
     answers = careful_answers(draft, gold)
     try:
         return apply_review(draft, answers)
-    except PolicyError:  # a gold condition that does not fit the held norm (it relates a party the clause leaves open)
-        return apply_review(draft, {k: "drop" if isinstance(v, dict) and isinstance(v["edit"], str) else v
+    except PolicyError:  # a gold condition (SQL) or role ({principal, where}) that does not fit the held norm
+        return apply_review(draft, {k: "drop" if isinstance(v, dict) and isinstance(v["edit"], (str, dict)) else v
                                     for k, v in answers.items()})

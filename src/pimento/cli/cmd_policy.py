@@ -345,9 +345,12 @@ def _questions(draft: dict) -> list[dict]:
 
 
 def _proposal_text(q: dict) -> str:
-    """A question's proposal as the prompt shows it: columns, or "any purpose"."""
+    """A question's proposal as the prompt shows it: columns, "any purpose", or a role (``Table where ...``)."""
     if q["kind"] == "purpose":
         return "any purpose" if q["proposal"] == "any" else str(q["proposal"])
+    if q["kind"] == "role":
+        p = q["proposal"]
+        return f"{p['principal']} where {p['where']}" if p.get("where") else f"{p['principal']} (every row)"
     return ", ".join(f"{x['relation']}.{x['attribute']}" for x in q["proposal"])
 
 
@@ -367,9 +370,12 @@ def _review(draft: dict, review_file: str | None) -> dict:
     answers = {}
     for q in open_questions(draft):
         console.print(f"\n[bold]{q['id']}[/] (clause {q['clause']}): {escape(q['source'])}", highlight=False)
-        console.print(f"  {q['kind']} {q['phrase']!r}: {escape(q['reason'])}", highlight=False)
+        kind = f"role ({q.get('var')})" if q["kind"] == "role" else q["kind"]
+        console.print(f"  {kind} {q['phrase']!r}: {escape(q['reason'])}", highlight=False)
         if q.get("proposal"):
             console.print(f"  proposal: {escape(_proposal_text(q))}", highlight=False)
+        if q["kind"] == "role" and q.get("principals"):
+            console.print(f"  tables an edit may name: {escape(', '.join(q['principals']))}", highlight=False)
         if q["kind"] == "purpose" and q.get("options"):
             console.print(f"  purposes the text names: {escape(', '.join(q['options']))}", highlight=False)
         if not holds_norm(q):
@@ -382,9 +388,10 @@ def _review(draft: dict, review_file: str | None) -> dict:
             action = typer.prompt(f"  one of {'/'.join(choices)}", default=default)
         if action == "edit":
             what = {"data": "columns (Table.column, comma-separated)", "condition": "SQL SELECT",
-                    "purpose": "purposes the permit holds for (comma-separated)"}[q["kind"]]
+                    "purpose": "purposes the permit holds for (comma-separated)",
+                    "role": "the role: Table, or Table where col = 'value'"}[q["kind"]]
             value = typer.prompt(f"  {what}")
-            answers[q["id"]] = {"edit": value if q["kind"] == "condition"
+            answers[q["id"]] = {"edit": value if q["kind"] in ("condition", "role")
                                 else [v.strip() for v in value.split(",") if v.strip()]}
         else:
             answers[q["id"]] = action

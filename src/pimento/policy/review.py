@@ -37,6 +37,15 @@ question holds its norm out of ``norms`` until answered. A draft with only advis
 still a draft: compile refuses it until they are answered (the enforced policy is only ever the
 reviewed one); ``--drop-open-questions`` compiles its ``norms``, the advisory permits included.
 
+A **role** question (``kind: role``, issue 27, POLICY14) holds a permit whose sender, recipient or subject
+(``var``) was grounded only weakly (by a synonym, by half of its words, a whole table where the text names some
+of its rows: :mod:`pimento.policy.extract_offline.role_evidence`); the held norm leaves that ``var`` out, and its
+``proposal`` is what the extractor found, ``{principal: Table, where: SQL or null}`` (``principals``: the
+principal tables an edit may name, with their keys). ``confirm`` takes the proposal (a ``grounding.roles`` entry,
+``norm[var]`` set to it); ``{"edit": "Table"}``, ``{"edit": "Table where col = 'value'"}`` or ``{"edit": {principal,
+where}}`` takes that role instead; ``drop`` drops the permit (a permit never goes to a broader recipient). Role
+questions are answered before the others of their norm (an edited condition may relate the role).
+
 A held norm (permit or prohibition) left with no data is dropped. A held entry whose norm id is already
 enforced (a prohibition's extension question: free-text columns that may mention what it prohibits)
 adds its answered columns to that norm. The result is an ordinary policy
@@ -158,6 +167,102 @@ def _slug(text: str) -> str:
     return s if s[0].isalpha() else f"x_{s}"
 
 
+_ROLE_EDIT = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)(?:\s+where\s+(.+?))?\s*;?\s*", re.IGNORECASE | re.DOTALL)
+
+
+def _role_value(value: Any, qid: str) -> tuple[str, str | None]:
+    """An edited role: ``"Table"``, ``"Table where col = 'value'"`` or ``{"principal": Table, "where": SQL}``."""
+    if isinstance(value, dict) and set(value) <= {"principal", "where"} and isinstance(value.get("principal"), str):
+        table, where = value["principal"].strip(), value.get("where")
+    elif isinstance(value, str) and (m := _ROLE_EDIT.fullmatch(value)):
+        table, where = m.group(1), m.group(2)
+    else:
+        raise PolicyError(f"review answer for {qid}: an edited role is 'Table' or \"Table where col = 'value'\", "
+                          f"got {value!r}", hint="e.g. {'edit': \"Staff where role = 'nurse'\"}; or drop the permit")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", table or ""):
+        raise PolicyError(f"review answer for {qid}: {table!r} is not a table name")
+    if where is not None and not isinstance(where, str):
+        raise PolicyError(f"review answer for {qid}: a role's filter is one SQL predicate, got {where!r}")
+    where = where.strip().rstrip(";").strip() if where else None
+    if where:
+        try:
+            tree = sqlglot.parse_one(f"SELECT 1 FROM {table} WHERE {where}")
+        except SqlglotError as exc:
+            raise PolicyError(f"review answer for {qid}: the role's filter does not parse: {exc}") from None
+        if len(list(tree.find_all(sqlglot.exp.Select))) != 1:
+            raise PolicyError(f"review answer for {qid}: a role's filter is a predicate on the table's own columns",
+                              hint="no subquery: e.g. role = 'nurse'")
+    return table, where or None
+
+
+def _principal_name(g: dict[str, Any], table: str, keys: dict[str, str], qid: str) -> str:
+    """The ``grounding.principals`` name of ``table``, added (with its key from the question) when missing."""
+    for name, spec in g["principals"].items():
+        if spec["relation"].lower() == table.lower():
+            return str(name)
+    key = next((k for t, k in keys.items() if t.lower() == table.lower()), None)
+    if key is None:
+        listed = ", ".join(sorted(keys)) or "none listed"
+        raise PolicyError(f"review answer for {qid}: unknown principal table {table!r}",
+                          hint=f"a table of the database with a one-column key: {listed}")
+    name = _unique(g["principals"], _slug(table))
+    g["principals"][name] = {"relation": table, "key": key}
+    return name
+
+
+def _condition_principals(norm: dict[str, Any], g: dict[str, Any], var: str) -> dict[str, str]:
+    """The conditions of ``norm`` that relate ``var``: condition name -> the principal relation they bind it to."""
+    out = {}
+    for name in _cond_names(norm.get("condition")) | _cond_names(norm.get("when")):
+        kind = (g["conditions"].get(name) or {}).get("principals", {}).get(var)
+        if kind is not None and kind in g["principals"]:
+            out[name] = g["principals"][kind]["relation"]
+    return out
+
+
+def _cond_names(cond: Any) -> set[str]:
+    if isinstance(cond, str):
+        return {cond}
+    if isinstance(cond, list):
+        return set().union(set(), *(_cond_names(c) for c in cond))
+    if isinstance(cond, dict):
+        return set().union(set(), *(_cond_names(v) for k, v in cond.items() if k in ("all", "any", "not")))
+    return set()
+
+
+def _role_answer(norm: dict[str, Any], g: dict[str, Any], q: dict[str, Any], action: str, value: Any) -> None:
+    """Set ``norm[var]`` to the confirmed or edited role of question ``q`` (a ``grounding.roles`` entry)."""
+    qid, var = q["id"], q.get("var")
+    if var not in ("sender", "recipient", "subject"):
+        raise PolicyError(f"review question {qid}: a role question names its var (sender, recipient or subject)")
+    if action == "confirm":
+        proposal = q["proposal"]
+        if not isinstance(proposal, dict) or not isinstance(proposal.get("principal"), str):
+            raise PolicyError(f"review question {qid}: its proposal is not a role {{principal, where}}")
+        table, where = proposal["principal"], proposal.get("where") or None
+    else:
+        table, where = _role_value(value, qid)
+    principal = _principal_name(g, table, dict(q.get("principals") or {}), qid)
+    relation = g["principals"][principal]["relation"]
+    if var == "subject" and principal != g.get("subject_principal"):
+        subject = g["principals"].get(g.get("subject_principal"), {}).get("relation", g.get("subject_principal"))
+        raise PolicyError(f"review answer for {qid}: the subject is a role of the subject table {subject!r}, "
+                          f"not {relation!r}", hint=f"e.g. {{'edit': \"{subject} where ...\"}}, or drop the permit")
+    bound = {c: r for c, r in _condition_principals(norm, g, var).items() if r.lower() != relation.lower()}
+    if bound:
+        c, r = next(iter(bound.items()))
+        raise PolicyError(f"review answer for {qid}: the clause's condition {c!r} relates the {var} as a {r}; a "
+                          f"{relation} would never satisfy it", hint=f"edit to a role of {r}, or drop the permit")
+    for name, spec in g["roles"].items():
+        if spec.get("principal") == principal and (spec.get("where") or None) == where:
+            norm[var] = name
+            return
+    name = _unique(g["roles"], _slug(str(q.get("phrase") or var)))
+    name = _unique(g["roles"], f"{name}_role") if name == ANY else name
+    g["roles"][name] = {"principal": principal, **({"where": where} if where else {})}
+    norm[var] = name
+
+
 def _condition_spec(norm: dict[str, Any], grounding: dict[str, Any], phrase: str, sql: Any,
                     qid: str) -> dict[str, Any]:
     if not isinstance(sql, str) or not sql.strip():
@@ -204,11 +309,19 @@ def apply_review(draft: dict[str, Any], answers: dict[str, Any]) -> dict[str, An
         data = list(norm.get("data") or [])
         conditions: list[str] = []
         keep = True
-        for q in held["questions"]:
+        for q in sorted(held["questions"], key=lambda x: x["kind"] != "role"):  # roles first: a condition relates one
             action, value = _action(answers[q["id"]], q["id"])
             if action == "confirm" and not q.get("proposal"):
                 raise PolicyError(f"review question {q['id']} ({q['phrase']!r}) has no proposal to confirm",
                                   hint="edit it (columns or a SQL condition) or drop it")
+            if q["kind"] == "role":
+                if action == "drop":  # a permit never goes to a broader recipient
+                    keep = False
+                elif keep:
+                    _role_answer(norm, g, q, action, value)
+                continue
+            if q["kind"] == "condition" and not keep:  # the permit is dropped already: its condition relates nothing
+                continue
             if q["kind"] == "purpose":
                 if action == "drop":  # the permit under no purpose at all: dropped
                     keep = False

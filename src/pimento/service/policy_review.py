@@ -5,7 +5,8 @@ under ``review`` the permits held out with their open questions
 (:mod:`pimento.policy.review`). ``/custodian/policy/review`` lists each question (the sentence, the
 phrase, why it was held, the proposal) and lets the custodian confirm the proposal, edit it (pick
 columns for a data phrase, write the SQL of a condition, name the purposes of a permit that states
-none) or drop it. A purpose question is labelled advisory (its permit is in the draft as read, any
+none, name the role of a sender, recipient or subject grounded only weakly: ``Table`` or ``Table where col =
+'value'``) or drop it. A purpose question is labelled advisory (its permit is in the draft as read, any
 purpose) and its confirm is pre-selected. The answers go through the one
 :func:`~pimento.policy.review.apply_review`; the reviewed policy (no ``review`` key) is written
 beside the draft as ``<stem>.reviewed.yaml`` and the use is recorded in the audit log. The draft
@@ -97,8 +98,12 @@ def question_views(draft: Draft, catalog: Catalog) -> list[dict[str, Any]]:
     views = []
     for q in draft.questions:
         proposal = q.get("proposal") or []
-        shown = (["any purpose"] if proposal == "any" else [str(proposal)]) if q["kind"] == "purpose" and proposal \
-            else [f"{p['relation']}.{p['attribute']}" for p in proposal]
+        if q["kind"] == "role":
+            shown = [_role_text(proposal)] if isinstance(proposal, dict) else []
+        elif q["kind"] == "purpose":
+            shown = (["any purpose"] if proposal == "any" else [str(proposal)]) if proposal else []
+        else:
+            shown = [f"{p['relation']}.{p['attribute']}" for p in proposal]
         views.append({
             **q, "proposal_text": shown,
             "choices": _column_choices(catalog, proposal) if q["kind"] == "data" else [],
@@ -106,10 +111,16 @@ def question_views(draft: Draft, catalog: Catalog) -> list[dict[str, Any]]:
     return views
 
 
+def _role_text(proposal: dict[str, Any]) -> str:
+    """A role proposal as the page shows it (and as an edit is written): ``Table`` or ``Table where ...``."""
+    return f"{proposal['principal']} where {proposal['where']}" if proposal.get("where") else str(proposal["principal"])
+
+
 def answers_from_form(draft: Draft, fields: dict[str, list[str]]) -> dict[str, Any]:
     """The review answers posted by the page: ``action-QID`` (confirm, edit, drop), and for an edit the
-    ``columns-QID`` picked (a data phrase), the ``sql-QID`` text (a condition) or the ``purposes-QID``
-    text (a purpose: comma-separated purpose names).
+    ``columns-QID`` picked (a data phrase), the ``sql-QID`` text (a condition), the ``purposes-QID``
+    text (a purpose: comma-separated purpose names) or the ``role-QID`` text (a role: ``Table`` or ``Table where
+    col = 'value'``).
 
     Raises PolicyError naming a question left without an action or an edit left empty."""
     answers: dict[str, Any] = {}
@@ -133,6 +144,12 @@ def answers_from_form(draft: Draft, fields: dict[str, list[str]]) -> dict[str, A
                 raise PolicyError(f"review question {qid}: edit names at least one purpose",
                                   hint="write the purposes the permit holds for, confirm any purpose, or drop it")
             answers[qid] = {"edit": named}
+        elif q["kind"] == "role":
+            role = (fields.get(f"role-{qid}") or [""])[0].strip()
+            if not role:
+                raise PolicyError(f"review question {qid} ({q['phrase']!r}): edit names the role",
+                                  hint="write Table or Table where col = 'value', confirm the proposal, or drop it")
+            answers[qid] = {"edit": role}
         else:
             answers[qid] = {"edit": (fields.get(f"sql-{qid}") or [""])[0]}
     return answers

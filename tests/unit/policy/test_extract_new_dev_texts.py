@@ -28,6 +28,8 @@ from __future__ import annotations
 import pytest
 
 from dev_policy_support import draft_and_confirmed_scores, enforced_norm, extract_on
+
+from pimento.policy.review import apply_review, confirm_all
 from pimento.policy.extract_offline import definitions
 from pimento.policy.extract_offline.shapes import Sentence, parse_sentence
 
@@ -111,7 +113,15 @@ def test_table_named_word_for_word_beats_a_shared_stem(extracted):
 
 def test_table_then_its_column_is_that_column(extracted):
     assert _columns(extracted, "C2") == {("Registration", "outcome")}
-    assert _columns(extracted, "C3") == {("Inspection", "remarks")}
+    # C3's recipient ("inspector": the Inspection table by a shared stem only) is a role question since POLICY14, so
+    # the permit is held; its data grounding is read from the confirmed reading
+    draft = extracted.draft()
+    confirmed = apply_review(draft, confirm_all(draft))
+    norm = next(n for n in confirmed["norms"] if n["id"] == "C3")
+    types = confirmed["grounding"]["data_types"]
+    assert {(loc["relation"], loc["attribute"]) for d in norm["data"] for loc in types[d]["locations"]} == {
+        ("Inspection", "remarks")}
+    assert [q["evidence"] for h in extracted.questions if h["clause"] == "C3" for q in h["questions"]] == ["synonym"]
 
 
 def test_compound_table_name_is_not_its_category(extracted):

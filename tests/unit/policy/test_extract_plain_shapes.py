@@ -163,7 +163,15 @@ def _sql(result, nid):
 def test_role_head_noun_and_modifier_values(extracted):
     assert _role(extracted, _norm(extracted, "C1")["recipient"]) == ("Employee", "team = 'rental'")
     assert _role(extracted, _norm(extracted, "C2")["recipient"]) == ("Partner", "kind = 'valet'")
-    assert _role(extracted, _norm(extracted, "C3")["recipient"]) == ("Employee", "team = 'recruitment'")
+    # "recruiter" is team 'recruitment' by a shared root only (a synonym): since POLICY14 a role question, held in the
+    # draft; its proposal, confirmed, is that value
+    held = next(h for h in extracted.questions if h["clause"] == "C3")
+    assert [(q["kind"], q["evidence"]) for q in held["questions"] if q["kind"] == "role"] == [("role", "synonym")]
+    draft = extracted.draft()
+    confirmed = apply_review(draft, confirm_all(draft))
+    g = confirmed["grounding"]
+    spec = g["roles"][next(n for n in confirmed["norms"] if n["id"] == "C3")["recipient"]]
+    assert (g["principals"][spec["principal"]]["relation"], spec.get("where")) == ("Employee", "team = 'recruitment'")
 
 
 def test_notice_subject_is_the_subject_principal(extracted):
@@ -209,5 +217,6 @@ def test_data_words_the_subject_owns_and_spelled_columns(extracted):
 def test_new_dev_figures(tmp_path, name):
     s, confirmed = draft_and_confirmed_scores(tmp_path, name)  # the draft: since POLICY10 weak groundings are questions (79.9%, 99.5%)
     assert s["data"]["precision"] >= 0.95
-    assert s["all"]["f1"] >= 0.75
+    # since POLICY14 a permit whose role is grounded weakly is held too (dev_recruitment 79.9% -> 59.7%)
+    assert s["all"]["f1"] >= (0.55 if name == "dev_recruitment" else 0.75)
     assert confirmed["all"]["f1"] >= 0.9  # confirmed: as before

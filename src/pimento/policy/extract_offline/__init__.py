@@ -24,6 +24,7 @@ import copy
 import datetime as _dt
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlglot
@@ -51,6 +52,7 @@ from pimento.policy.extract_offline.ground import (
     slug,
     workforce,
 )
+from pimento.policy.extract_offline.role_evidence import STRONG_ROLE, role_evidence, role_question
 from pimento.policy.extract_offline.schema import Schema, categorical_values, free_text_columns
 from pimento.policy.extract_offline.shapes import (
     Frame,
@@ -70,8 +72,13 @@ __all__ = ["OfflineExtraction", "categorical_values", "definitions", "extract_po
            "split_sentences"]
 
 
+@dataclass
 class OfflineExtraction(Extraction):
     """An :class:`~pimento.policy.extraction.Extraction` made by rules (no LLM usage)."""
+
+    #: how each role of each norm was grounded: ``{clause, sign, var, phrase, evidence, role: {principal, where}}``
+    #: (the kind one of :data:`~.role_evidence.ROLE_EVIDENCE`)
+    roles: list[dict[str, Any]] = field(default_factory=list)
 
     def to_yaml(self) -> str:
         header = (
@@ -100,6 +107,8 @@ class _Doc:
         self.data_types: dict[str, dict[str, Any]] = {}
         self.purposes: dict[str, dict[str, Any]] = {}
         self.conditions: dict[str, dict[str, Any]] = {}
+        #: clause -> (var, phrase, grounding, evidence kind) of each role (:func:`~.role_evidence.role_evidence`)
+        self.role_rows: dict[str, list[tuple[str, str | None, RoleG, str]]] = {}
 
     @staticmethod
     def _put(table: dict[str, Any], name: str, value: Any, same=lambda a, b: a == b) -> str:
@@ -270,6 +279,10 @@ def extract_policy_offline(
                 names.append(doc.data(phrase, locs, kind))
         if frame.sign == "permit":
             questions += [_condition_question(frame.id, len(questions) + 1, m) for m in missed]
+            for var, who, rg, rkind in [] if frame.public else doc.role_rows.get(frame.id, []):
+                if rkind not in STRONG_ROLE:  # fail narrow: a permit never goes to someone the text does not name
+                    questions.append(role_question(frame.id, len(questions) + 1, var, who, rg, rkind, schema))
+                    norm[var] = None  # held: the review sets it (confirm, edit) or drops the permit
             if _purpose_unstated(frame, norm, frames):
                 questions.append(_purpose_question(frame.id, len(questions) + 1, _text_purposes(frames, known_purposes)))
         elif not names:  # a prohibition no phrase grounds: a question, never silently lost (it would permit)
@@ -317,7 +330,11 @@ def extract_policy_offline(
         policy_from_dict(document, source="extracted policy")
     order = {f.id: i for i, f in enumerate(frames)}
     failures = sorted(failures, key=lambda f: order.get(f["clause"], len(order)))
-    return OfflineExtraction(document, notes, _no_usage(), failures, held, evidence)
+    signs = {f.id: f.sign for f in frames}
+    roles = [{"clause": c, "sign": signs[c], "var": v, "phrase": p, "evidence": k,
+              "role": {"principal": g.table.name, "where": g.where}}
+             for c, rows in doc.role_rows.items() for v, p, g, k in rows]
+    return OfflineExtraction(document, notes, _no_usage(), failures, held, evidence, roles)
 
 
 _DEFINES = r"[\"\u201c](?P<term>[^\"\u201d]{2,60})[\"\u201d]\s+(?:means|includes|refers to)\s+"
@@ -667,6 +684,8 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
                 atom = Atom(f"{slug(t.name)}_of_subject", f"SELECT {ca} AS {agent_var}, {cs} AS subject FROM {t.name}",
                             {agent_var: a.name}, f"the {agent_var} is related to the subject through {t.name}")
                 positive.append(doc.condition(atom))
+            elif permit:  # no link table, or several: held, never enforced without the relation ("their child")
+                missed.append(f"the {agent_var} is related to the {slug(s.name)} ({frame.subject})")
     for text, actor in ((frame.agent_mod, "sender" if agent_var == "sender" else agent_var),
                         (frame.recipient_mod, "recipient"), (frame.subject_mod, "subject")):
         if text:
@@ -704,6 +723,8 @@ def _norm(frame: Frame, schema: Schema, doc: _Doc, subject: Table | None, known:
         norm["condition"] = _all(exceptions) if len(exceptions) <= 1 else {"any": exceptions}
     norm["source"] = frame.text
     norm["citation"] = f"sentence {frame.id} of the policy text (extracted offline by rules; review)"
+    doc.role_rows[frame.id] = [(v, p, g, role_evidence(p, g, schema, subject=subject, var=v))
+                               for v, (p, g) in slots.items() if g is not None]
     return norm, list(frame.data), missed
 
 

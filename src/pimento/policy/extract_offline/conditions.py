@@ -885,9 +885,12 @@ def _closure(select: list[str], table: str) -> str:
 
 
 def relation_between(schema: Schema, a: Table, b: Table) -> tuple[Table, str, str] | None:
-    """A table with foreign keys to both ``a`` and ``b`` (Guardian: parent -> student)."""
-    for t in schema.catalog.tables:
-        ca, cb = schema.fk_columns(t, a), schema.fk_columns(t, b)
-        if t is not a and t is not b and ca and cb:
-            return t, ca[0], cb[0]
-    return None
+    """The one table with one foreign key to each of ``a`` and ``b`` (Guardian: parent -> student); None where
+    there is none, or several tables or columns could relate them (the caller holds the permit: never a guess)."""
+    found = [(t, schema.fk_columns(t, a), schema.fk_columns(t, b)) for t in schema.catalog.tables
+             if t is not a and t is not b]
+    links = [(t, ca, cb) for t, ca, cb in found if ca and cb]
+    if len(links) != 1 or len(links[0][1]) != 1 or len(links[0][2]) != 1:
+        return None
+    t, ca, cb = links[0]
+    return t, ca[0], cb[0]

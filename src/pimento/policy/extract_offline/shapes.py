@@ -746,7 +746,9 @@ def parse_sentence(sentence: Sentence) -> Frame:
         data, subject, smod = _subject_of(data_seg)
         if subject and re.search(rf"\byour\s+{re.escape(subject)}\b", data_seg, re.IGNORECASE):
             subject, smod = "you", ""  # "the interview feedback on your applications": the data is about you
-    frame.subject_of_agent = bool(re.search(r"\b(?:of|about|from)\s+(?:their|his|her|them|themselves|him)\b",
+    # "the grades of their child", "about them", "their child's grades": the data's person is the agent's own
+    frame.subject_of_agent = bool(re.search(r"\b(?:of|about|from)\s+(?:their|his|her|them|themselves|him)\b"
+                                            r"|\b(?:their|his|her)\s+[\w-]+(?:'s|s'|\u2019s|s\u2019)(?=\s)",
                                             data_seg, re.IGNORECASE))
     frame.data = split_list(data)
     if subject == "you":  # "your pet's species": the reader's pet owns the data; the data is the species
