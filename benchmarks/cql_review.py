@@ -28,8 +28,9 @@ document whose norm ids are the text's clause ids) grounds that clause:
 
 It simulates a custodian who reads the gold's intent correctly and writes SQL when one condition is
 missing; it does not simulate one who would write the gold's row filters or untangle several missing
-conditions (those permits are dropped, fail closed); a role edit that does not fit (a role of a table without
-a one-column key, or one the held norm's conditions bind otherwise) drops the permit too. Answers go through
+conditions (those permits are dropped, fail closed); a condition or role edit that does not fit (a role of a table
+without a one-column key, or one the held norm's conditions bind otherwise) drops that clause's permit, and only
+that one (:func:`careful_review` keeps each clause's edits that fit). Answers go through
 :func:`pimento.policy.review.apply_review`, as the CLI's and the web page's answers do.
 """
 
@@ -159,6 +160,21 @@ def careful_review(draft: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any
     answers = careful_answers(draft, gold)
     try:
         return apply_review(draft, answers)
-    except PolicyError:  # a gold condition (SQL) or role ({principal, where}) that does not fit the held norm
-        return apply_review(draft, {k: "drop" if isinstance(v, dict) and isinstance(v["edit"], (str, dict)) else v
-                                    for k, v in answers.items()})
+    except PolicyError:  # a gold condition (SQL) or role ({principal, where}) that does not fit its held norm
+        pass
+    # drop those edits clause by clause: a clause keeps its edits where they fit with the clauses kept before it
+    # (before, one edit that did not fit dropped every clause's condition and role edits)
+    risky: dict[str, list[str]] = {}
+    for q in open_questions(draft):
+        answer = answers[q["id"]]
+        if isinstance(answer, dict) and isinstance(answer["edit"], (str, dict)):
+            risky.setdefault(q["clause"], []).append(q["id"])
+    kept = {k: "drop" if any(k in ids for ids in risky.values()) else v for k, v in answers.items()}
+    for ids in risky.values():
+        trial = {**kept, **{k: answers[k] for k in ids}}
+        try:
+            apply_review(draft, trial)
+        except PolicyError:
+            continue
+        kept = trial
+    return apply_review(draft, kept)

@@ -85,3 +85,21 @@ def test_two_missing_conditions_drop_the_permit():
     answers = careful_answers(draft, GOLD)
     assert answers["C1.2"] == answers["C1.3"] == "drop"
     assert "C1" not in [n["id"] for n in careful_review(draft, GOLD)["norms"]]
+
+
+def test_an_edit_that_does_not_fit_drops_only_its_own_clause():
+    """A gold condition that does not fit its held norm (it relates the sender, whom C1 does not name) drops C1's
+    permit; C2's fitting edit is kept (before, one such edit dropped every clause's condition and role edits)."""
+    draft = _draft()
+    draft["review"][1]["questions"].append(
+        {"id": "C2.2", "kind": "condition", "phrase": "the doctor treats the patient", "proposal": None})
+    gold = copy.deepcopy(GOLD)
+    gold["grounding"]["conditions"]["sent"] = {"sql": "SELECT doctor_id AS sender, pat_id AS subject FROM Treats"}
+    gold["norms"][0]["condition"] = "sent"
+    gold["norms"][1]["condition"] = "treats"
+    answers = careful_answers(draft, gold)
+    assert isinstance(answers["C1.2"], dict) and isinstance(answers["C2.2"], dict)
+    doc = careful_review(draft, gold)
+    assert [n["id"] for n in doc["norms"]] == ["C2", "C3"]
+    c2 = next(n for n in doc["norms"] if n["id"] == "C2")
+    assert doc["grounding"]["conditions"][c2["condition"]]["sql"] == gold["grounding"]["conditions"]["treats"]["sql"]

@@ -170,15 +170,21 @@ def test_the_readers_thing_makes_the_reader_the_subject(tmp_path):
     assert _data(r, enforced_norm(r, "Q2")) == {("Owner", "phone_number")}
 
 
-def test_table_named_word_for_word_across_a_hyphen_and_a_category_that_adds_nothing(tmp_path):
-    """``check-in records`` name CheckIn word for word (its ``in`` is a stop word), and ``payments`` the Payment
-    table, whose ``card`` columns the lexicon's category would add are its own: both enforced (before: held as
-    ``table_partial`` and ``table_literal+category``)."""
+def test_a_table_word_the_phrase_drops_is_partial_and_a_category_that_adds_nothing(tmp_path):
+    """``check-in records`` leave CheckIn's ``in`` unmatched (a stop word of the phrase): the table is named only in
+    part, a question whose proposal is the whole table (POLICY12 dropped the table's stop words and enforced it; on a
+    sealed text the same rule enforced a whole table for a term the text defines more narrowly, so it was undone).
+    ``payments`` names the Payment table, whose ``card`` columns the lexicon's category would add are its own:
+    enforced (before POLICY12: ``table_literal+category``, held)."""
     r = _extract(tmp_path, "1. Dockhands may view check-in records.\n2. Harbour office staff may view payments.\n")
-    assert _data(r, enforced_norm(r, "C1")) == _table("CheckIn", "checkin_id", "owner_id", "checked_in_at")
+    assert not any(n["id"] == "C1" for n in r.policy["norms"])
+    (held,) = [h for h in r.questions if h["clause"] == "C1"]
+    (q,) = held["questions"]
+    assert {(p["relation"], p["attribute"]) for p in q["proposal"]} == _table("CheckIn", "checkin_id", "owner_id",
+                                                                                "checked_in_at")
     assert _data(r, enforced_norm(r, "C2")) == _table("Payment", "payment_id", "owner_id", "amount", "card_last4")
     kinds = {e["phrase"]: e["evidence"] for e in r.evidence}
-    assert kinds == {"check-in records": "table_literal", "payments": "table_literal"}
+    assert kinds == {"check-in records": "table_partial", "payments": "table_literal"}
 
 
 def test_a_modifier_that_grounds_to_nothing_unreported_holds_the_permit(tmp_path):

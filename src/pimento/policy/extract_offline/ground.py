@@ -258,8 +258,12 @@ def _literal_word(w: str, x: str) -> bool:
 
 
 def _literal_name(content: list[str], table: Table) -> bool:
-    """Do the content words name ``table`` word for word (each word of either matched by one of the other)?"""
-    tw = [x for x in _table_words(table) if x not in STOPWORDS] or _table_words(table)  # CheckIn: "check-in"
+    """Do the content words name ``table`` word for word (each word of either matched by one of the other)? Every
+    word of the table's name counts, stop words included: ``ProofOfDelivery`` is not named word for word by the
+    content words of ``proof of delivery`` (POLICY12 dropped the table's stop words, for ``check-in`` ->
+    ``CheckIn``; on a sealed text that made a term the text defines more narrowly a whole table enforced in a permit,
+    so it was undone: such a phrase is ``table_partial``, a question)."""
+    tw = _table_words(table)
     return bool(content) and all(any(_literal_word(w, x) for x in tw) for w in content) and all(
         any(_literal_word(w, x) for w in content) for x in tw)
 
