@@ -17,6 +17,7 @@ import json
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -28,7 +29,7 @@ from pimento.engines.database import load_database
 from pimento.policy import example_policy_path
 from pimento.policy.extract_offline import extract_policy_offline
 
-__all__ = ["evidence_rows", "main", "tally"]
+__all__ = ["evidence_cli", "evidence_rows", "main", "tally"]
 
 ROOT = Path(__file__).resolve().parent.parent / "tests"
 DEV_ROOT = ROOT / "data" / "policies"
@@ -102,18 +103,26 @@ def _table(t: dict[tuple[str, str], dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def evidence_cli(doc: str | None, rows_of: Callable[..., list[dict[str, Any]]],
+                 table: Callable[[list[dict[str, Any]]], str], argv: list[str] | None) -> None:
+    """The command line of an evidence tally (this module and :mod:`benchmarks.cql_role_evidence`): ``rows_of(text,
+    gold, db, name)`` on every text of :func:`_texts`, ``table(rows)`` printed, the rows written as JSON with
+    ``--out``."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--out", help="write the rows (JSON) here")
     parser.add_argument("--keep", help="build the databases in this folder (default: a temporary one)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.keep or tmp)
         work.mkdir(parents=True, exist_ok=True)
-        rows = [r for name, text, gold, db in _texts(work, DEV) for r in evidence_rows(text, gold, db, name)]
-    print(_table(tally(rows)))
+        rows = [r for name, text, gold, db in _texts(work, DEV) for r in rows_of(text, gold, db, name)]
+    print(table(rows))
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> None:
+    evidence_cli(__doc__, evidence_rows, lambda rows: _table(tally(rows)), argv)
 
 
 if __name__ == "__main__":

@@ -16,15 +16,11 @@ and the command says so).
 
 from __future__ import annotations
 
-import argparse
-import json
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cql_dev import DEV
-from benchmarks.cql_evidence import _texts
+from benchmarks.cql_evidence import evidence_cli
 from benchmarks.cql_extract import _norm_sql, items
 from pimento.engines.database import load_database
 from pimento.policy.extract_offline import extract_policy_offline
@@ -90,17 +86,7 @@ def _table(t: dict[tuple[str, str], dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--out", help="write the rows (JSON) here")
-    parser.add_argument("--keep", help="build the databases in this folder (default: a temporary one)")
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(args.keep or tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        rows = [r for name, text, gold, db in _texts(work, DEV) for r in role_rows(text, gold, db, name)]
-    print(_table(tally(rows)))
-    if args.out:
-        Path(args.out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    evidence_cli(__doc__, role_rows, lambda rows: _table(tally(rows)), argv)
 
 
 if __name__ == "__main__":
