@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from service_support import TESTCLIENT_WARNING
+from service_support import TESTCLIENT_WARNING, csrf_token
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
 
@@ -68,22 +68,14 @@ def test_a_malformed_bounds_field_is_a_422_before_anything(client_for, analyst_k
     assert refused.status_code == 422, refused.text
 
 
-def _csrf(text: str) -> str:
-    import re
-
-    found = re.search(r'name="csrf" value="([^"]+)"', text)
-    assert found is not None, text
-    return found.group(1)
-
-
 def test_the_web_sql_form_carries_the_bounds_from_the_preview_to_the_release(client_for, analyst_key):
     _entry, key, headers = analyst_key
     client = client_for()
     page = client.get("/login")
-    client.post("/login", data={"csrf": _csrf(page.text), "key": key}, follow_redirects=False)
+    client.post("/login", data={"csrf": csrf_token(page.text), "key": key}, follow_redirects=False)
     form = client.get("/ask").text
     assert 'name="bounds"' in form.split('id="sql-form"')[1].split("</form>")[0]
-    fields = {"sql": DOSE, "epsilon": "1", "delta": "", "bounds": "MedicationOrders.dose_mg=0:250", "csrf": _csrf(form)}
+    fields = {"sql": DOSE, "epsilon": "1", "delta": "", "bounds": "MedicationOrders.dose_mg=0:250", "csrf": csrf_token(form)}
     shown = client.post("/sql/preview", data=fields)
     assert shown.status_code == 200 and "&gt; 250 THEN 250" in shown.text and 'name="bounds" value="MedicationOrders.dose_mg=0:250"' in shown.text
     answer = client.post("/sql/confirm", data={**fields, "accept_noise": "on"})

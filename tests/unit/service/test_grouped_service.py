@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import re
 
 import pytest
 
-from service_support import TESTCLIENT_WARNING
+from service_support import TESTCLIENT_WARNING, csrf_token
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
 
 PER_CATEGORY = "SELECT d.category, COUNT(*) FROM Visit v JOIN DxCategory d ON v.diagnosis = d.diagnosis GROUP BY d.category"
-
-
-def _csrf(text: str) -> str:
-    found = re.search(r'name="csrf" value="([^"]+)"', text)
-    assert found is not None, text
-    return found.group(1)
 
 
 def test_v1_sql_returns_the_groups_described_by_the_response_model(client_for, analyst_key):
@@ -39,8 +32,8 @@ def test_the_web_page_shows_a_grouped_answer_as_a_table_with_bars(client_for, an
     _entry, key, _headers = analyst_key
     client = client_for()
     page = client.get("/login")
-    client.post("/login", data={"csrf": _csrf(page.text), "key": key}, follow_redirects=False)
-    form = {"sql": PER_CATEGORY, "epsilon": "1", "delta": "1e-6", "csrf": _csrf(client.get("/ask").text)}
+    client.post("/login", data={"csrf": csrf_token(page.text), "key": key}, follow_redirects=False)
+    form = {"sql": PER_CATEGORY, "epsilon": "1", "delta": "1e-6", "csrf": csrf_token(client.get("/ask").text)}
     answer = client.post("/sql/confirm", data=form)
     assert answer.status_code == 200, answer.text
     assert 'id="groups"' in answer.text and "Diseases of the circulatory system" in answer.text

@@ -6,14 +6,13 @@ confirm pre-selected), and an edit names the purposes the permit holds for."""
 
 from __future__ import annotations
 
-import re
 
 import duckdb
 import pytest
 import yaml
 
 from purpose_review_support import GYM_SQL, GYM_TEXT
-from service_support import CUSTODIAN_TOKEN, TESTCLIENT_WARNING
+from service_support import TESTCLIENT_WARNING, review_form, signed_in
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
 
@@ -41,28 +40,6 @@ def gym(tmp_path_factory):
     return Deployment(folder / "gym.duckdb"), folder
 
 
-def _csrf(html: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
-
-
-def _signed_in(deployment):
-    from fastapi.testclient import TestClient
-
-    from pimento.service.app import ServiceOptions, create_app, token_digest
-
-    options = ServiceOptions(custodian_token_sha256=token_digest(CUSTODIAN_TOKEN), rate=1000.0, burst=1000)
-    client = TestClient(create_app(deployment, options), raise_server_exceptions=False)
-    page = client.get("/login")
-    assert client.post("/login", data={"csrf": _csrf(page.text), "key": CUSTODIAN_TOKEN},
-                       follow_redirects=False).status_code == 303
-    return client
-
-
-def _form(page: str, **answers) -> dict:
-    sha = re.search(r'name="draft_sha256" value="([0-9a-f]{64})"', page).group(1)
-    return {"csrf": _csrf(page), "draft_sha256": sha, **answers}
-
-
 def _purpose_of_g1(folder):
     doc = yaml.safe_load((folder / REVIEWED).read_text(encoding="utf-8"))
     norm = next(n for n in doc["norms"] if n["id"] == "G1")
@@ -71,7 +48,7 @@ def _purpose_of_g1(folder):
 
 def test_the_page_shows_and_answers_a_purpose_question(gym) -> None:
     deployment, folder = gym
-    client = _signed_in(deployment)
+    client = signed_in(deployment)
     page = client.get("/custodian/policy/review").text
     assert 'id="q-G1.1"' in page and "purpose)" in page
     assert "Proposal: <code>any purpose</code>" in page and 'id="confirm-G1.1"' in page
@@ -80,11 +57,11 @@ def test_the_page_shows_and_answers_a_purpose_question(gym) -> None:
     assert "advisory purpose)" in page and 'id="advisory-G1.1"' in page
     assert "enforced as <code>any purpose</code> unless you narrow it" in page
     assert 'id="confirm-G1.1" checked' in page and 'id="drop-G1.1" checked' not in page
-    empty = client.post("/custodian/policy/review", data=_form(page, **{"action-G1.1": "edit", "purposes-G1.1": " "}))
+    empty = client.post("/custodian/policy/review", data=review_form(page, **{"action-G1.1": "edit", "purposes-G1.1": " "}))
     assert empty.status_code == 422 and not (folder / REVIEWED).exists()
     saved = client.post("/custodian/policy/review",
-                        data=_form(page, **{"action-G1.1": "edit", "purposes-G1.1": "coaching, rehab"}))
+                        data=review_form(page, **{"action-G1.1": "edit", "purposes-G1.1": "coaching, rehab"}))
     assert saved.status_code == 200 and 'id="saved"' in saved.text, saved.text
     assert _purpose_of_g1(folder) == {"values": ["coaching", "rehab"]}
-    saved = client.post("/custodian/policy/review", data=_form(page, **{"action-G1.1": "confirm"}))
+    saved = client.post("/custodian/policy/review", data=review_form(page, **{"action-G1.1": "confirm"}))
     assert saved.status_code == 200 and _purpose_of_g1(folder) == "any"

@@ -5,14 +5,13 @@ and drop. A hand-written draft on a scratch home-care schema (no shipped domain'
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import duckdb
 import pytest
 import yaml
 
-from service_support import CUSTODIAN_TOKEN, TESTCLIENT_WARNING
+from service_support import TESTCLIENT_WARNING, review_form, signed_in
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
 
@@ -59,31 +58,6 @@ def care(tmp_path):
     return Deployment(tmp_path / "care.duckdb"), tmp_path
 
 
-def _csrf(html: str) -> str:
-    m = re.search(r'name="csrf" value="([^"]+)"', html)
-    assert m is not None
-    return m.group(1)
-
-
-def _signed_in(deployment):
-    from fastapi.testclient import TestClient
-
-    from pimento.service.app import ServiceOptions, create_app, token_digest
-
-    options = ServiceOptions(custodian_token_sha256=token_digest(CUSTODIAN_TOKEN), rate=1000.0, burst=1000)
-    client = TestClient(create_app(deployment, options), raise_server_exceptions=False)
-    page = client.get("/login")
-    assert client.post("/login", data={"csrf": _csrf(page.text), "key": CUSTODIAN_TOKEN},
-                       follow_redirects=False).status_code == 303
-    return client
-
-
-def _form(page: str, **answers) -> dict:
-    sha = re.search(r'name="draft_sha256" value="([0-9a-f]{64})"', page)
-    assert sha is not None
-    return {"csrf": _csrf(page), "draft_sha256": sha.group(1), **answers}
-
-
 def _recipient(folder):
     doc = yaml.safe_load((folder / REVIEWED).read_text(encoding="utf-8"))
     norm = next((n for n in doc["norms"] if n["id"] == "W2"), None)
@@ -95,7 +69,7 @@ def _recipient(folder):
 
 def test_the_page_shows_a_role_question_with_its_proposal(care) -> None:
     deployment, _ = care
-    page = _signed_in(deployment).get("/custodian/policy/review").text
+    page = signed_in(deployment).get("/custodian/policy/review").text
     assert 'id="q-W2.1"' in page and "role: the recipient)" in page
     assert "Phrase <b>care worker</b>" in page and "Proposal: <code>Staff</code>" in page
     assert 'id="confirm-W2.1"' in page and 'id="drop-W2.1"' in page and 'id="edit-W2.1"' in page
@@ -106,24 +80,24 @@ def test_the_page_shows_a_role_question_with_its_proposal(care) -> None:
 
 def test_the_page_takes_confirm_edit_and_drop_of_a_role(care) -> None:
     deployment, folder = care
-    client = _signed_in(deployment)
+    client = signed_in(deployment)
     page = client.get("/custodian/policy/review").text
-    saved = client.post("/custodian/policy/review", data=_form(page, **{"action-W2.1": "confirm"}))
+    saved = client.post("/custodian/policy/review", data=review_form(page, **{"action-W2.1": "confirm"}))
     assert saved.status_code == 200 and 'id="saved"' in saved.text, saved.text
     assert _recipient(folder) == ("Staff", None)
     saved = client.post("/custodian/policy/review",
-                        data=_form(page, **{"action-W2.1": "edit", "role-W2.1": "Staff where role = 'nurse'"}))
+                        data=review_form(page, **{"action-W2.1": "edit", "role-W2.1": "Staff where role = 'nurse'"}))
     assert saved.status_code == 200 and _recipient(folder) == ("Staff", "role = 'nurse'")
-    saved = client.post("/custodian/policy/review", data=_form(page, **{"action-W2.1": "drop"}))
+    saved = client.post("/custodian/policy/review", data=review_form(page, **{"action-W2.1": "drop"}))
     assert saved.status_code == 200 and _recipient(folder) is None
 
 
 def test_a_bad_role_edit_writes_nothing(care) -> None:
     deployment, folder = care
-    client = _signed_in(deployment)
+    client = signed_in(deployment)
     page = client.get("/custodian/policy/review").text
     for role, message in ((" ", "edit names the role"), ("Nurse", "unknown principal table"),
                           ("Staff where role =", "does not parse")):
-        r = client.post("/custodian/policy/review", data=_form(page, **{"action-W2.1": "edit", "role-W2.1": role}))
+        r = client.post("/custodian/policy/review", data=review_form(page, **{"action-W2.1": "edit", "role-W2.1": role}))
         assert r.status_code == 422 and message in r.text, (role, r.text)
         assert not (folder / REVIEWED).exists()

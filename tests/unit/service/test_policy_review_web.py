@@ -8,13 +8,14 @@ the draft) is written beside the draft and recorded in the audit log.
 
 from __future__ import annotations
 
-import re
 
 import pytest
 import yaml
 
 from policy_review_support import REVIEWED, school_with_draft
-from service_support import CUSTODIAN_TOKEN, TESTCLIENT_WARNING
+from service_support import (
+    CUSTODIAN_TOKEN, TESTCLIENT_WARNING, csrf_token, custodian_app_client, review_form, signed_in,
+)
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
 
@@ -25,32 +26,6 @@ def school(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("review_web")
     return Deployment(school_with_draft(folder)), folder
-
-
-def _client(deployment):
-    from fastapi.testclient import TestClient
-
-    from pimento.service.app import ServiceOptions, create_app, token_digest
-
-    options = ServiceOptions(custodian_token_sha256=token_digest(CUSTODIAN_TOKEN), rate=1000.0, burst=1000)
-    return TestClient(create_app(deployment, options), raise_server_exceptions=False)
-
-
-def _csrf(html: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
-
-
-def _signed_in(deployment, key):
-    client = _client(deployment)
-    page = client.get("/login")
-    r = client.post("/login", data={"csrf": _csrf(page.text), "key": key}, follow_redirects=False)
-    assert r.status_code == 303
-    return client
-
-
-def _form(page: str, **answers) -> dict:
-    sha = re.search(r'name="draft_sha256" value="([0-9a-f]{64})"', page).group(1)
-    return {"csrf": _csrf(page), "draft_sha256": sha, **answers}
 
 
 def _reviewed(folder):
@@ -67,13 +42,13 @@ def _columns(doc, norm_id):
 def test_an_analyst_never_reaches_the_review_page(school) -> None:
     deployment, folder = school
     _entry, key = deployment.add_key("ann-review", "staff:2")
-    client = _signed_in(deployment, key)
+    client = signed_in(deployment, key)
     assert client.get("/ask").status_code == 200  # signed in as an analyst
     assert client.get("/custodian/policy/review").status_code == 403
-    csrf = _csrf(client.get("/ask").text)
+    csrf = csrf_token(client.get("/ask").text)
     r = client.post("/custodian/policy/review", data={"csrf": csrf, "action-K2.1": "confirm", "action-K3.1": "drop"})
     assert r.status_code == 403 and _reviewed(folder) is None
-    anonymous = _client(deployment)
+    anonymous = custodian_app_client(deployment)
     assert anonymous.get("/custodian/policy/review", follow_redirects=False).headers["location"] == "/login"
 
 
@@ -81,16 +56,16 @@ def test_the_custodian_edits_and_drops_and_the_reviewed_policy_is_written(school
     from pimento.policy import load_policy
 
     deployment, folder = school
-    client = _signed_in(deployment, CUSTODIAN_TOKEN)
+    client = signed_in(deployment, CUSTODIAN_TOKEN)
     page = client.get("/custodian/policy/review")
     assert page.status_code == 200
     assert 'id="q-K2.1"' in page.text and 'id="q-K3.1"' in page.text and "learner&#39;s records" in page.text
     assert 'value="Mark.score" checked' in page.text  # the proposal is preselected
     assert 'id="confirm-K3.1"' not in page.text  # a question without a proposal cannot be confirmed
     answers = {"action-K2.1": "edit", "columns-K2.1": ["Mark.score", "Mark.course"], "action-K3.1": "drop"}
-    forged = client.post("/custodian/policy/review", data={**_form(page.text, **answers), "csrf": "forged"})
+    forged = client.post("/custodian/policy/review", data={**review_form(page.text, **answers), "csrf": "forged"})
     assert forged.status_code == 403 and _reviewed(folder) is None
-    saved = client.post("/custodian/policy/review", data=_form(page.text, **answers))
+    saved = client.post("/custodian/policy/review", data=review_form(page.text, **answers))
     assert saved.status_code == 200 and 'id="saved"' in saved.text, saved.text
     doc = _reviewed(folder)
     assert "review" not in doc and [n["id"] for n in doc["norms"]] == ["K1", "K2"]
@@ -104,11 +79,11 @@ def test_the_custodian_edits_and_drops_and_the_reviewed_policy_is_written(school
 
 def test_a_condition_edited_with_sql_joins_the_permit(school) -> None:
     deployment, folder = school
-    client = _signed_in(deployment, CUSTODIAN_TOKEN)
+    client = signed_in(deployment, CUSTODIAN_TOKEN)
     page = client.get("/custodian/policy/review").text
     sql = "SELECT staff_id AS recipient, learner_id AS subject FROM Staff, Learner WHERE staff_id = learner_id"
     saved = client.post("/custodian/policy/review",
-                        data=_form(page, **{"action-K2.1": "drop", "action-K3.1": "edit", "sql-K3.1": sql}))
+                        data=review_form(page, **{"action-K2.1": "drop", "action-K3.1": "edit", "sql-K3.1": sql}))
     assert saved.status_code == 200, saved.text
     doc = _reviewed(folder)
     k3 = next(n for n in doc["norms"] if n["id"] == "K3")
@@ -118,15 +93,15 @@ def test_a_condition_edited_with_sql_joins_the_permit(school) -> None:
 
 def test_unanswered_or_stale_reviews_write_nothing(school) -> None:
     deployment, folder = school
-    client = _signed_in(deployment, CUSTODIAN_TOKEN)
+    client = signed_in(deployment, CUSTODIAN_TOKEN)
     target = folder / REVIEWED
     target.unlink(missing_ok=True)
     page = client.get("/custodian/policy/review").text
-    r = client.post("/custodian/policy/review", data=_form(page, **{"action-K2.1": "confirm"}))
+    r = client.post("/custodian/policy/review", data=review_form(page, **{"action-K2.1": "confirm"}))
     assert r.status_code == 422 and "K3.1" in r.text and not target.exists()
-    r = client.post("/custodian/policy/review", data=_form(page, **{"action-K2.1": "edit", "action-K3.1": "drop"}))
+    r = client.post("/custodian/policy/review", data=review_form(page, **{"action-K2.1": "edit", "action-K3.1": "drop"}))
     assert r.status_code == 422 and "at least one column" in r.text and not target.exists()
-    r = client.post("/custodian/policy/review", data=_form(page, **{"action-K2.1": "confirm", "action-K3.1": "drop",
+    r = client.post("/custodian/policy/review", data=review_form(page, **{"action-K2.1": "confirm", "action-K3.1": "drop",
                                                                    "draft_sha256": "0" * 64}))
     assert r.status_code == 409 and not target.exists()
 

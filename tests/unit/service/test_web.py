@@ -7,19 +7,15 @@ import re
 
 import pytest
 
-from service_support import CUSTODIAN_TOKEN, TESTCLIENT_WARNING
+from service_support import CUSTODIAN_TOKEN, TESTCLIENT_WARNING, csrf_token
 from pimento.demo.hospital import DEMO_QUESTION
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
 
 
-def _csrf(html: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
-
-
 def sign_in(client, key):
     page = client.get("/login")
-    return client.post("/login", data={"csrf": _csrf(page.text), "key": key}, follow_redirects=False)
+    return client.post("/login", data={"csrf": csrf_token(page.text), "key": key}, follow_redirects=False)
 
 
 def test_sign_in_sets_a_strict_httponly_session_cookie_and_not_the_key(client_for, analyst_key):
@@ -59,7 +55,7 @@ def test_preview_then_confirm_and_csrf_on_every_post(client_for, analyst_key, se
     entry, key, _headers = analyst_key
     client = client_for()
     sign_in(client, key)
-    csrf = _csrf(client.get("/ask").text)
+    csrf = csrf_token(client.get("/ask").text)
     form = {"question": DEMO_QUESTION, "epsilon": "1", "delta": "1e-6"}
     assert client.post("/ask/preview", data={**form, "csrf": "x"}).status_code == 403
     preview = client.post("/ask/preview", data={**form, "csrf": csrf})
@@ -80,7 +76,7 @@ def test_a_bad_epsilon_shows_the_error_on_the_page_and_spends_nothing(client_for
     _entry, key, _headers = analyst_key
     client = client_for()
     sign_in(client, key)
-    csrf = _csrf(client.get("/ask").text)
+    csrf = csrf_token(client.get("/ask").text)
     r = client.post("/ask/preview", data={"question": DEMO_QUESTION, "epsilon": "-3", "delta": "", "csrf": csrf})
     assert r.status_code == 422 and 'id="error"' in r.text and "epsilon" in r.text
 
@@ -100,7 +96,7 @@ def test_custodian_pages_issue_and_revoke_keys(client_for, served):
     r = sign_in(client, CUSTODIAN_TOKEN)
     assert r.headers["location"] == "/custodian"
     home = client.get("/custodian")
-    csrf = _csrf(home.text)
+    csrf = csrf_token(home.text)
     added = client.post("/custodian/keys", data={"csrf": csrf, "analyst": "dora", "principal": "employee:4"})
     key = re.search(r'id="new-key-value">([^<]+)<', added.text).group(1)
     entry = served.keys.verify(key)
