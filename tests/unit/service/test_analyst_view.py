@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from service_support import TESTCLIENT_WARNING, build_deployment
-from test_web import _csrf, sign_in
+from service_support import TESTCLIENT_WARNING, build_deployment, csrf_token
+from test_web import sign_in
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
 
@@ -64,14 +64,14 @@ def test_the_sql_form_previews_for_free_then_spends_on_confirmation(tight):
     assert "DxCategory: diagnosis &rarr; hivstatus" in page and "Employee.role, Employee.specialty" in page
     form = {"sql": COUNT, "epsilon": "0.5", "delta": ""}
     assert client.post("/sql/preview", data={**form, "csrf": "x"}).status_code == 403
-    preview = client.post("/sql/preview", data={**form, "csrf": _csrf(page)})
+    preview = client.post("/sql/preview", data={**form, "csrf": csrf_token(page)})
     assert preview.status_code == 200, preview.text
     assert "Nothing has been spent" in preview.text and 'id="estimate"' in preview.text and 'id="synthetic-answer"' in preview.text
     assert "Spend epsilon 0.5 and answer" in preview.text
     assert not _charges(deployment, entry.analyst)
     posted = html.unescape(re.search(r'name="sql" value="([^"]+)"', preview.text).group(1))
     assert posted == COUNT
-    answer = client.post("/sql/confirm", data={**form, "csrf": _csrf(preview.text)})
+    answer = client.post("/sql/confirm", data={**form, "csrf": csrf_token(preview.text)})
     assert answer.status_code == 200 and 'id="value"' in answer.text and 'id="interval"' in answer.text, answer.text
     assert len(_charges(deployment, entry.analyst)) == 1
 
@@ -90,7 +90,7 @@ def test_the_sql_preview_refuses_what_the_release_refuses_and_spends_nothing(tig
     assert ok["cost"] == {"epsilon": "1", "delta": "0"} and ok["spent"] == {"epsilon": "0", "delta": "0"}
     assert ok["synthetic"]["answer"] >= 0 and any(row["epsilon"] == "1" for row in ok["planner"]) and ok["estimated_half_width_95"] > 0
     sign_in(client, key)
-    page = client.post("/sql/preview", data={"sql": "SELECT name FROM Patient", "epsilon": "1", "csrf": _csrf(client.get("/ask").text)})
+    page = client.post("/sql/preview", data={"sql": "SELECT name FROM Patient", "epsilon": "1", "csrf": csrf_token(client.get("/ask").text)})
     assert page.status_code in (400, 422) and 'id="error"' in page.text and 'id="sql-form"' in page.text
     assert not _charges(deployment, entry.analyst)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from db_support import demo_with_copy
-from service_support import TESTCLIENT_WARNING
-from test_web import _csrf, sign_in
+from service_support import TESTCLIENT_WARNING, csrf_token
+from test_web import sign_in
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
 
@@ -62,10 +62,10 @@ def test_the_page_previews_then_answers_a_grouped_question(served):
     sign_in(client, key)
     page = client.get("/ask").text
     form = {"question": QUESTION, "epsilon": "1", "delta": "0.000001", "mode": "dp", "sender": "", "purpose": ""}
-    preview = client.post("/ask/preview", data={**form, "csrf": _csrf(page)})
+    preview = client.post("/ask/preview", data={**form, "csrf": csrf_token(page)})
     assert preview.status_code == 200, preview.text
     assert 'id="preview-groups"' in preview.text and "every one shown, zeros included" in preview.text and CHOSEN in preview.text
-    answer = client.post("/ask/confirm", data={**form, "previewed_sql": CHOSEN, "csrf": _csrf(preview.text)})
+    answer = client.post("/ask/confirm", data={**form, "previewed_sql": CHOSEN, "csrf": csrf_token(preview.text)})
     assert answer.status_code == 200, answer.text
     assert 'id="groups"' in answer.text and 'id="guarantee"' in answer.text and 'id="chosen-why"' in answer.text
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from service_support import TESTCLIENT_WARNING
+from service_support import TESTCLIENT_WARNING, csrf_token
 from test_analyst_view import COUNT, _charges, tight  # noqa: F401  (the module's deployment fixture)
-from test_web import _csrf, sign_in
+from test_web import sign_in
 
 pytestmark = pytest.mark.filterwarnings(TESTCLIENT_WARNING)
 
@@ -29,13 +29,13 @@ def test_the_web_page_spends_on_a_mostly_noise_answer_only_when_the_analyst_tick
     entry, key = deployment.add_key("noise-web")
     sign_in(client, key)
     form = {"sql": COUNT, "epsilon": "0.001", "delta": ""}
-    preview = client.post("/sql/preview", data={**form, "csrf": _csrf(client.get("/ask").text)})
+    preview = client.post("/sql/preview", data={**form, "csrf": csrf_token(client.get("/ask").text)})
     assert preview.status_code == 200 and 'id="noise-warning"' in preview.text and 'id="accept-noise"' in preview.text
     assert 'id="planner-target"' in preview.text
-    refused = client.post("/sql/confirm", data={**form, "noise_warned": "1", "csrf": _csrf(preview.text)})
+    refused = client.post("/sql/confirm", data={**form, "noise_warned": "1", "csrf": csrf_token(preview.text)})
     assert refused.status_code == 409 and "mostly noise" in refused.text and not _charges(deployment, entry.analyst)
-    spent = client.post("/sql/confirm", data={**form, "noise_warned": "1", "accept_noise": "1", "csrf": _csrf(preview.text)})
+    spent = client.post("/sql/confirm", data={**form, "noise_warned": "1", "accept_noise": "1", "csrf": csrf_token(preview.text)})
     assert spent.status_code == 200 and 'id="value"' in spent.text
     assert len(_charges(deployment, entry.analyst)) == 1
-    calm = client.post("/sql/preview", data={**form, "epsilon": "1", "csrf": _csrf(client.get("/ask").text)})
+    calm = client.post("/sql/preview", data={**form, "epsilon": "1", "csrf": csrf_token(client.get("/ask").text)})
     assert calm.status_code == 200 and 'id="noise-warning"' not in calm.text
