@@ -27,9 +27,9 @@ from benchmarks.cql_dev import DEV
 from benchmarks.cql_extract import _builders, items
 from pimento.engines.database import load_database
 from pimento.policy import example_policy_path
-from pimento.policy.extract_offline import extract_policy_offline
+from pimento.policy.extract_offline import OfflineExtraction, extract_policy_offline
 
-__all__ = ["evidence_cli", "evidence_rows", "main", "tally"]
+__all__ = ["evidence_cli", "evidence_rows", "extracted", "main", "tally"]
 
 ROOT = Path(__file__).resolve().parent.parent / "tests"
 DEV_ROOT = ROOT / "data" / "policies"
@@ -60,13 +60,18 @@ def _texts(workdir: Path, dev: tuple[str, ...]) -> list[tuple[str, str, dict[str
     return out
 
 
-def evidence_rows(text: str, gold: dict[str, Any], db: Path, name: str = "") -> list[dict[str, Any]]:
-    """One row per data phrase of the extraction: its clause, sign, evidence kind, columns and right columns."""
+def extracted(text: str, db: Path) -> OfflineExtraction:
+    """The offline extraction (year 2024) of ``text`` on the database at ``db`` (both tallies read it)."""
     database = load_database(db)
     try:
-        result = extract_policy_offline(text, database.catalog, engine=database.engine, name="x", year=2024)
+        return extract_policy_offline(text, database.catalog, engine=database.engine, name="x", year=2024)
     finally:
         database.close()
+
+
+def evidence_rows(text: str, gold: dict[str, Any], db: Path, name: str = "") -> list[dict[str, Any]]:
+    """One row per data phrase of the extraction: its clause, sign, evidence kind, columns and right columns."""
+    result = extracted(text, db)
     gold_data = {n["id"]: set(items(gold, n)["data"]) for n in gold["norms"]}
     rows = []
     for e in result.evidence:

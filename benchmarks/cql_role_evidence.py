@@ -20,33 +20,18 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cql_evidence import evidence_cli
+from benchmarks.cql_evidence import evidence_cli, extracted
 from benchmarks.cql_extract import _norm_sql, items
-from pimento.engines.database import load_database
-from pimento.policy.extract_offline import extract_policy_offline
 
-__all__ = ["main", "role_rows", "tally", "wired"]
-
-
-def wired(result: Any) -> bool:
-    """Does the extraction record how its roles were grounded (the call site of ``role_evidence``)?"""
-    return isinstance(getattr(result, "roles", None), list)
+__all__ = ["main", "role_rows", "tally"]
 
 
 def role_rows(text: str, gold: dict[str, Any], db: Path, name: str = "") -> list[dict[str, Any]]:
     """One row per role of the extraction: its clause, sign, variable, phrase, evidence kind and whether it is right."""
-    database = load_database(db)
-    try:
-        result = extract_policy_offline(text, database.catalog, engine=database.engine, name="x", year=2024)
-    finally:
-        database.close()
-    if not wired(result):
-        raise SystemExit("the extractor records no role evidence (OfflineExtraction.roles): apply the call site of "
-                         "pimento.policy.extract_offline.role_evidence first")
+    result = extracted(text, db)
     gold_norms = {n["id"]: n for n in gold["norms"]}
     rows = []
-    recorded: list[dict[str, Any]] = getattr(result, "roles")  # noqa: B009 - absent before the call site is applied
-    for r in recorded:
+    for r in result.roles:
         gnorm = gold_norms.get(r["clause"])
         item = (r["var"], r["role"]["principal"].lower(), _norm_sql(r["role"]["where"]))
         rows.append({"text": name, "clause": r["clause"], "sign": r["sign"], "var": r["var"], "phrase": r["phrase"],
