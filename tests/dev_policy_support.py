@@ -20,14 +20,14 @@ def extract_text(folder: Path, name: str) -> OfflineExtraction:
                       (DATA / name / "policy.txt").read_text(encoding="utf-8"))
 
 
-def extract_on(path: Path, ddl: str, text: str) -> OfflineExtraction:
+def extract_on(path: Path, ddl: str, text: str, *, subject_principal: str | None = None) -> OfflineExtraction:
     """The offline extraction (year 2024) of policy ``text`` on a DuckDB database made at ``path`` by ``ddl``."""
     con = duckdb.connect(str(path))
     con.execute(ddl)
     con.close()
     db = load_database(path)
     try:
-        return extract_policy_offline(text, db.catalog, engine=db.engine, year=2024)
+        return extract_policy_offline(text, db.catalog, engine=db.engine, year=2024, subject_principal=subject_principal)
     finally:
         db.close()
 

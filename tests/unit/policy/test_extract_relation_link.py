@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
+from dev_policy_support import extract_on
 
 from pimento.engines.database import load_database
-from pimento.policy.extract_offline import extract_policy_offline
 from pimento.policy.extract_offline.conditions import relation_between
 from pimento.policy.extract_offline.schema import Schema
 
@@ -27,14 +26,10 @@ PICKUP = ("CREATE TABLE Pickup (parent_id INTEGER REFERENCES Parent(parent_id), 
 
 def _extract(tmp_path: Path, ddl: list[str]):
     path = tmp_path / "school.duckdb"
-    con = duckdb.connect(str(path))
-    for statement in ddl:
-        con.execute(statement)
-    con.close()
+    result = extract_on(path, ";\n".join(ddl), TEXT, subject_principal="Pupil")
     db = load_database(path)
     try:
-        return (extract_policy_offline(TEXT, db.catalog, engine=db.engine, year=2024, subject_principal="Pupil"),
-                Schema(db.catalog))
+        return result, Schema(db.catalog)
     finally:
         db.close()
 
